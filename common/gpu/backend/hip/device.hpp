@@ -1,0 +1,74 @@
+// HIP (AMD CDNA) device primitives behind schedlab::gpu (device.hpp).
+#pragma once
+#include <hip/hip_runtime.h>
+
+#include <cstdint>
+
+#include "common/gpu/sched.hpp"
+
+namespace schedlab::gpu {
+
+inline constexpr int kWarpSize = 64;  // gfx942 / gfx950 run wave64
+inline constexpr bool kSchedHintsHonored = true;
+inline constexpr bool kPriorityHonored = true;
+
+__device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) % kWarpSize; }
+__device__ __forceinline__ int warp_id() { return static_cast<int>(threadIdx.x) / kWarpSize; }
+__device__ __forceinline__ int warp_group_id() { return static_cast<int>(threadIdx.x) / (4 * kWarpSize); }
+__device__ __forceinline__ void block_sync() { __syncthreads(); }
+// A wave executes in lockstep; the fence keeps LDS traffic ordered around the sync point.
+__device__ __forceinline__ void warp_sync() { __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront"); }
+
+template <class T>
+__device__ __forceinline__ T shfl_xor(T v, int mask) { return __shfl_xor(v, mask); }
+
+template <Sched kMask>
+__device__ __forceinline__ void sched_barrier() { __builtin_amdgcn_sched_barrier(static_cast<int>(kMask)); }
+template <Sched kMask, int kSize, int kSyncId>
+__device__ __forceinline__ void sched_group_barrier() {
+  __builtin_amdgcn_sched_group_barrier(static_cast<int>(kMask), kSize, kSyncId);
+}
+template <int kPriority>
+__device__ __forceinline__ void set_priority() {
+  static_assert(kPriority >= 0 && kPriority <= 3, "s_setprio takes 0..3");
+  __builtin_amdgcn_s_setprio(kPriority);
+}
+
+// s_waitcnt immediate for gfx9: vmcnt in bits [3:0] and [15:14]; expcnt [6:4] and
+// lgkmcnt [11:8] left at their maxima so only vector-memory loads are waited on.
+template <int kVmcnt>
+constexpr int waitcnt_vmcnt_imm() {
+  static_assert(kVmcnt >= 0 && kVmcnt < 64, "vmcnt is 6 bits on gfx9");
+  return (kVmcnt & 0xF) | ((kVmcnt >> 4) << 14) | (0x7 << 4) | (0xF << 8);
+}
+
+// Per-thread destination: AMD has no async copy with an arbitrary LDS address per lane,
+// so this form is a plain load and store (the results record kAsyncCopyMode).
+__device__ __forceinline__ void async_copy_16(void* smem_dst, const void* gmem_src, bool valid = true) {
+  uint4 v = valid ? *static_cast<const uint4*>(gmem_src) : uint4{0, 0, 0, 0};
+  *static_cast<uint4*>(smem_dst) = v;
+}
+// Lane-contiguous destination (lane i writes smem_wave_base + 16 * i): gfx950's
+// global_load_lds_dwordx4 does this without passing through VGPRs; gfx942 only has the
+// dword form, so there it falls back to load and store.
+__device__ __forceinline__ void async_copy_16_lanes(void* smem_wave_base, const void* gmem_src) {
+#if defined(__gfx950__)
+  // Address-space casts (generic -> global / LDS) are C-style: clang has no named cast for them.
+  __builtin_amdgcn_global_load_lds((__attribute__((address_space(1))) void*)(gmem_src),
+                                   (__attribute__((address_space(3))) void*)(smem_wave_base), 16, 0, 0);
+#else
+  async_copy_16(static_cast<char*>(smem_wave_base) + 16 * lane_id(), gmem_src);
+#endif
+}
+__device__ __forceinline__ void async_commit() {}  // vmcnt counts each load; groups need no marker
+// vmcnt counts each copy, so groups are converted to copies; the counter saturates at 63.
+template <int kPendingGroups, int kCopiesPerGroup = 1>
+__device__ __forceinline__ void async_wait() {
+  constexpr int kCopies = kPendingGroups * kCopiesPerGroup;
+  __builtin_amdgcn_s_waitcnt(waitcnt_vmcnt_imm<(kCopies < 63 ? kCopies : 63)>());
+}
+inline constexpr const char* kAsyncCopyMode = "global_load_lds (gfx950 lane-contiguous) / load+store";
+
+__device__ __forceinline__ std::uint64_t cycle_counter() { return __builtin_readcyclecounter(); }
+
+}  // namespace schedlab::gpu

@@ -1,0 +1,156 @@
+#include "common/harness/bench_main.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <iostream>
+#include <vector>
+
+#include "common/harness/provenance.hpp"
+#include "common/problem.hpp"
+
+namespace schedlab::harness {
+
+namespace fs = std::filesystem;
+
+void Registry::add_slot(const std::string& name, const std::string& label,
+                        std::function<std::unique_ptr<Case>()> make) {
+  CaseSlot& slot = slots_.emplace_back();
+  slot.make = std::move(make);
+  slot.label = label;
+  Clock* clock = &clock_;
+  RunOptions* opts = &opts_;
+  benchmark::RegisterBenchmark(name.c_str(), [&slot, clock, opts](benchmark::State& st) {
+    run_case(st, slot, *clock, *opts);
+  })->UseManualTime()->Unit(benchmark::kMicrosecond);
+}
+
+std::string device_slug(const std::optional<gpu::DeviceInfo>& device) {
+  if (!device) return "cpu";
+  std::string name = device->name;
+  for (const char* vendor : {"NVIDIA ", "AMD "}) {
+    if (name.rfind(vendor, 0) == 0) name = name.substr(std::string(vendor).size());
+  }
+  std::string slug;
+  for (char ch : name) {
+    if (std::isalnum(static_cast<unsigned char>(ch))) slug += static_cast<char>(std::tolower(ch));
+    else if (!slug.empty() && slug.back() != '-') slug += '-';
+  }
+  while (!slug.empty() && slug.back() == '-') slug.pop_back();
+  return slug.empty() ? "gpu" : slug;
+}
+
+namespace {
+
+std::string utc_stamp() {
+  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
+  return buf;
+}
+
+// A name no earlier run used: results are never written over.
+fs::path fresh_results_path(const fs::path& dir) {
+  const BuildInfo& b = build_info();
+  std::string stem = utc_stamp() + "-" + b.commit.substr(0, 10) + (b.dirty == "true" ? "-dirty" : "");
+  fs::path p = dir / (stem + ".json");
+  for (int i = 1; fs::exists(p); ++i) p = dir / (stem + "-" + std::to_string(i) + ".json");
+  return p;
+}
+
+struct Flags {
+  std::string out_dir;
+  std::string results_root = "results";
+  bool profile_once = false;
+  std::vector<char*> rest;
+};
+
+Flags take_own_flags(int argc, char** argv) {
+  Flags f;
+  const std::string out_flag = "--schedlab_out_dir=";
+  const std::string root_flag = "--schedlab_results_root=";
+  for (int i = 0; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a.rfind(out_flag, 0) == 0) f.out_dir = a.substr(out_flag.size());
+    else if (a.rfind(root_flag, 0) == 0) f.results_root = a.substr(root_flag.size());
+    else if (a == "--schedlab_profile_once") f.profile_once = true;
+    else f.rest.push_back(argv[i]);
+  }
+  return f;
+}
+
+}  // namespace
+
+int bench_main(int argc, char** argv, const std::string& experiment, const Registrar& registrar,
+               const PlatformFactory& platform_factory) {
+  Flags flags = take_own_flags(argc, argv);
+  std::optional<Platform> platform;
+  try {
+    platform = platform_factory();
+  } catch (const std::exception& e) {
+    std::cerr << "schedlab: could not set up the device: " << e.what() << "\n";
+    return 3;
+  }
+  if (!platform) {
+    std::cerr << "schedlab: no GPU found; nothing to run for " << experiment << "\n";
+    return 3;
+  }
+  RunOptions opts;
+  opts.profile_once = flags.profile_once;
+  Registry registry(*platform->clock, opts, platform->device ? &*platform->device : nullptr);
+  try {
+    registrar(registry);
+  } catch (const InvalidProblem& e) {
+    std::cerr << "schedlab: " << experiment << ": " << e.what() << "\n";
+    return 2;
+  }
+
+  const fs::path dir = flags.out_dir.empty() ? fs::path(flags.results_root) / device_slug(platform->device) / experiment
+                                             : fs::path(flags.out_dir);
+  fs::create_directories(dir);
+  const fs::path final_path = fresh_results_path(dir);
+  const fs::path partial = dir / ("." + final_path.filename().string() + ".partial");
+  std::string out_arg = "--benchmark_out=" + partial.string();
+  std::string fmt_arg = "--benchmark_out_format=json";
+  flags.rest.push_back(out_arg.data());
+  flags.rest.push_back(fmt_arg.data());
+  int bargc = static_cast<int>(flags.rest.size());
+  flags.rest.push_back(nullptr);
+
+  try {
+    benchmark::Initialize(&bargc, flags.rest.data());
+    if (benchmark::ReportUnrecognizedArguments(bargc, flags.rest.data())) {
+      fs::remove(partial);
+      return 2;
+    }
+    auto ctx = provenance_context(platform->device ? &*platform->device : nullptr);
+    ctx.insert(platform->context.begin(), platform->context.end());
+    ctx["experiment"] = experiment;
+    add_benchmark_context(ctx);
+    const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    if (ran == 0) {
+      std::cerr << "schedlab: no benchmark matched; nothing written\n";
+      fs::remove(partial);
+      return 4;
+    }
+  } catch (const std::exception& e) {
+    std::cerr << "schedlab: run failed: " << e.what() << "\n";
+    fs::remove(partial);
+    return 1;
+  }
+  if (opts.profile_once) {
+    fs::remove(partial);
+    return 0;
+  }
+  fs::rename(partial, final_path);
+  std::cout << "schedlab: results written to " << final_path.string() << "\n";
+  return 0;
+}
+
+}  // namespace schedlab::harness

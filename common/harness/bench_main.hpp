@@ -1,0 +1,60 @@
+// main() of every benchmark binary: registers an experiment's configurations, runs them
+// through Google Benchmark and writes one new results file, atomically:
+//   results/<device>/<experiment>/<UTC time>-<commit>.json
+// A malformed problem aborts before anything is written; a failed run leaves no file.
+#pragma once
+#include <deque>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "common/gpu/device_info.hpp"
+#include "common/harness/bench.hpp"
+
+namespace schedlab::harness {
+
+struct Platform {
+  std::optional<gpu::DeviceInfo> device;  // empty: runs on the host (self-test)
+  std::unique_ptr<Clock> clock;
+  std::map<std::string, std::string> context;  // measured ceilings, hint semantics, ...
+};
+
+class Registry {
+ public:
+  Registry(Clock& clock, RunOptions& opts, const gpu::DeviceInfo* device = nullptr)
+      : clock_(clock), opts_(opts), device_(device) {}
+  const gpu::DeviceInfo* device() const { return device_; }  // null on the host self-test
+  // Validates `problem` now (InvalidProblem aborts the run before any output exists);
+  // `make` builds the case lazily, when the benchmark first runs.
+  template <class Problem>
+  void add(const std::string& name, const std::string& label, const Problem& problem,
+           std::function<std::unique_ptr<Case>(const Problem&)> make) {
+    problem.validate();
+    add_slot(name, label, [problem, make] { return make(problem); });
+  }
+  std::size_t size() const { return slots_.size(); }
+
+ private:
+  void add_slot(const std::string& name, const std::string& label, std::function<std::unique_ptr<Case>()> make);
+  Clock& clock_;
+  RunOptions& opts_;
+  const gpu::DeviceInfo* device_;
+  std::deque<CaseSlot> slots_;  // deque: registered benchmarks hold pointers into it
+};
+
+using Registrar = std::function<void(Registry&)>;
+using PlatformFactory = std::function<std::optional<Platform>()>;  // empty: no device found
+
+// Short device name for the results path: "NVIDIA H200" -> "h200", none -> "cpu".
+std::string device_slug(const std::optional<gpu::DeviceInfo>& device);
+
+// Runs the registered benchmarks; returns the process exit code. Flags it reads (the rest
+// go to Google Benchmark): --schedlab_out_dir=DIR (default ROOT/<device>/<experiment>, ROOT
+// from --schedlab_results_root, default "results"),
+// --schedlab_profile_once (one launch per configuration for a profiler; writes nothing).
+int bench_main(int argc, char** argv, const std::string& experiment, const Registrar& registrar,
+               const PlatformFactory& platform_factory);
+
+}  // namespace schedlab::harness

@@ -1,0 +1,247 @@
+// The harness on the host: a CPU "kernel" (the reference itself, in float) stands in for a
+// device so that the gate, the error path and the results file are tested without a GPU.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/data.hpp"
+#include "common/harness/bench_main.hpp"
+#include "common/problem.hpp"
+#include "common/reference/attention_ref.hpp"
+
+namespace schedlab::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+class HostClock final : public Clock {
+ public:
+  void flush_cache() override {}
+  void start() override { t0_ = std::chrono::steady_clock::now(); }
+  double stop_seconds() override {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count();
+  }
+  std::size_t cache_bytes() const override { return 1 << 20; }
+
+ private:
+  std::chrono::steady_clock::time_point t0_;
+};
+
+// Attention computed on the host; `error` is added to every output to play a wrong kernel.
+class HostPrefillCase final : public Case {
+ public:
+  HostPrefillCase(const PrefillProblem& p, float error) : p_(p), error_(error) {}
+  void prepare(std::uint64_t seed, int sets) override {
+    sets_ = sets;
+    const auto bytes = dtype_bytes(p_.dtype);
+    q_.resize(p_.q_elems() * bytes);
+    k_.resize(p_.kv_elems() * bytes);
+    v_.resize(p_.kv_elems() * bytes);
+    fill_normal_host(p_.dtype, q_.data(), p_.q_elems(), seed, 1.f);
+    fill_normal_host(p_.dtype, k_.data(), p_.kv_elems(), seed + 1, 1.f);
+    fill_normal_host(p_.dtype, v_.data(), p_.kv_elems(), seed + 2, 1.f);
+  }
+  void poison_output() override { out_.assign(all_rows(p_).size() * p_.head_dim, std::nanf("")); }
+  void launch(int set) override {
+    ASSERT_LT(set, sets_);
+    const auto ref = prefill_reference(p_, q_.data(), k_.data(), v_.data(), all_rows(p_));
+    for (std::size_t i = 0; i < ref.size(); ++i) out_[i] = static_cast<float>(ref[i]) + error_;
+  }
+  void synchronize() override {}
+  AccuracyReport check_accuracy(std::uint64_t seed) override {
+    const auto rows = all_rows(p_);
+    const auto ref = prefill_reference(p_, q_.data(), k_.data(), v_.data(), rows);
+    (void)seed;
+    return compare(out_, ref, default_tolerance(p_.dtype, p_.dtype));
+  }
+  Work work() const override { return {p_.flops(), p_.min_bytes()}; }
+  std::size_t input_set_bytes() const override { return static_cast<std::size_t>(p_.min_bytes()); }
+  std::map<std::string, double> axes() const override {
+    return {{"seq_len", double(p_.q_len)}, {"head_dim", double(p_.head_dim)}};
+  }
+
+ private:
+  PrefillProblem p_;
+  float error_;
+  int sets_ = 0;
+  std::vector<unsigned char> q_, k_, v_;
+  std::vector<float> out_;
+};
+
+PrefillProblem small_problem() {
+  PrefillProblem p;
+  p.batch = 1;
+  p.q_heads = 2;
+  p.kv_heads = 1;
+  p.q_len = p.kv_len = 16;
+  p.head_dim = 16;
+  p.dtype = DType::bf16;
+  return p;
+}
+
+PlatformFactory host_platform() {
+  return [] {
+    Platform p;
+    p.clock = std::make_unique<HostClock>();
+    p.context["timing"] = "host clock (self-test)";
+    return std::optional<Platform>(std::move(p));
+  };
+}
+
+std::vector<fs::path> files_in(const fs::path& dir) {
+  std::vector<fs::path> out;
+  if (fs::exists(dir))
+    for (const auto& e : fs::directory_iterator(dir)) out.push_back(e.path());
+  return out;
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+// Each bench_main runs in a child process, as a real benchmark binary does: Google
+// Benchmark 1.7 keeps global state that a second run in one process trips over.
+int in_child(const std::function<int()>& body) {
+  const pid_t pid = fork();
+  if (pid == 0) _exit(body());
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+int run(const fs::path& dir, const Registrar& reg, std::vector<std::string> extra = {}) {
+  return in_child([&] {
+    std::vector<std::string> args = {"schedlab_harness_tests", "--schedlab_out_dir=" + dir.string(),
+                                     "--benchmark_min_time=0.01"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    return bench_main(static_cast<int>(argv.size()), argv.data(), "selftest", reg, host_platform());
+  });
+}
+
+class HarnessTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("schedlab_harness_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  fs::path dir_;
+};
+
+using MakePrefill = std::function<std::unique_ptr<Case>(const PrefillProblem&)>;
+MakePrefill host_kernel(float error) {
+  return [error](const PrefillProblem& p) { return std::make_unique<HostPrefillCase>(p, error); };
+}
+
+TEST_F(HarnessTest, GoodAndBadVariantsBothRecordedBadAsError) {
+  const int rc = run(dir_, [](Registry& r) {
+    r.add<PrefillProblem>("selftest/good", "family=prefill;experiment=selftest;variant=good;baseline=good",
+                          small_problem(), host_kernel(0.f));
+    r.add<PrefillProblem>("selftest/bad", "family=prefill;experiment=selftest;variant=bad;baseline=good",
+                          small_problem(), host_kernel(0.5f));
+  });
+  ASSERT_EQ(rc, 0);
+  const auto files = files_in(dir_);
+  ASSERT_EQ(files.size(), 1u);
+  EXPECT_EQ(files[0].extension(), ".json");
+  const std::string json = slurp(files[0]);
+  EXPECT_NE(json.find("\"schedlab_commit\""), std::string::npos);
+  EXPECT_NE(json.find("\"rel_l2_err\""), std::string::npos);
+  EXPECT_NE(json.find("\"FLOP_per_s\""), std::string::npos);
+  EXPECT_NE(json.find("accuracy gate failed"), std::string::npos) << json;
+  // The failed variant carries no timing counters.
+  const auto bad = json.find("\"name\": \"selftest/bad");
+  ASSERT_NE(bad, std::string::npos);
+  EXPECT_EQ(json.find("FLOP_per_s", bad), std::string::npos);
+}
+
+TEST_F(HarnessTest, SecondRunWritesANewFile) {
+  auto reg = [](Registry& r) {
+    r.add<PrefillProblem>("selftest/good", "family=prefill;experiment=selftest;variant=good;baseline=good",
+                          small_problem(), host_kernel(0.f));
+  };
+  ASSERT_EQ(run(dir_, reg), 0);
+  ASSERT_EQ(run(dir_, reg), 0);
+  EXPECT_EQ(files_in(dir_).size(), 2u);
+}
+
+TEST_F(HarnessTest, MalformedProblemWritesNothing) {
+  PrefillProblem p = small_problem();
+  p.q_heads = 3;  // not a multiple of kv_heads = 2
+  p.kv_heads = 2;
+  const int rc = run(dir_, [&](Registry& r) {
+    r.add<PrefillProblem>("selftest/good", "family=prefill", small_problem(), host_kernel(0.f));
+    r.add<PrefillProblem>("selftest/malformed", "family=prefill", p, host_kernel(0.f));
+  });
+  EXPECT_EQ(rc, 2);
+  EXPECT_TRUE(files_in(dir_).empty());
+}
+
+TEST_F(HarnessTest, UnsupportedCombinationIsSkippedWithReason) {
+  const int rc = run(dir_, [](Registry& r) {
+    r.add<PrefillProblem>("selftest/unsupported", "family=prefill", small_problem(), [](const PrefillProblem& p) {
+      KernelSupport s;
+      s.head_dims = {64, 128};
+      require_support(p, s);
+      return std::unique_ptr<Case>(std::make_unique<HostPrefillCase>(p, 0.f));
+    });
+  });
+  ASSERT_EQ(rc, 0);
+  const auto files = files_in(dir_);
+  ASSERT_EQ(files.size(), 1u);
+  const std::string json = slurp(files[0]);
+  EXPECT_NE(json.find(std::string(kSkippedPrefix) + "invalid problem: head_dim"), std::string::npos) << json;
+}
+
+TEST_F(HarnessTest, NoMatchingBenchmarkWritesNothing) {
+  const int rc = run(
+      dir_,
+      [](Registry& r) { r.add<PrefillProblem>("selftest/good", "family=prefill", small_problem(), host_kernel(0.f)); },
+      {"--benchmark_filter=does_not_exist"});
+  EXPECT_NE(rc, 0);
+  EXPECT_TRUE(files_in(dir_).empty());
+}
+
+TEST_F(HarnessTest, NoDeviceWritesNothing) {
+  std::vector<std::string> args = {"x", "--schedlab_out_dir=" + dir_.string()};
+  std::vector<char*> argv;
+  for (auto& a : args) argv.push_back(a.data());
+  const int rc = in_child(
+      [&] { return bench_main(2, argv.data(), "selftest", [](Registry&) {}, [] { return std::optional<Platform>(); }); });
+  EXPECT_EQ(rc, 3);
+  EXPECT_TRUE(files_in(dir_).empty());
+}
+
+TEST(InputSets, RotatesOnlyBelowFourTimesTheCache) {
+  RunOptions o;
+  EXPECT_EQ(input_sets_for(200 << 20, 50 << 20, o), 1);
+  EXPECT_EQ(input_sets_for(100 << 20, 50 << 20, o), 2);
+  EXPECT_EQ(input_sets_for(50 << 20, 50 << 20, o), 4);
+  EXPECT_EQ(input_sets_for(1 << 20, 50 << 20, o), o.max_input_sets);
+  o.max_rotation_bytes = 3 << 20;
+  EXPECT_EQ(input_sets_for(1 << 20, 50 << 20, o), 3);
+}
+
+TEST(DeviceSlug, DropsVendorAndPunctuation) {
+  gpu::DeviceInfo d;
+  d.name = "NVIDIA H200";
+  EXPECT_EQ(device_slug(d), "h200");
+  d.name = "AMD Instinct MI355X";
+  EXPECT_EQ(device_slug(d), "instinct-mi355x");
+  EXPECT_EQ(device_slug(std::nullopt), "cpu");
+}
+
+}  // namespace
+}  // namespace schedlab::harness

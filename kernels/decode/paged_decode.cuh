@@ -1,0 +1,458 @@
+// Paged-KV decode attention on the portability layer. One CTA per (split, KV head,
+// sequence); each warp streams its own 16-token tiles (one page at page size 16) from
+// the KV pool into shared memory with async copies, computes S = Q K^T for the GQA group
+// (padded to the 16 rows of the matrix instruction), an online softmax, and O += P V.
+// Warps combine in shared memory; splits combine in a second kernel.
+// Scheduling knobs come from the Policy (decode_policy.hpp); the body is shared.
+#pragma once
+#include <cstdint>
+
+#include "common/gpu/device.hpp"
+#include "common/gpu/kernel_traits.hpp"
+#include "common/gpu/launch.hpp"
+#include "common/gpu/warp_mma.hpp"
+#include "kernels/common/element.hpp"
+#include "kernels/decode/decode_policy.hpp"
+#include "kernels/decode/paged_decode.hpp"
+
+namespace schedlab::kernels::decode_detail {
+
+using gpu::kWarpSize;
+inline constexpr float kLog2e = 1.4426950408889634f;
+
+struct Params {
+  const void* q;
+  const unsigned char* k_pool;
+  const unsigned char* v_pool;
+  const int* block_table;
+  const int* context_lens;
+  const float* k_scale;
+  const float* v_scale;
+  void* o;
+  float* partial_o;
+  float* partial_lse;
+  int q_heads, kv_heads, page_size, max_pages_per_seq, window, num_splits, tiles_per_split;
+  float scale_log2;  // softmax scale * log2(e): scores live in the log2 domain (exp2)
+};
+
+// Byte geometry of one 16-token tile of K (or V) for a KV dtype and head dim.
+template <DType kKv, int kHeadDim>
+struct Tile {
+  static constexpr bool kFp8 = kKv == DType::fp8_e4m3;
+  static constexpr int kRawRowBytes = kHeadDim * (kFp8 ? 1 : 2);
+  static constexpr int kRawBytes = kDecodeTileTokens * kRawRowBytes;
+  static constexpr int kRawChunksPerLane = kRawBytes / 16 / kWarpSize;
+  static constexpr int kRowBytes = kHeadDim * 2;  // 16-bit operands of the matrix unit
+  static constexpr int kBytes = kDecodeTileTokens * kRowBytes;
+  static constexpr int kKSteps = kHeadDim / 16;   // k16 steps of S = Q K^T
+  static_assert(kRawBytes % (16 * kWarpSize) == 0, "a tile must split into 16-byte chunks per lane");
+  // XOR swizzle of 16-byte chunks by row: the 8 rows one ldmatrix reads hit 8 bank groups.
+  static __device__ int offset(int row, int chunk) { return row * kRowBytes + ((chunk ^ (row & 7)) * 16); }
+};
+
+template <class Policy, DType kKv, int kHeadDim>
+struct Smem {
+  using T = Tile<kKv, kHeadDim>;
+  static constexpr int kPerWarp = Policy::kKvBuffers * 2 * T::kRawBytes + (T::kFp8 ? 2 * T::kBytes : 0);
+  static constexpr int kCombine = Policy::kWarps * kDecodeMaxGroup * (kHeadDim + 2) * 4;
+  static constexpr int kBytes = kPerWarp * Policy::kWarps > kCombine ? kPerWarp * Policy::kWarps : kCombine;
+};
+
+// Operand type of the matrix unit: fp8 KV is widened to f16 exactly (every e4m3 is an f16).
+template <DType kKv>
+using Operand = std::conditional_t<kKv == DType::bf16, gpu::mma::Bf16, gpu::mma::F16>;
+template <DType kKv>
+inline constexpr DType kQueryType = kKv == DType::f16 ? DType::f16 : DType::bf16;
+
+// Per-warp state of the online softmax: rows g and g + 8 of the padded group.
+template <int kHeadDim>
+struct Softmax {
+  float m[2] = {-INFINITY, -INFINITY};  // running max (log2 domain)
+  float l[2] = {0.f, 0.f};              // this lane's share of the running sum
+  float o[kHeadDim / 8][4] = {};        // O accumulator, C fragments of kHeadDim/8 n8 tiles
+};
+
+template <class Policy>
+__device__ __forceinline__ int page_of(const Params& a, int seq, int tile) {
+  return a.block_table[std::int64_t(seq) * a.max_pages_per_seq + (tile * kDecodeTileTokens) / a.page_size];
+}
+
+// STAGE issue: async copies of the K and V tile into this warp's buffer. Offsets are 64-bit
+// (a pool can pass 4 GiB); tokens past the sequence end are zero-filled, not read.
+template <DType kKv, int kHeadDim>
+__device__ __forceinline__ void issue_tile(const Params& a, unsigned char* k_buf, unsigned char* v_buf, int kvh,
+                                           int tile, int page, int seq_len) {
+  using T = Tile<kKv, kHeadDim>;
+  const int slot0 = (tile * kDecodeTileTokens) % a.page_size;
+  const std::int64_t base =
+      ((std::int64_t(page) * a.kv_heads + kvh) * a.page_size + slot0) * std::int64_t(T::kRawRowBytes);
+#pragma unroll
+  for (int j = 0; j < T::kRawChunksPerLane; ++j) {
+    const int chunk = gpu::lane_id() + j * kWarpSize;
+    const int row = chunk / (T::kRawRowBytes / 16), col = chunk % (T::kRawRowBytes / 16);
+    const bool valid = tile * kDecodeTileTokens + row < seq_len;
+    const int dst = T::kFp8 ? chunk * 16 : T::offset(row, col);
+    gpu::async_copy_16(k_buf + dst, a.k_pool + base + chunk * 16, valid);
+    gpu::async_copy_16(v_buf + dst, a.v_pool + base + chunk * 16, valid);
+  }
+}
+
+// fp8 only: widen this warp's raw tile to the f16 operand tile (swizzled like a 16-bit tile).
+template <DType kKv, int kHeadDim>
+__device__ __forceinline__ void widen_tile(const unsigned char* raw, unsigned char* wide) {
+  using T = Tile<kKv, kHeadDim>;
+#pragma unroll
+  for (int j = 0; j < T::kRawChunksPerLane; ++j) {
+    const int chunk = gpu::lane_id() + j * kWarpSize;
+    const int row = chunk / (T::kRawRowBytes / 16), col = chunk % (T::kRawRowBytes / 16);
+    const uint4 in = *reinterpret_cast<const uint4*>(raw + chunk * 16);
+    const std::uint32_t w[4] = {in.x, in.y, in.z, in.w};
+    std::uint32_t out[8];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      out[2 * i] = gpu::mma::fp8x2_to_f16x2(static_cast<std::uint16_t>(w[i] & 0xffffu));
+      out[2 * i + 1] = gpu::mma::fp8x2_to_f16x2(static_cast<std::uint16_t>(w[i] >> 16));
+    }
+    *reinterpret_cast<uint4*>(wide + T::offset(row, 2 * col)) = uint4{out[0], out[1], out[2], out[3]};
+    *reinterpret_cast<uint4*>(wide + T::offset(row, 2 * col + 1)) = uint4{out[4], out[5], out[6], out[7]};
+  }
+}
+
+// STAGE qk: S (16 x 16 tokens, two n8 tiles) = Q K^T. Streaming loads each K fragment right
+// before its matrix instruction; resident loads the whole tile's fragments first (seed 002).
+template <class Policy, DType kKv, int kHeadDim>
+__device__ __forceinline__ void qk_scores(float (&s)[2][4], const std::uint32_t (&qa)[kHeadDim / 16][4],
+                                          const unsigned char* k_tile) {
+  using T = Tile<kKv, kHeadDim>;
+  const int lane = gpu::mma::frag_lane();
+  const int row = (lane / 16) * 8 + lane % 8;  // token; matrices 0,1: tokens 0-7, matrices 2,3: 8-15
+  const int half = (lane / 8) % 2;             // which 8 columns of the k16 step
+#pragma unroll
+  for (int n = 0; n < 2; ++n)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) s[n][i] = 0.f;
+  if constexpr (Policy::kStreamKv) {
+#pragma unroll
+    for (int kk = 0; kk < T::kKSteps; ++kk) {
+      std::uint32_t kb[4];
+      gpu::mma::ldmatrix_x4(kb, k_tile + T::offset(row, 2 * kk + half));
+      gpu::mma::mma_16816<Operand<kKv>>(s[0], qa[kk], {kb[0], kb[1]});
+      gpu::mma::mma_16816<Operand<kKv>>(s[1], qa[kk], {kb[2], kb[3]});
+    }
+  } else {
+    std::uint32_t kb[T::kKSteps][4];
+#pragma unroll
+    for (int kk = 0; kk < T::kKSteps; ++kk) gpu::mma::ldmatrix_x4(kb[kk], k_tile + T::offset(row, 2 * kk + half));
+#pragma unroll
+    for (int kk = 0; kk < T::kKSteps; ++kk) {
+      gpu::mma::mma_16816<Operand<kKv>>(s[0], qa[kk], {kb[kk][0], kb[kk][1]});
+      gpu::mma::mma_16816<Operand<kKv>>(s[1], qa[kk], {kb[kk][2], kb[kk][3]});
+    }
+  }
+}
+
+// STAGE softmax: scale and mask S, update the running max and sum, rescale O, and pack P
+// as the A operand of P V (the C layout of two n8 tiles is the A layout of one k16 step).
+template <class Policy, DType kKv, int kHeadDim>
+__device__ __forceinline__ void online_softmax(float (&s)[2][4], Softmax<kHeadDim>& st, std::uint32_t (&pa)[4],
+                                               float scale_log2, int tile, int first_key, int seq_len) {
+  const int t = gpu::mma::frag_lane() % 4;
+  float tile_max[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+  for (int n = 0; n < 2; ++n)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int key = tile * kDecodeTileTokens + n * 8 + 2 * t + (i % 2);
+      s[n][i] = (key >= first_key && key < seq_len) ? s[n][i] * scale_log2 : -INFINITY;
+      tile_max[i / 2] = fmaxf(tile_max[i / 2], s[n][i]);
+    }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    tile_max[r] = fmaxf(tile_max[r], gpu::shfl_xor(tile_max[r], 1));  // the 4 lanes of a row
+    tile_max[r] = fmaxf(tile_max[r], gpu::shfl_xor(tile_max[r], 2));
+    const float m_new = fmaxf(st.m[r], tile_max[r]);
+    // A fully masked tile keeps m at -inf; subtracting a finite stand-in avoids inf - inf.
+    const float m_use = m_new == -INFINITY ? 0.f : m_new;
+    const float corr = gpu::mma::fast_exp2(st.m[r] - m_use);
+    st.m[r] = m_new;
+    st.l[r] *= corr;
+#pragma unroll
+    for (int n = 0; n < kHeadDim / 8; ++n) {
+      st.o[n][2 * r] *= corr;
+      st.o[n][2 * r + 1] *= corr;
+    }
+#pragma unroll
+    for (int n = 0; n < 2; ++n) {
+      s[n][2 * r] = gpu::mma::fast_exp2(s[n][2 * r] - m_use);
+      s[n][2 * r + 1] = gpu::mma::fast_exp2(s[n][2 * r + 1] - m_use);
+      st.l[r] += s[n][2 * r] + s[n][2 * r + 1];
+    }
+  }
+  pa[0] = gpu::mma::pack2<Operand<kKv>>(s[0][0], s[0][1]);
+  pa[1] = gpu::mma::pack2<Operand<kKv>>(s[0][2], s[0][3]);
+  pa[2] = gpu::mma::pack2<Operand<kKv>>(s[1][0], s[1][1]);
+  pa[3] = gpu::mma::pack2<Operand<kKv>>(s[1][2], s[1][3]);
+}
+
+// STAGE pv: O (16 x head_dim) += P (16 x 16 tokens) V (16 tokens x head_dim).
+template <class Policy, DType kKv, int kHeadDim>
+__device__ __forceinline__ void pv_accumulate(Softmax<kHeadDim>& st, const std::uint32_t (&pa)[4],
+                                              const unsigned char* v_tile) {
+  using T = Tile<kKv, kHeadDim>;
+  const int lane = gpu::mma::frag_lane();
+  const int row = ((lane / 8) % 2) * 8 + lane % 8;  // token; matrices 1 and 3 hold tokens 8-15
+  const int half = lane / 16;                       // matrices 2,3: the second n8 tile
+  if constexpr (Policy::kStreamKv) {
+#pragma unroll
+    for (int nn = 0; nn < kHeadDim / 16; ++nn) {
+      std::uint32_t vb[4];
+      gpu::mma::ldmatrix_x4_trans(vb, v_tile + T::offset(row, 2 * nn + half));
+      gpu::mma::mma_16816<Operand<kKv>>(st.o[2 * nn], pa, {vb[0], vb[1]});
+      gpu::mma::mma_16816<Operand<kKv>>(st.o[2 * nn + 1], pa, {vb[2], vb[3]});
+    }
+  } else {
+    std::uint32_t vb[kHeadDim / 16][4];
+#pragma unroll
+    for (int nn = 0; nn < kHeadDim / 16; ++nn) gpu::mma::ldmatrix_x4_trans(vb[nn], v_tile + T::offset(row, 2 * nn + half));
+#pragma unroll
+    for (int nn = 0; nn < kHeadDim / 16; ++nn) {
+      gpu::mma::mma_16816<Operand<kKv>>(st.o[2 * nn], pa, {vb[nn][0], vb[nn][1]});
+      gpu::mma::mma_16816<Operand<kKv>>(st.o[2 * nn + 1], pa, {vb[nn][2], vb[nn][3]});
+    }
+  }
+}
+
+// Q rows of the group as A fragments (rows >= group are zero), converted to the operand type.
+template <DType kKv, int kHeadDim>
+__device__ __forceinline__ void load_q(std::uint32_t (&qa)[kHeadDim / 16][4], const Params& a, int seq, int kvh,
+                                       int group) {
+  using E = Element<kQueryType<kKv>>;
+  const auto* q = static_cast<const typename E::storage*>(a.q);
+  const int g = gpu::mma::frag_lane() / 4, t = gpu::mma::frag_lane() % 4;
+  auto at = [&](int r, int d) {
+    return r < group ? E::load(q, (std::size_t(seq) * a.q_heads + kvh * group + r) * kHeadDim + d) : 0.f;
+  };
+#pragma unroll
+  for (int kk = 0; kk < kHeadDim / 16; ++kk)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      const int r = g + 8 * (i % 2), d = kk * 16 + 2 * t + 8 * (i / 2);
+      qa[kk][i] = gpu::mma::pack2<Operand<kKv>>(at(r, d), at(r, d + 1));
+    }
+}
+
+// Each warp writes its (m, l, O) rows; the CTA merges them and writes the final output
+// (one split) or a normalized partial with its log-sum-exp (several splits).
+template <class Policy, DType kKv, int kHeadDim>
+__device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& a, int seq, int kvh, int split,
+                              int group) {
+  constexpr int kStride = kHeadDim + 2;  // O row, then m and l
+  const int g = gpu::mma::frag_lane() / 4, t = gpu::mma::frag_lane() % 4;
+  float* mine = smem + gpu::warp_id() * kDecodeMaxGroup * kStride;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    st.l[r] += gpu::shfl_xor(st.l[r], 1);
+    st.l[r] += gpu::shfl_xor(st.l[r], 2);
+    const int row = g + 8 * r;
+    if (row >= group) continue;
+#pragma unroll
+    for (int n = 0; n < kHeadDim / 8; ++n) {
+      mine[row * kStride + n * 8 + 2 * t] = st.o[n][2 * r];
+      mine[row * kStride + n * 8 + 2 * t + 1] = st.o[n][2 * r + 1];
+    }
+    if (t == 0) {
+      mine[row * kStride + kHeadDim] = st.m[r];
+      mine[row * kStride + kHeadDim + 1] = st.l[r];
+    }
+  }
+  gpu::block_sync();
+  using E = Element<kQueryType<kKv>>;
+  const float v_scale = a.v_scale ? a.v_scale[kvh] : 1.f;
+  for (int idx = threadIdx.x; idx < group * kHeadDim; idx += blockDim.x) {
+    const int row = idx / kHeadDim, d = idx % kHeadDim;
+    float m = -INFINITY;
+    for (int w = 0; w < Policy::kWarps; ++w) m = fmaxf(m, smem[(w * kDecodeMaxGroup + row) * kStride + kHeadDim]);
+    float l = 0.f, o = 0.f;
+    if (m != -INFINITY) {
+      for (int w = 0; w < Policy::kWarps; ++w) {
+        const float* r = smem + (w * kDecodeMaxGroup + row) * kStride;
+        const float c = gpu::mma::fast_exp2(r[kHeadDim] - m);
+        l += r[kHeadDim + 1] * c;
+        o += r[d] * c;
+      }
+    }
+    const int head = kvh * group + row;
+    const float out = l > 0.f ? o * v_scale / l : 0.f;  // no visible key: zeros, as the reference
+    if (a.num_splits == 1) {
+      E::store(static_cast<typename E::storage*>(a.o), (std::size_t(seq) * a.q_heads + head) * kHeadDim + d, out);
+    } else {
+      const std::size_t slot = (std::size_t(seq) * a.q_heads + head) * a.num_splits + split;
+      a.partial_o[slot * kHeadDim + d] = out;
+      if (d == 0) a.partial_lse[slot] = l > 0.f ? m + log2f(l) : -INFINITY;
+    }
+  }
+}
+
+template <class Policy, DType kKv, int kHeadDim, class Dyn>
+__global__ void __launch_bounds__(Policy::kWarps * kWarpSize) paged_decode_kernel(Params a) {
+  static_assert(Dyn::kBytes == Smem<Policy, kKv, kHeadDim>::kBytes, "launch and kernel disagree on shared memory");
+  using T = Tile<kKv, kHeadDim>;
+  extern __shared__ __align__(16) unsigned char smem[];
+  const int split = blockIdx.x, kvh = blockIdx.y, seq = blockIdx.z;
+  const int group = a.q_heads / a.kv_heads;
+  const int seq_len = a.context_lens[seq];
+  const int first_key = a.window > 0 ? max(0, seq_len - a.window) : 0;
+  const int tile_lo = first_key / kDecodeTileTokens + split * a.tiles_per_split;
+  const int tile_hi = min((seq_len + kDecodeTileTokens - 1) / kDecodeTileTokens, tile_lo + a.tiles_per_split);
+  // Warp w takes tiles tile_lo + w, tile_lo + w + kWarps, ...
+  const int w = gpu::warp_id();
+  const int my_tiles = tile_hi - tile_lo - w > 0 ? (tile_hi - tile_lo - w + Policy::kWarps - 1) / Policy::kWarps : 0;
+  auto tile_at = [&](int i) { return tile_lo + w + i * Policy::kWarps; };
+
+  unsigned char* wbase = smem + w * Smem<Policy, kKv, kHeadDim>::kPerWarp;
+  auto k_buf = [&](int b) { return wbase + b * 2 * T::kRawBytes; };
+  auto v_buf = [&](int b) { return wbase + b * 2 * T::kRawBytes + T::kRawBytes; };
+  unsigned char* k_wide = wbase + Policy::kKvBuffers * 2 * T::kRawBytes;
+  unsigned char* v_wide = k_wide + T::kBytes;
+
+  std::uint32_t qa[kHeadDim / 16][4];
+  load_q<kKv, kHeadDim>(qa, a, seq, kvh, group);
+  const float scale_log2 = a.scale_log2 * (a.k_scale ? a.k_scale[kvh] : 1.f);
+  Softmax<kHeadDim> st;
+
+  // Prologue: the first page ids (peeled) and the first kKvBuffers tiles in flight.
+  int next_page = my_tiles > 0 ? page_of<Policy>(a, seq, tile_at(0)) : 0;
+  auto issue = [&](int i) {
+    if (i < my_tiles) {
+      const int page = Policy::kPrefetchPageIndex ? next_page : page_of<Policy>(a, seq, tile_at(i));
+      if (Policy::kPrefetchPageIndex && i + 1 < my_tiles) next_page = page_of<Policy>(a, seq, tile_at(i + 1));
+      issue_tile<kKv, kHeadDim>(a, k_buf(i % Policy::kKvBuffers), v_buf(i % Policy::kKvBuffers), kvh, tile_at(i), page,
+                                seq_len);
+    }
+    gpu::async_commit();  // an empty group keeps the wait counts uniform
+  };
+  for (int i = 0; i < Policy::kKvBuffers; ++i) issue(i);
+
+  for (int i = 0; i < my_tiles; ++i) {
+    const int b = i % Policy::kKvBuffers;
+    gpu::async_wait<Policy::kKvBuffers - 1, 2 * T::kRawChunksPerLane>();
+    gpu::warp_sync();
+    const unsigned char* k_tile = k_buf(b);
+    const unsigned char* v_tile = v_buf(b);
+    if constexpr (T::kFp8) {
+      widen_tile<kKv, kHeadDim>(k_buf(b), k_wide);
+      widen_tile<kKv, kHeadDim>(v_buf(b), v_wide);
+      gpu::warp_sync();
+      k_tile = k_wide;
+      v_tile = v_wide;
+      // The raw buffer is free once widened: refill it now, before the math.
+      if constexpr (Policy::kStageHints) gpu::set_priority<1>();
+      issue(i + Policy::kKvBuffers);
+      if constexpr (Policy::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
+    }
+    float s[2][4];
+    std::uint32_t pa[4];
+    if constexpr (Policy::kStageHints) gpu::set_priority<0>();
+    qk_scores<Policy, kKv, kHeadDim>(s, qa, k_tile);
+    online_softmax<Policy, kKv, kHeadDim>(s, st, pa, scale_log2, tile_at(i), first_key, seq_len);
+    if constexpr (Policy::kStageHints) {
+      gpu::sched_barrier<gpu::Sched::NONE>();
+      gpu::set_priority<1>();
+    }
+    pv_accumulate<Policy, kKv, kHeadDim>(st, pa, v_tile);
+    if constexpr (Policy::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
+    gpu::warp_sync();  // every lane is done reading this buffer before it is refilled
+    if constexpr (!T::kFp8) issue(i + Policy::kKvBuffers);
+  }
+  gpu::async_wait<0>();
+  gpu::block_sync();  // the K/V buffers become the warps' combine space
+  combine_warps<Policy, kKv, kHeadDim>(st, reinterpret_cast<float*>(smem), a, seq, kvh, split, group);
+}
+
+// Merges the splits of one (sequence, head): weights 2^(lse_s - max lse).
+template <DType kQ>
+__global__ void decode_combine_kernel(Params a, int head_dim) {
+  using E = Element<kQ>;
+  const int head = blockIdx.x, seq = blockIdx.y;
+  const std::size_t slot0 = (std::size_t(seq) * a.q_heads + head) * a.num_splits;
+  float m = -INFINITY;
+  for (int s = 0; s < a.num_splits; ++s) m = fmaxf(m, a.partial_lse[slot0 + s]);
+  for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
+    float wsum = 0.f, o = 0.f;
+    if (m != -INFINITY)
+      for (int s = 0; s < a.num_splits; ++s) {
+        const float wgt = exp2f(a.partial_lse[slot0 + s] - m);
+        wsum += wgt;
+        o += wgt * a.partial_o[(slot0 + s) * head_dim + d];
+      }
+    E::store(static_cast<typename E::storage*>(a.o), (std::size_t(seq) * a.q_heads + head) * head_dim + d,
+             wsum > 0.f ? o / wsum : 0.f);
+  }
+}
+
+template <class Policy, DType kKv, int kHeadDim>
+void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream_t stream) {
+  const DecodeProblem& p = *args.problem;
+  constexpr int kBytes = Smem<Policy, kKv, kHeadDim>::kBytes;
+  Params a{args.q,      static_cast<const unsigned char*>(args.k_pool), static_cast<const unsigned char*>(args.v_pool),
+           args.block_table, args.context_lens, args.k_scale, args.v_scale, args.o, args.partial_o, args.partial_lse,
+           p.q_heads,   p.kv_heads, p.page_size, p.max_pages_per_seq, p.window, plan.num_splits, plan.tiles_per_split,
+           p.scale() * kLog2e};
+  auto kernel = paged_decode_kernel<Policy, kKv, kHeadDim, gpu::DynamicSmem<kBytes>>;
+  gpu::set_max_dynamic_smem(kernel, kBytes);
+  gpu::launch("paged_decode", kernel,
+              gpu::LaunchConfig{dim3(plan.num_splits, p.kv_heads, p.batch), dim3(Policy::kWarps * kWarpSize), kBytes,
+                                stream},
+              a);
+  if (plan.num_splits > 1) {
+    gpu::launch("decode_combine", decode_combine_kernel<kQueryType<kKv>>,
+                gpu::LaunchConfig{dim3(p.q_heads, p.batch), dim3(kHeadDim), 0, stream}, a, kHeadDim);
+  }
+}
+
+}  // namespace schedlab::kernels::decode_detail
+
+namespace schedlab::kernels {
+
+namespace decode_detail {
+// Calls f.template operator()<kKv, kHeadDim>() for the problem's KV dtype and head dim.
+template <class F>
+decltype(auto) dispatch(const DecodeProblem& p, F&& f) {
+  if (p.q_dtype != (p.kv_dtype == DType::f16 ? DType::f16 : DType::bf16))
+    throw UnsupportedProblem("paged decode: queries are f16 with f16 KV and bf16 otherwise");
+  auto by_dim = [&]<DType kKv>() {
+    switch (p.head_dim) {
+      case 64: return f.template operator()<kKv, 64>();
+      case 128: return f.template operator()<kKv, 128>();
+      default: throw UnsupportedProblem("paged decode: head_dim " + std::to_string(p.head_dim));
+    }
+  };
+  switch (p.kv_dtype) {
+    case DType::bf16: return by_dim.template operator()<DType::bf16>();
+    case DType::f16: return by_dim.template operator()<DType::f16>();
+    case DType::fp8_e4m3: return by_dim.template operator()<DType::fp8_e4m3>();
+    default: throw UnsupportedProblem("paged decode: kv dtype");
+  }
+}
+}  // namespace decode_detail
+
+template <class Policy>
+DecodePlan plan_paged_decode(const DecodeProblem& p, int forced_splits) {
+  using namespace decode_detail;
+  const int slots = dispatch(p, [&]<DType kKv, int kHeadDim>() {
+    constexpr int kBytes = Smem<Policy, kKv, kHeadDim>::kBytes;
+    auto kernel = paged_decode_kernel<Policy, kKv, kHeadDim, gpu::DynamicSmem<kBytes>>;
+    gpu::set_max_dynamic_smem(kernel, kBytes);
+    return gpu::device_info().sm_count * gpu::max_active_blocks(kernel, Policy::kWarps * kWarpSize, kBytes);
+  });
+  return plan_decode(p, slots, Policy::kWarps, forced_splits);
+}
+
+template <class Policy>
+void launch_paged_decode(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream_t stream) {
+  using namespace decode_detail;
+  dispatch(*args.problem,
+           [&]<DType kKv, int kHeadDim>() { launch_for<Policy, kKv, kHeadDim>(args, plan, stream); });
+}
+
+}  // namespace schedlab::kernels

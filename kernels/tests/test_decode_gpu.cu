@@ -1,0 +1,85 @@
+// Paged decode against the double reference on the H200, every experiment policy: ragged
+// lengths, shuffled block tables, sliding window, GQA, fp8 with scales, split-K on and off,
+// and a KV pool past 4 GiB. Label: gpu.
+#include <gtest/gtest.h>
+
+#include "common/gpu/runtime.hpp"
+#include "experiments/decode_kv_streaming/policy.hpp"
+#include "experiments/decode_lds_buffers/policy.hpp"
+#include "experiments/decode_page_prefetch/policy.hpp"
+#include "experiments/decode_stage_priority/policy.hpp"
+#include "kernels/decode/decode_case.hpp"
+
+namespace schedlab::kernels {
+namespace {
+
+struct Config {
+  const char* name;
+  std::vector<int> lens;
+  int q_heads, kv_heads, head_dim, page_size;
+  DType kv;
+  int window;
+  int forced_splits;  // 0: the heuristic
+};
+
+std::vector<Config> configs() {
+  return {
+      {"ragged_gqa4_bf16", {1, 15, 17, 3000}, 32, 8, 128, 16, DType::bf16, 0, 0},
+      {"ragged_gqa4_bf16_nosplit", {1, 15, 17, 3000}, 32, 8, 128, 16, DType::bf16, 0, 1},
+      {"ragged_gqa4_bf16_split7", {1, 15, 17, 3000}, 32, 8, 128, 16, DType::bf16, 0, 7},
+      {"gqa1_d64_page64", {700, 64, 129}, 8, 8, 64, 64, DType::bf16, 0, 0},
+      {"gqa8_f16", {2048, 33}, 32, 4, 128, 16, DType::f16, 0, 0},
+      {"gqa16_d64", {999}, 16, 1, 64, 16, DType::bf16, 0, 3},
+      {"gqa2_odd_group", {257, 1000}, 6, 3, 128, 32, DType::bf16, 0, 0},
+      {"window", {1, 15, 17, 5000}, 32, 8, 128, 16, DType::bf16, 100, 0},
+      {"window_nosplit", {4000, 300}, 32, 8, 128, 16, DType::bf16, 1000, 1},
+      {"fp8_scales", {1, 15, 17, 3000}, 32, 8, 128, 16, DType::fp8_e4m3, 0, 0},
+      {"fp8_window_d64", {3000, 70}, 16, 4, 64, 64, DType::fp8_e4m3, 333, 0},
+  };
+}
+
+template <class Policy>
+AccuracyReport run_decode(const DecodeProblem& p, int forced_splits, std::uint64_t seed) {
+  DecodeCase c(p, DecodeKernel::of<Policy>(), forced_splits);
+  c.prepare(seed, 1);
+  c.poison_output();
+  c.launch(0);
+  c.synchronize();
+  return c.check_accuracy(seed);
+}
+
+template <class Policy>
+class DecodeGpu : public ::testing::Test {};
+using Policies = ::testing::Types<
+    experiments::decode_stage_priority::plain, experiments::decode_stage_priority::stage_priority,
+    experiments::decode_page_prefetch::load_on_use, experiments::decode_lds_buffers::single,
+    experiments::decode_kv_streaming::resident, experiments::decode_kv_streaming::streaming>;
+TYPED_TEST_SUITE(DecodeGpu, Policies);
+
+TYPED_TEST(DecodeGpu, MatchesReferenceOnEveryConfig) {
+  std::uint64_t seed = std::random_device{}();
+  for (const Config& cfg : configs()) {
+    DecodeProblem p = make_decode_problem(static_cast<int>(cfg.lens.size()), cfg.q_heads, cfg.kv_heads, cfg.head_dim,
+                                          cfg.page_size, cfg.lens, cfg.kv, seed, /*spare_pages=*/7, cfg.window);
+    if (cfg.kv == DType::f16) p.q_dtype = DType::f16;  // the kernel reads f16 queries with f16 KV
+    const AccuracyReport acc = run_decode<TypeParam>(p, cfg.forced_splits, ++seed);
+    EXPECT_TRUE(acc.passed) << cfg.name << ": " << acc.message;
+    EXPECT_EQ(acc.nonfinite, 0u) << cfg.name;
+  }
+}
+
+// Pages placed past 4 GiB of the pool: 32-bit offsets would wrap and read the wrong page.
+TEST(DecodeGpuLargePool, PagesBeyondFourGiB) {
+  const std::vector<int> lens = {300, 4100};
+  constexpr int kSparePages = 150000;  // x 32 KiB per page of K: about 4.6 GiB per pool
+  DecodeProblem p = make_decode_problem(2, 32, 8, 128, 16, lens, DType::bf16, 5, kSparePages);
+  // Use the last pages of the pool, in reverse, for every sequence.
+  for (std::size_t i = 0; i < p.block_table.size(); ++i) p.block_table[i] = p.num_pages - 1 - static_cast<int>(i);
+  const double page_bytes = double(p.kv_heads) * p.page_size * p.head_dim * 2;
+  ASSERT_GT((p.num_pages - 1 - double(p.block_table.size())) * page_bytes, 4.0 * (1u << 30));
+  const AccuracyReport acc = run_decode<experiments::decode_kv_streaming::streaming>(p, 0, 11);
+  EXPECT_TRUE(acc.passed) << acc.message;
+}
+
+}  // namespace
+}  // namespace schedlab::kernels

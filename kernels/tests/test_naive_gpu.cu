@@ -1,0 +1,41 @@
+// The naive attention kernel against the double reference (label: gpu).
+#include <gtest/gtest.h>
+
+#include <random>
+
+#include "kernels/naive/naive_attention.hpp"
+
+namespace schedlab::kernels {
+namespace {
+
+TEST(NaiveAttentionGpu, MatchesReference) {
+  struct Shape {
+    int batch, q_heads, kv_heads, q_len, kv_len, head_dim;
+    bool causal;
+    int window;
+  };
+  const Shape shapes[] = {{2, 4, 4, 100, 100, 64, false, 0}, {1, 8, 2, 77, 300, 128, true, 0},
+                          {2, 4, 1, 300, 300, 128, true, 64}, {1, 2, 2, 513, 513, 64, false, 0}};
+  std::uint64_t seed = std::random_device{}();
+  for (const Shape& s : shapes) {
+    PrefillProblem p;
+    p.batch = s.batch;
+    p.q_heads = s.q_heads;
+    p.kv_heads = s.kv_heads;
+    p.q_len = s.q_len;
+    p.kv_len = s.kv_len;
+    p.head_dim = s.head_dim;
+    p.causal = s.causal;
+    p.window = s.window;
+    PrefillCase c(p, launch_naive_attention);
+    c.prepare(++seed, 1);
+    c.poison_output();
+    c.launch(0);
+    c.synchronize();
+    const AccuracyReport acc = c.check_accuracy(seed);
+    EXPECT_TRUE(acc.passed) << acc.message;
+  }
+}
+
+}  // namespace
+}  // namespace schedlab::kernels

@@ -1,0 +1,12 @@
+#!/usr/bin/env bash
+# Every test: set-up, build, C++ tests (ctest; GPU tests only where a GPU is), the static
+# resource report for sm_90a / gfx942 / gfx950 (a ctest), and the Python tests.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+source scripts/common.sh
+build
+labels=(-LE gpu)
+if have_gpu; then labels=(); echo "test: GPU found: GPU-labelled tests run too"; fi
+(cd "build/$SCHEDLAB_PRESET" && ctest --output-on-failure -j "$(nproc)" "${labels[@]}")
+python3 -m pytest -q analysis/tests scripts/tests
