@@ -1,0 +1,13 @@
+// Benchmarks of prefill_kv_tiles: every variant on the FlashAttention-3 paper's prefill shapes.
+#include "common/harness/gpu_platform.hpp"
+#include "experiments/prefill_kv_tiles/policy.hpp"
+#include "kernels/prefill/prefill_bench.hpp"
+
+using namespace schedlab;
+
+int main(int argc, char** argv) {
+  const kernels::PrefillExperiment<experiments::prefill_kv_tiles::kv_union, experiments::prefill_kv_tiles::kv_separate> experiment{
+      "prefill_kv_tiles", "kv_union", {"kv_union", "kv_separate"}};
+  return harness::bench_main(
+      argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
+}

@@ -1,0 +1,13 @@
+// Benchmarks of prefill_sched_barrier: every variant on the FlashAttention-3 paper's prefill shapes.
+#include "common/harness/gpu_platform.hpp"
+#include "experiments/prefill_sched_barrier/policy.hpp"
+#include "kernels/prefill/prefill_bench.hpp"
+
+using namespace schedlab;
+
+int main(int argc, char** argv) {
+  const kernels::PrefillExperiment<experiments::prefill_sched_barrier::compiler, experiments::prefill_sched_barrier::pinned, experiments::prefill_sched_barrier::interleaved> experiment{
+      "prefill_sched_barrier", "compiler", {"compiler", "pinned", "interleaved"}};
+  return harness::bench_main(
+      argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
+}

@@ -1,0 +1,14 @@
+// Tile-shape and flag candidates of the flash prefill kernel on the FlashAttention-3 setting.
+#include "common/harness/gpu_platform.hpp"
+#include "kernels/prefill/prefill_bench.hpp"
+#include "kernels/prefill/tuning_policy.hpp"
+
+using namespace schedlab;
+namespace tuning = experiments::prefill_tuning;
+
+int main(int argc, char** argv) {
+  const kernels::PrefillExperiment<tuning::w8_n64, tuning::w4_n64, tuning::w8_n64_ftz, tuning::w4_n64_ftz> experiment{
+      "prefill_tuning", "w8_n64", {"w8_n64", "w4_n64", "w8_n64_ftz", "w4_n64_ftz"}};
+  return harness::bench_main(
+      argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
+}

@@ -1,0 +1,35 @@
+// The scheduling knobs of the flash prefill kernel. An experiment variant is one of these
+// with some members changed; the kernel body is shared (kernels/prefill/flash_prefill.cuh).
+#pragma once
+
+namespace schedlab::kernels {
+
+// Shared-memory layout of a K, V (or Q) tile: rows of head_dim 16-bit values.
+enum class SmemLayout {
+  Swizzled,  // 16-byte chunk c of row r stored at chunk c ^ (r % 8): no padding, no conflicts
+  Padded,    // each row padded by one 16-byte chunk: the 8 rows one ldmatrix reads hit 8 bank groups
+};
+
+// Register storage of the K and V B-operand fragments (seed 003).
+enum class KvFragments {
+  Union,     // one storage: V fragments are loaded into it only after the last QK matrix op
+  Separate,  // own registers: V's first fragments are loaded before the last QK matrix ops
+};
+
+// Where the first K fragments of a tile (shared -> registers) are loaded (seed 003).
+enum class KLoadSchedule {
+  Compiler,     // no hint: the compiler places the loads
+  Pinned,       // fenced by sched_barrier between the previous PV and this QK matrix groups
+  Interleaved,  // sched_group_barrier alternates matrix ops with shared-memory reads (AMD)
+};
+
+struct PrefillPolicy {
+  /* Warps = */ static constexpr int kWarps = 8;        // 16 query rows each: a CTA owns 16 * kWarps rows
+  /* BlockN = */ static constexpr int kBlockN = 64;     // keys per K/V tile
+  /* KvBuffers = */ static constexpr int kKvBuffers = 2;  // 1: FA2's single K and V buffers, split waits (seed 001)
+  /* Layout = */ static constexpr SmemLayout kLayout = SmemLayout::Swizzled;
+  /* KvFragments = */ static constexpr KvFragments kKvFragments = KvFragments::Separate;
+  /* KLoad = */ static constexpr KLoadSchedule kKLoad = KLoadSchedule::Compiler;
+};
+
+}  // namespace schedlab::kernels

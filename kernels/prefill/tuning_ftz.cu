@@ -1,0 +1,8 @@
+// Kernel instantiations of the tuning candidates built with -ftz=true (see CMakeLists.txt).
+#include "kernels/prefill/flash_prefill.cuh"
+#include "kernels/prefill/tuning_policy.hpp"
+
+namespace schedlab::kernels {
+template void launch_flash_prefill<experiments::prefill_tuning::w8_n64_ftz>(const PrefillArgs&, gpu::api::stream_t);
+template void launch_flash_prefill<experiments::prefill_tuning::w4_n64_ftz>(const PrefillArgs&, gpu::api::stream_t);
+}  // namespace schedlab::kernels
