@@ -1,0 +1,371 @@
+"""Read schedlab results files (Google Benchmark JSON written by common/harness) into pandas.
+
+A results tree looks like ``results/<device_slug>/<experiment>/<UTC stamp>-<sha>.json``;
+next to a run there may be ``stalls-*.json`` / ``probes-*.json`` (profiler records) and
+``results/static/resources.json`` (per-kernel registers, spills, shared memory).
+
+``load_results`` gives one row per benchmark record with
+  * the record's own fields (``name``, ``run_type``, ``real_time``, counters, ...),
+  * the label's keys (``family``, ``experiment``, ``variant``, ``baseline``, ``dtype``, ``peer``),
+  * the file's context, each key prefixed ``ctx_``,
+  * ``source_file``, ``device_slug``, ``run_time`` (when the run happened),
+  * derived: ``benchmark`` (run name without ``/manual_time``), ``status``
+    (ok / failed / skipped), ``time_us``, ``axes`` (names of the problem-axis columns) and
+    ``name_axes`` (the axes spelled ``key:value`` in the benchmark name).
+"""
+from __future__ import annotations
+
+import json
+import math
+import re
+from datetime import datetime, timezone
+from pathlib import Path
+from typing import Iterable
+
+import numpy as np
+import pandas as pd
+
+MANUAL_TIME_SUFFIX = "/manual_time"
+# common/harness/bench.hpp kSkippedPrefix: an unsupported combination, not a failure.
+SKIPPED_PREFIX = "skipped: "
+TIME_UNIT_TO_US = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}
+
+# Numeric record fields that are bookkeeping or measurements, never problem axes. Every other
+# numeric counter of a record (batch, context, seq_len, head_dim, causal, page_size, ...) is an
+# axis of the problem, as are "key:value" segments of the benchmark name.
+GBENCH_FIELDS = frozenset({
+    "family_index", "per_family_instance_index", "repetitions", "repetition_index", "threads",
+    "iterations", "real_time", "cpu_time",
+})
+HARNESS_COUNTERS = frozenset({
+    "flops", "bytes", "FLOP_per_s", "bytes_per_s", "rel_l2_err", "max_abs_err", "mismatch_pct",
+    "input_sets",
+})
+NON_AXIS_FIELDS = GBENCH_FIELDS | HARNESS_COUNTERS
+
+# Columns every results frame has, even an empty one.
+BASE_COLUMNS = [
+    "source_file", "device_slug", "run_time", "experiment", "family", "variant", "baseline",
+    "peer", "benchmark", "name", "run_type", "aggregate_name", "repetition_index", "status",
+    "error_message", "time_us", "axes", "name_axes",
+]
+
+_STAMP_RE = re.compile(r"^(\d{8}T\d{6}Z)")
+
+
+class ResultsFileError(ValueError):
+    """A results file that cannot be read; the message starts with the file's path."""
+
+    def __init__(self, path: Path | str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = Path(path)
+
+
+def iter_json_files(paths: Iterable[Path | str] | Path | str) -> list[Path]:
+    """JSON files named directly or found below the given directories, sorted."""
+    if isinstance(paths, (str, Path)):
+        paths = [paths]
+    found: set[Path] = set()
+    for p in map(Path, paths):
+        if p.is_dir():
+            found.update(f for f in p.rglob("*.json") if f.is_file() and not f.name.startswith("."))
+        elif p.is_file():
+            found.add(p)
+    return sorted(found)
+
+
+def read_json(path: Path) -> object:
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as e:
+        raise ResultsFileError(path, f"cannot read: {e}") from e
+    try:
+        return json.loads(text)
+    except json.JSONDecodeError as e:
+        raise ResultsFileError(path, f"malformed JSON: {e}") from e
+
+
+def file_kind(path: Path, data: object) -> str:
+    """'benchmarks', 'stalls', 'probes', 'resources' or 'other' (anything else: skipped)."""
+    name = Path(path).name
+    if isinstance(data, dict) and "benchmarks" in data:
+        return "benchmarks"
+    if isinstance(data, dict) and "records" in data:
+        for kind in ("stalls", "probes"):
+            if name.startswith(kind + "-"):
+                return kind
+    if isinstance(data, list) and name == "resources.json":
+        return "resources"
+    return "other"
+
+
+def parse_value(text: str) -> object:
+    """'16' -> 16, '0.5' -> 0.5, anything else stays a string."""
+    try:
+        return int(text)
+    except ValueError:
+        pass
+    try:
+        value = float(text)
+    except ValueError:
+        return text
+    return value if math.isfinite(value) else text
+
+
+def parse_label(label: str | None) -> dict[str, object]:
+    """'family=decode;variant=streaming;peer=0' -> {'family': 'decode', ..., 'peer': 0}."""
+    out: dict[str, object] = {}
+    for part in (label or "").split(";"):
+        key, sep, value = part.partition("=")
+        if sep and key.strip():
+            out[key.strip()] = parse_value(value.strip())
+    return out
+
+
+def name_axes(name: str) -> dict[str, object]:
+    """Google Benchmark ArgNames segments: 'x/batch:16/context:1024' -> {'batch': 16, ...}."""
+    out: dict[str, object] = {}
+    for seg in name.split("/"):
+        key, sep, value = seg.partition(":")
+        if sep and key and value:
+            out[key] = parse_value(value)
+    return out
+
+
+def strip_manual_time(name: str) -> str:
+    return name[: -len(MANUAL_TIME_SUFFIX)] if name.endswith(MANUAL_TIME_SUFFIX) else name
+
+
+def _context_value(value: object) -> object:
+    return json.dumps(value, sort_keys=True) if isinstance(value, (list, dict)) else value
+
+
+def _run_time(path: Path, context: dict) -> pd.Timestamp:
+    """When the run happened: the UTC stamp the harness puts in the file name, else the
+    context's date, else the file's modification time."""
+    m = _STAMP_RE.match(path.name)
+    if m:
+        return pd.Timestamp(datetime.strptime(m.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=timezone.utc))
+    stamp = pd.to_datetime(context.get("date"), utc=True, errors="coerce")
+    if not pd.isna(stamp):
+        return stamp
+    return pd.Timestamp(path.stat().st_mtime, unit="s", tz="UTC")
+
+
+def slugify(text: str) -> str:
+    """Same rule as the harness's device_slug(): 'NVIDIA H200' -> 'h200'."""
+    for vendor in ("NVIDIA ", "AMD "):
+        if text.startswith(vendor):
+            text = text[len(vendor):]
+    slug = re.sub(r"[^0-9a-z]+", "-", text.lower()).strip("-")
+    return slug or "unknown"
+
+
+def _device_slug(path: Path, experiment: object, context: dict) -> str:
+    # results/<device_slug>/<experiment>/<file>: trust the layout when it is there.
+    if experiment and path.parent.name == experiment and path.parent.parent.name:
+        return path.parent.parent.name
+    return slugify(str(context.get("device", "unknown")))
+
+
+def _status(record: dict) -> tuple[str, str]:
+    if not record.get("error_occurred") and not record.get("skipped"):
+        return "ok", ""
+    message = str(record.get("error_message") or record.get("skip_message") or "error")
+    return ("skipped" if message.startswith(SKIPPED_PREFIX) else "failed"), message
+
+
+def _time_us(record: dict, status: str, path: Path) -> float:
+    if status != "ok" or record.get("aggregate_unit", "time") != "time":
+        return float("nan")  # failed runs and cv aggregates carry no time
+    unit = record.get("time_unit", "ns")  # Google Benchmark's default unit is ns
+    if unit not in TIME_UNIT_TO_US:
+        raise ResultsFileError(path, f"benchmark {record.get('name')!r}: unknown time_unit {unit!r}")
+    return float(record.get("real_time", float("nan"))) * TIME_UNIT_TO_US[unit]
+
+
+def benchmark_rows(path: Path, data: dict) -> list[dict]:
+    """Rows of one Google Benchmark JSON file (validated; errors name the file)."""
+    context = data.get("context", {})
+    benchmarks = data.get("benchmarks")
+    if not isinstance(context, dict):
+        raise ResultsFileError(path, "'context' is not an object")
+    if not isinstance(benchmarks, list):
+        raise ResultsFileError(path, "'benchmarks' is not a list")
+    ctx = {f"ctx_{k}": _context_value(v) for k, v in context.items()}
+    run_time = _run_time(path, context)
+    rows = []
+    for i, record in enumerate(benchmarks):
+        if not isinstance(record, dict) or not isinstance(record.get("name"), str):
+            raise ResultsFileError(path, f"benchmarks[{i}] is not a record with a 'name'")
+        row: dict[str, object] = dict(ctx)
+        label = parse_label(record.get("label"))
+        row.update(label)
+        row.update(record)  # a record field wins over a label key of the same name
+        axes = name_axes(record["name"])
+        for key, value in axes.items():
+            row.setdefault(key, value)
+        numeric = {k for k, v in record.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        row["axes"] = ",".join(sorted((numeric - NON_AXIS_FIELDS) | set(axes)))
+        row["name_axes"] = ",".join(sorted(axes))
+        row["experiment"] = label.get("experiment") or context.get("experiment") or path.parent.name
+        row["peer"] = int(label.get("peer", 0) or 0)
+        row["benchmark"] = strip_manual_time(str(record.get("run_name") or record["name"]))
+        row["status"], row["error_message"] = _status(record)
+        row["time_us"] = _time_us(record, row["status"], path)
+        row["source_file"] = str(path)
+        row["device_slug"] = _device_slug(path, row["experiment"], context)
+        row["run_time"] = run_time
+        rows.append(row)
+    return rows
+
+
+def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
+    df = pd.DataFrame(rows)
+    for col in columns:
+        if col not in df.columns:
+            df[col] = pd.Series(dtype=object)
+    return df
+
+
+def load_results(paths: Iterable[Path | str] | Path | str) -> pd.DataFrame:
+    """Every benchmark record of every results file under ``paths`` (files or directories).
+
+    JSON files that are not Google Benchmark output (stall/probe files, resources.json,
+    anything else) are skipped; a malformed file raises ResultsFileError naming it.
+    """
+    rows: list[dict] = []
+    for path in iter_json_files(paths):
+        data = read_json(path)
+        if file_kind(path, data) == "benchmarks":
+            rows.extend(benchmark_rows(path, data))
+    return _frame(rows, BASE_COLUMNS)
+
+
+def latest_runs(df: pd.DataFrame) -> pd.DataFrame:
+    """For each (device, experiment, benchmark), the rows of the newest file that has it.
+
+    Results accumulate (a file per run); a plot compares the newest measurement of each
+    configuration. Older runs stay on disk and in ``load_results``.
+    """
+    if df.empty:
+        return df
+    keys = ["device_slug", "experiment", "benchmark"]
+    newest = df.groupby(keys, dropna=False)["run_time"].transform("max")
+    return df[df["run_time"] == newest].reset_index(drop=True)
+
+
+def axis_columns(df: pd.DataFrame, source: str = "axes") -> list[str]:
+    """Problem-axis columns used by any row of ``df``: from counters and name segments
+    (``source='axes'``) or from name segments only (``source='name_axes'``)."""
+    names: set[str] = set()
+    for axes in df.get(source, pd.Series(dtype=object)).dropna():
+        names.update(a for a in str(axes).split(",") if a)
+    return sorted(n for n in names if n in df.columns)
+
+
+def config_columns(df: pd.DataFrame) -> list[str]:
+    """Columns that identify a configuration within an experiment: the axes and the dtype.
+
+    When every benchmark name spells its axes (``.../batch:16/context:4096/page:16``) those
+    are the configuration: counters such as a kernel's chosen ``num_splits`` describe the
+    run, not the problem, and may differ between the variants of one configuration.
+    Otherwise every axis counter counts."""
+    named = df.get("name_axes", pd.Series(dtype=object))
+    use_names = len(df) > 0 and named.notna().all() and (named.astype(str) != "").all()
+    cols = axis_columns(df, "name_axes" if use_names else "axes")
+    if "dtype" in df.columns and df["dtype"].notna().any():
+        cols.append("dtype")
+    return cols
+
+
+def samples(df: pd.DataFrame) -> pd.DataFrame:
+    """Per-repetition samples of the successful runs: one row per sample with ``time_us``.
+
+    Iteration rows (``--benchmark_repetitions`` with aggregates not suppressed) are the
+    samples. Where a benchmark has only aggregates, its median (else mean) aggregate is its
+    one sample and ``from_aggregate`` is True: enough for a point, not for a spread or CI.
+    """
+    ok = df[(df["status"] == "ok") & df["time_us"].notna()]
+    iteration = ok[ok["run_type"].fillna("iteration") == "iteration"]
+    have = set(zip(iteration["source_file"], iteration["benchmark"]))
+    agg = ok[ok["run_type"] == "aggregate"]
+    agg = agg[np.array([(s, b) not in have for s, b in zip(agg["source_file"], agg["benchmark"])], dtype=bool)]
+    rank = agg["aggregate_name"].map({"median": 0, "mean": 1})
+    agg = agg[rank.notna()].assign(_rank=rank).sort_values("_rank")
+    agg = agg.drop_duplicates(["source_file", "benchmark"]).drop(columns="_rank")
+    out = pd.concat([iteration.assign(from_aggregate=False), agg.assign(from_aggregate=True)],
+                    ignore_index=True)
+    return out
+
+
+def aggregate_stddev(df: pd.DataFrame) -> dict[tuple[str, str], float]:
+    """(source_file, benchmark) -> the stddev aggregate in us, where the run reported one."""
+    sd = df[(df["run_type"] == "aggregate") & (df["aggregate_name"] == "stddev")]
+    return {(s, b): t for s, b, t in zip(sd["source_file"], sd["benchmark"], sd["time_us"])}
+
+
+def context_number(df: pd.DataFrame, key: str) -> float | None:
+    """A numeric context value (e.g. copy_bandwidth_GBps) shared by ``df``'s files: the
+    median over files when runs differ, None when no file has it."""
+    col = f"ctx_{key}"
+    if col not in df.columns:
+        return None
+    per_file = df.drop_duplicates("source_file")[col]
+    values = pd.to_numeric(per_file, errors="coerce").dropna()
+    return float(np.median(values)) if len(values) else None
+
+
+def load_records(paths: Iterable[Path | str] | Path | str, kind: str) -> pd.DataFrame:
+    """Records of every ``stalls-*.json`` (kind='stalls') or ``probes-*.json`` (kind='probes')
+    file, one row per record, with the file's context (``ctx_``), ``source_file``,
+    ``experiment``, ``device_slug`` and ``run_time``. ``wait_points`` dicts become
+    ``wait_<point>`` columns."""
+    rows = []
+    for path in iter_json_files(paths):
+        data = read_json(path)
+        if file_kind(path, data) != kind:
+            continue
+        context = data.get("context", {})
+        records = data.get("records")
+        if not isinstance(context, dict) or not isinstance(records, list):
+            raise ResultsFileError(path, "expected {'context': {...}, 'records': [...]}")
+        experiment = context.get("experiment") or path.parent.name
+        base = {f"ctx_{k}": _context_value(v) for k, v in context.items()}
+        base.update(source_file=str(path), experiment=experiment,
+                    device_slug=_device_slug(path, experiment, context), run_time=_run_time(path, context))
+        for i, rec in enumerate(records):
+            if not isinstance(rec, dict) or "benchmark" not in rec:
+                raise ResultsFileError(path, f"records[{i}] has no 'benchmark'")
+            row = dict(base)
+            for key, value in rec.items():
+                if key == "wait_points" and isinstance(value, dict):
+                    row.update({f"wait_{p}": c for p, c in value.items()})
+                else:
+                    row[key] = value
+            row["benchmark"] = strip_manual_time(str(rec["benchmark"]))
+            rows.append(row)
+    return _frame(rows, ["source_file", "experiment", "device_slug", "run_time", "benchmark"])
+
+
+def latest_records(records: pd.DataFrame) -> pd.DataFrame:
+    """Newest record per (device, experiment, benchmark, kernel)."""
+    if records.empty:
+        return records
+    keys = ["device_slug", "experiment", "benchmark"] + (["kernel"] if "kernel" in records else [])
+    newest = records.groupby(keys, dropna=False)["run_time"].transform("max")
+    return records[records["run_time"] == newest].reset_index(drop=True)
+
+
+def load_resources(paths: Iterable[Path | str] | Path | str) -> pd.DataFrame:
+    """The static resource report(s) (``resources.json``): one row per (kernel, target)."""
+    rows = []
+    for path in iter_json_files(paths):
+        data = read_json(path)
+        if file_kind(path, data) != "resources":
+            continue
+        for i, rec in enumerate(data):
+            if not isinstance(rec, dict):
+                raise ResultsFileError(path, f"entry {i} is not an object")
+            rows.append(dict(rec, source_file=str(path)))
+    return _frame(rows, ["kernel", "target", "experiment", "variant", "source_file"])

@@ -1,0 +1,177 @@
+"""Statistics over repetitions: medians with spread, bootstrap CIs, speedups over a baseline.
+
+Conventions (also in analysis/README.md):
+  * the centre is the median over repetitions;
+  * the spread shown is the interquartile range (25th-75th percentile) over repetitions, or
+    +/- the stddev aggregate when a run kept only aggregates;
+  * a speedup is median(baseline time) / median(variant time); its 95% CI is a percentile
+    bootstrap that resamples each side's repetitions independently, with a seeded
+    numpy Generator (same seed, same interval).
+"""
+from __future__ import annotations
+
+import numpy as np
+import pandas as pd
+
+from .load import aggregate_stddev, config_columns, samples as repetition_samples
+
+DEFAULT_SEED = 20241120
+DEFAULT_BOOTSTRAP = 10_000
+SPREAD_IQR = "IQR over repetitions"
+SPREAD_STDDEV = "+/- stddev aggregate (no per-repetition rows)"
+SPREAD_NONE = "single sample"
+
+# Columns summarize() adds (present even when there is nothing to summarize).
+SUMMARY_COLUMNS = ["n", "time_lo", "time_hi", "spread_kind", "flops", "bytes", "mismatch_pct", "rel_l2_err",
+                   "max_abs_err", "tflops", "tflops_lo", "tflops_hi", "gbps", "gbps_lo", "gbps_hi"]
+
+# Per-row measurement fields that make no sense on a one-row-per-benchmark summary.
+_PER_ROW = ["name", "run_type", "aggregate_name", "aggregate_unit", "repetition_index", "real_time",
+            "cpu_time", "iterations", "time_us", "FLOP_per_s", "bytes_per_s", "from_aggregate"]
+
+
+def bootstrap_ratio_ci(numerator, denominator, *, n_boot: int = DEFAULT_BOOTSTRAP,
+                       level: float = 0.95, seed: int = DEFAULT_SEED) -> tuple[float, float, float]:
+    """median(numerator) / median(denominator) and its percentile-bootstrap CI.
+
+    Each side is resampled with replacement independently (the repetitions of two variants
+    are separate runs, not pairs). Returns (point, low, high); low/high are NaN when a side
+    has fewer than two samples.
+    """
+    num = np.asarray(numerator, dtype=float)
+    den = np.asarray(denominator, dtype=float)
+    if num.size == 0 or den.size == 0:
+        raise ValueError("bootstrap_ratio_ci needs at least one sample on each side")
+    point = float(np.median(num) / np.median(den))
+    if num.size < 2 or den.size < 2:
+        return point, float("nan"), float("nan")
+    rng = np.random.default_rng(seed)
+    boot_num = np.median(num[rng.integers(0, num.size, size=(n_boot, num.size))], axis=1)
+    boot_den = np.median(den[rng.integers(0, den.size, size=(n_boot, den.size))], axis=1)
+    tail = 100 * (1 - level) / 2
+    low, high = np.percentile(boot_num / boot_den, [tail, 100 - tail])
+    return point, float(low), float(high)
+
+
+def _centre_and_spread(values: np.ndarray) -> tuple[float, float, float]:
+    if values.size == 0:
+        return float("nan"), float("nan"), float("nan")
+    q25, q50, q75 = np.percentile(values, [25, 50, 75])
+    return float(q50), float(q25), float(q75)
+
+
+def _first(series: pd.Series) -> object:
+    values = series.dropna()
+    return values.iloc[0] if len(values) else float("nan")
+
+
+def summarize(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per (source_file, benchmark): identity columns, ``status``/``error_message``,
+    ``n`` (repetitions), ``time_us`` median with ``time_lo``/``time_hi``, ``spread_kind``,
+    and, where the record declares ``flops``/``bytes``, ``tflops`` and ``gbps`` with their
+    own lo/hi (rates are computed per repetition from the declared work and the measured
+    time, not read from the rate counters)."""
+    if df.empty:
+        extra = [c for c in SUMMARY_COLUMNS if c not in df.columns]
+        return pd.DataFrame(columns=list(df.columns) + extra)
+    samp = repetition_samples(df)
+    by_key = {k: g for k, g in samp.groupby(["source_file", "benchmark"])}
+    stddev = aggregate_stddev(df)
+    out = []
+    for key, rows in df.groupby(["source_file", "benchmark"], sort=False):
+        row = rows.iloc[0].drop(labels=[c for c in _PER_ROW if c in rows.columns]).to_dict()
+        bad = rows[rows["status"] != "ok"]
+        if len(bad):
+            row["status"], row["error_message"] = bad["status"].iloc[0], bad["error_message"].iloc[0]
+        g = by_key.get(key)
+        times = g["time_us"].to_numpy(float) if g is not None and row["status"] == "ok" else np.array([])
+        from_agg = g is not None and bool(g["from_aggregate"].any())
+        source = g if g is not None else rows
+        for work in ("flops", "bytes", "mismatch_pct", "rel_l2_err", "max_abs_err"):
+            row[work] = _first(source[work]) if work in source else float("nan")
+        row["n"] = 0 if from_agg else int(times.size)
+        centre, lo, hi = _centre_and_spread(times)
+        kind = SPREAD_IQR if times.size > 1 else (SPREAD_NONE if times.size else "")
+        if from_agg and key in stddev and np.isfinite(stddev[key]):
+            lo, hi, kind = centre - stddev[key], centre + stddev[key], SPREAD_STDDEV
+        row.update(time_us=centre, time_lo=lo, time_hi=hi, spread_kind=kind)
+        for rate, work, scale in (("tflops", "flops", 1e12), ("gbps", "bytes", 1e9)):
+            amount = row[work]
+            if times.size and np.isfinite(amount) and amount > 0:
+                # Rates fall as time rises: the rate interval comes from the time interval.
+                row[rate] = float(np.median(amount / (times * 1e-6) / scale))
+                row[f"{rate}_lo"] = amount / (hi * 1e-6) / scale
+                row[f"{rate}_hi"] = amount / (lo * 1e-6) / scale
+            else:
+                row[rate] = row[f"{rate}_lo"] = row[f"{rate}_hi"] = float("nan")
+        out.append(row)
+    return pd.DataFrame(out).reset_index(drop=True)
+
+
+def config_key(row: pd.Series | dict, columns: list[str]) -> tuple:
+    """A hashable configuration key; missing values become None."""
+    key = []
+    for c in columns:
+        v = row.get(c) if hasattr(row, "get") else row[c]
+        key.append(None if v is None or (isinstance(v, float) and np.isnan(v)) else v)
+    return tuple(key)
+
+
+def varying_columns(df: pd.DataFrame, columns: list[str]) -> list[str]:
+    """The configuration columns that take more than one value in ``df`` (the ones worth
+    naming in a label; the rest are fixed for the experiment)."""
+    return [c for c in columns if c in df and df[c].nunique(dropna=False) > 1]
+
+
+def config_label(row: pd.Series | dict, columns: list[str]) -> str:
+    parts = []
+    for c, v in zip(columns, config_key(row, columns)):
+        if v is None:
+            continue
+        if isinstance(v, float) and v.is_integer():
+            v = int(v)
+        parts.append(str(v) if c == "dtype" else f"{c}={v}")
+    return " ".join(parts) or "(single config)"
+
+
+def speedups(summary: pd.DataFrame, df: pd.DataFrame, *, seed: int = DEFAULT_SEED,
+             n_boot: int = DEFAULT_BOOTSTRAP) -> pd.DataFrame:
+    """Speedup of every successful variant over its baseline (the label's ``baseline``),
+    per device, experiment and configuration, with a bootstrap 95% CI over repetitions.
+
+    ``summary`` is ``summarize(df)`` (or a subset of it); ``df`` holds the raw rows the
+    samples come from. Configurations whose baseline did not run successfully are left out.
+    """
+    cols = ["device_slug", "experiment", "config", "variant", "baseline", "speedup", "ci_low",
+            "ci_high", "n_baseline", "n_variant", "method"]
+    ok = summary[summary["status"] == "ok"]
+    if ok.empty:
+        return pd.DataFrame(columns=cols)
+    samp = repetition_samples(df)
+    times = {k: g["time_us"].to_numpy(float) for k, g in samp[~samp["from_aggregate"]].groupby(
+        ["source_file", "benchmark"])}
+    out = []
+    for (device, experiment), exp in ok.groupby(["device_slug", "experiment"], sort=True):
+        ccols = config_columns(exp)
+        lcols = varying_columns(exp, ccols)
+        index = {(r["variant"], config_key(r, ccols)): r for _, r in exp.iterrows()}
+        for _, r in exp.iterrows():
+            if r["variant"] == r["baseline"] or pd.isna(r["baseline"]):
+                continue
+            base = index.get((r["baseline"], config_key(r, ccols)))
+            if base is None:
+                continue
+            t_base = times.get((base["source_file"], base["benchmark"]), np.array([]))
+            t_var = times.get((r["source_file"], r["benchmark"]), np.array([]))
+            if t_base.size >= 2 and t_var.size >= 2:
+                point, low, high = bootstrap_ratio_ci(t_base, t_var, n_boot=n_boot, seed=seed)
+                method = f"bootstrap 95% CI, {n_boot} resamples, seed {seed}"
+            else:
+                point, low, high = base["time_us"] / r["time_us"], float("nan"), float("nan")
+                method = "point estimate only (no per-repetition rows)"
+            label = r["config"] if "config" in r and isinstance(r["config"], str) else config_label(r, lcols)
+            out.append(dict(device_slug=device, experiment=experiment, config=label,
+                            variant=r["variant"], baseline=r["baseline"], speedup=point, ci_low=low,
+                            ci_high=high, n_baseline=int(t_base.size), n_variant=int(t_var.size),
+                            method=method))
+    return pd.DataFrame(out, columns=cols)
