@@ -34,10 +34,14 @@ __device__ __forceinline__ float hi_of(std::uint32_t v) {
   else return numeric::f16_bits_to_float(static_cast<std::uint16_t>(v >> 16));
 }
 
+// The emulation is out of line (noinline): inlined into every unrolled k-step it makes the
+// gfx9 compile of a decode instantiation take minutes, and it is never timed anyway.
+#define SCHEDLAB_EMULATED __device__ __attribute__((noinline))
+
 // c (row g, g+8; cols 2t, 2t+1) += A B, gathering row g / g+8 of A from the 4 lanes 4g..4g+3
 // and columns 2t, 2t+1 of B from lanes with those g, as the PTX fragment layouts place them.
 template <class T>
-__device__ __forceinline__ void mma_16816(float (&c)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
+SCHEDLAB_EMULATED void mma_16816(float (&c)[4], const std::uint32_t (&a)[4], const std::uint32_t (&b)[2]) {
   const int lane = frag_lane(), g = lane / 4, t = lane % 4;
 #pragma unroll
   for (int kq = 0; kq < 4; ++kq) {  // the 4 lanes holding k = 2kq.. and 2kq+8..
@@ -57,7 +61,7 @@ __device__ __forceinline__ void mma_16816(float (&c)[4], const std::uint32_t (&a
 
 // ldmatrix: lane l of each 32-lane half supplies the address of row l % 8 of matrix l / 8;
 // lane (g, t) receives elements (g, 2t..2t+1) of each matrix (trans: (2t..2t+1, g)).
-__device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* row_ptr) {
+SCHEDLAB_EMULATED void ldmatrix_x4(std::uint32_t (&r)[4], const void* row_ptr) {
   const int lane = frag_lane(), g = lane / 4, t = lane % 4;
 #pragma unroll
   for (int m = 0; m < 4; ++m) {
@@ -65,7 +69,7 @@ __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* r
     r[m] = *reinterpret_cast<const std::uint32_t*>(row + 4 * t);
   }
 }
-__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* row_ptr) {
+SCHEDLAB_EMULATED void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* row_ptr) {
   const int lane = frag_lane(), g = lane / 4, t = lane % 4;
 #pragma unroll
   for (int m = 0; m < 4; ++m) {
