@@ -3,14 +3,18 @@
 # each decode variant at the default shape. Binaries come prebuilt in .carry/bin (built on
 # the development machine with the same nvcc), Google Benchmark's library in .carry/lib.
 # Everything lands in $OUT/results.tgz (results/<device>/<experiment>/...) plus logs.
+# PHASE=bench runs tests and benchmarks only, PHASE=ncu the profiles only (each fits one call).
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/.carry/lib:${LD_LIBRARY_PATH:-}
 B=.carry/bin
 OUT=${OUT:-/tmp/out}
 R=$OUT/stage/results
 mkdir -p "$R" "$OUT/logs"
-nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv >"$OUT/logs/smi.txt"
+smi() { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv,noheader >>"$OUT/logs/smi.txt"; }
+smi
 # GPU tests: the gtest XML is the record.
+PHASE=${PHASE:-all}
+if [ "$PHASE" != ncu ]; then
 $B/schedlab_gpu_tests --gtest_output=xml:"$OUT/logs/gpu_tests.xml" >"$OUT/logs/gpu_tests.txt" 2>&1
 echo "gpu tests rc=$? $(grep -E '^\[  (PASSED|FAILED)' "$OUT/logs/gpu_tests.txt" | tr '\n' ' ')"
 flags=(--benchmark_repetitions=${REPS:-5} --benchmark_min_time=${MIN_TIME:-0.05} --benchmark_report_aggregates_only=false)
@@ -20,9 +24,10 @@ for b in $B/bench_*; do
   "$b" --schedlab_results_root="$R" "${flags[@]}" ${FILTER:+--benchmark_filter=$FILTER} >"$OUT/logs/$name.txt" 2>&1
   echo "$name rc=$? $(( $(date +%s) - start ))s"
 done
+fi
 # Stalls: one profiled launch per decode variant at batch 16, context 16k, bf16 (the
 # accuracy launch is skipped with --launch-skip 1; the combine kernel is not profiled).
-if [ -z "${SKIP_NCU:-}" ] && command -v ncu >/dev/null; then
+if [ "$PHASE" != bench ] && command -v ncu >/dev/null; then
   metrics=gpu__time_duration.sum,smsp__average_warp_latency_per_inst_issued.ratio
   for r in long_scoreboard short_scoreboard lg_throttle mio_throttle barrier wait math_pipe_throttle \
            not_selected selected dispatch_stall drain imc_miss branch_resolving no_instruction sleeping membar \
@@ -32,8 +37,8 @@ if [ -z "${SKIP_NCU:-}" ] && command -v ncu >/dev/null; then
   mkdir -p "$R/ncu"
   for b in $B/bench_decode_*; do
     exp=${b##*/bench_}
-    for t in $("$b" --benchmark_list_tests --benchmark_filter="bf16/batch:16/context:16384/page:16" 2>/dev/null); do
-      variant=$(echo "$t" | cut -d/ -f2)
+    for t in $("$b" --benchmark_list_tests --benchmark_filter="${NCU_FILTER:-(bf16|fp8_e4m3)/batch:16/context:16384/page:16}" 2>/dev/null); do
+      variant=$(echo "$t" | cut -d/ -f2).$(echo "$t" | cut -d/ -f3)
       ncu --clock-control none --csv --page raw --metrics "$metrics" -k regex:paged_decode_kernel \
         --launch-skip 1 --launch-count 1 "$b" --schedlab_profile_once --benchmark_filter="^$t\$" \
         >"$R/ncu/$exp.$variant.csv" 2>"$OUT/logs/ncu_$exp.$variant.txt"
@@ -41,5 +46,15 @@ if [ -z "${SKIP_NCU:-}" ] && command -v ncu >/dev/null; then
     done
   done
 fi
-tar -C "$OUT/stage" -czf "$OUT/results.tgz" results && rm -rf "$OUT/stage"
+# In-kernel probes: a separate build (.carry/probes) at the ncu shape; its timings are
+# perturbed, so its results stay out of results/ and only the probe records are kept.
+if [ "$PHASE" != bench ] && [ -d .carry/probes ]; then
+  for b in .carry/probes/bench_decode_*; do
+    "$b" --schedlab_results_root="$OUT/stage/probe_runs" --benchmark_min_time=0.02 \
+      --benchmark_filter="${NCU_FILTER:-(bf16|fp8_e4m3)/batch:16/context:16384/page:16}" >"$OUT/logs/probes_$(basename "$b").txt" 2>&1
+    echo "probes $(basename "$b") rc=$?"
+  done
+fi
+smi
+tar -C "$OUT/stage" -czf "$OUT/results.tgz" . && rm -rf "$OUT/stage"
 ls -la "$OUT"

@@ -34,6 +34,7 @@ void set_counters(benchmark::State& state, const Case& c, const AccuracyReport& 
   state.counters["mismatch_pct"] = acc.mismatch_pct;
   state.counters["input_sets"] = input_sets;
   for (const auto& [k, v] : c.axes()) state.counters[k] = v;
+  for (const auto& [k, v] : c.extra_counters()) state.counters[k] = v;
 }
 
 }  // namespace

@@ -42,6 +42,8 @@ class Case {
   virtual Work work() const = 0;
   virtual std::size_t input_set_bytes() const = 0;  // bytes one launch reads and writes
   virtual std::map<std::string, double> axes() const = 0;  // numeric axes for the record
+  // Measurements beyond time and accuracy (in-kernel probe shares); read after the timed loop.
+  virtual std::map<std::string, double> extra_counters() const { return {}; }
 };
 
 class Clock {

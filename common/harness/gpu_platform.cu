@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "common/gpu/device.hpp"
+#include "common/gpu/probe.hpp"
 #include "common/gpu/runtime.hpp"
 
 namespace schedlab::harness {
@@ -61,6 +62,7 @@ std::optional<Platform> gpu_platform() {
   p.context["sched_hints"] = gpu::kSchedHintsHonored ? "honored" : "no-op on this backend";
   p.context["set_priority"] = gpu::kPriorityHonored ? "honored" : "no-op on this backend";
   p.context["async_copy"] = gpu::kAsyncCopyMode;
+  p.context["stall_probes"] = gpu::kStallProbes ? "on: wait-point cycle probes built in, timings perturbed" : "off";
   return p;
 }
 

@@ -12,6 +12,7 @@
 #include "common/gpu/device.hpp"
 #include "common/gpu/kernel_traits.hpp"
 #include "common/gpu/launch.hpp"
+#include "common/gpu/probe.hpp"
 #include "common/gpu/warp_mma.hpp"
 #include "kernels/common/element.hpp"
 #include "kernels/decode/decode_policy.hpp"
@@ -33,6 +34,7 @@ struct Params {
   void* o;
   float* partial_o;
   float* partial_lse;
+  unsigned long long* probe_slots;  // gpu::kProbeSlots counters; null unless probes are built in
   int q_heads, kv_heads, page_size, max_pages_per_seq, window, num_splits, tiles_per_split;
   float scale_log2;  // softmax scale * log2(e): scores live in the log2 domain (exp2)
 };
@@ -308,6 +310,7 @@ __global__ void __launch_bounds__(Policy::kWarps * kWarpSize) paged_decode_kerne
   using T = Tile<kKv, kHeadDim>;
   constexpr int kStagesHere = kStages<Policy, kKv>;
   extern __shared__ __align__(16) unsigned char smem[];
+  gpu::WaitProbe probe;
   const int split = blockIdx.x, kvh = blockIdx.y, seq = blockIdx.z;
   const int group = a.q_heads / a.kv_heads;
   const int seq_len = a.context_lens[seq];
@@ -345,8 +348,10 @@ __global__ void __launch_bounds__(Policy::kWarps * kWarpSize) paged_decode_kerne
 
   for (int i = 0; i < my_tiles; ++i) {
     const int b = i % kStagesHere;
+    probe.before();
     gpu::async_wait<kStagesHere - 1, 2 * T::kRawChunksPerLane>();
     gpu::warp_sync();
+    probe.after(gpu::WaitPoint::AsyncCopy);
     float s[2][4];
     std::uint32_t pa[4];
     // STAGE qk_softmax (priority 0 under stage hints)
@@ -375,8 +380,11 @@ __global__ void __launch_bounds__(Policy::kWarps * kWarpSize) paged_decode_kerne
     if constexpr (!T::kFp8) issue(i + kStagesHere);
   }
   gpu::async_wait<0>();
+  probe.before();
   gpu::block_sync();  // the K/V stages become the warps' combine space
+  probe.after(gpu::WaitPoint::BlockBarrier);
   combine_warps<Policy, kKv, kHeadDim>(st, reinterpret_cast<float*>(smem), a, seq, kvh, split, group);
+  probe.flush(a.probe_slots);
 }
 
 // Merges the splits of one (sequence, head): weights 2^(lse_s - max lse).
@@ -405,7 +413,7 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
   const DecodeProblem& p = *args.problem;
   constexpr int kBytes = Smem<Policy, kKv, kHeadDim>::kBytes;
   Params a{args.q,      static_cast<const unsigned char*>(args.k_pool), static_cast<const unsigned char*>(args.v_pool),
-           args.block_table, args.context_lens, args.k_scale, args.v_scale, args.o, args.partial_o, args.partial_lse,
+           args.block_table, args.context_lens, args.k_scale, args.v_scale, args.o, args.partial_o, args.partial_lse, args.probe_slots,
            p.q_heads,   p.kv_heads, p.page_size, p.max_pages_per_seq, p.window, plan.num_splits, plan.tiles_per_split,
            p.scale() * kLog2e};
   auto kernel = paged_decode_kernel<Policy, kKv, kHeadDim, gpu::DynamicSmem<kBytes>>;

@@ -19,6 +19,7 @@ struct DecodeArgs {
   void* o;
   float* partial_o;    // [batch, q_heads, splits, head_dim] when splits > 1
   float* partial_lse;  // [batch, q_heads, splits], log2 domain
+  unsigned long long* probe_slots;  // gpu::kProbeSlots wait-point counters, or null
   const DecodeProblem* problem;
   int num_splits;
 };
