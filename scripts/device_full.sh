@@ -25,13 +25,15 @@ for b in $B/bench_*; do
   echo "$name rc=$? $(( $(date +%s) - start ))s"
 done
 fi
-# Stalls: one profiled launch per decode variant at batch 16, context 16k, bf16 (the
-# accuracy launch is skipped with --launch-skip 1; the combine kernel is not profiled).
+# Stalls: one profiled run per decode variant at batch 16, context 16k (bf16 and fp8). That
+# shape runs two splits, so a run is the decode kernel plus the split combine: the accuracy
+# run's two launches are skipped and the next two profiled (their sum is compared with the
+# harness time by scripts/ingest_device_results.py).
 if [ "$PHASE" != bench ] && command -v ncu >/dev/null; then
   metrics=gpu__time_duration.sum,smsp__average_warp_latency_per_inst_issued.ratio
   for r in long_scoreboard short_scoreboard lg_throttle mio_throttle barrier wait math_pipe_throttle \
            not_selected selected dispatch_stall drain imc_miss branch_resolving no_instruction sleeping membar \
-           tex_throttle misc; do
+           tex_throttle misc gmma; do
     metrics+=",smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
   done
   mkdir -p "$R/ncu"
@@ -39,9 +41,10 @@ if [ "$PHASE" != bench ] && command -v ncu >/dev/null; then
     exp=${b##*/bench_}
     for t in $("$b" --benchmark_list_tests --benchmark_filter="${NCU_FILTER:-(bf16|fp8_e4m3)/batch:16/context:16384/page:16}" 2>/dev/null); do
       variant=$(echo "$t" | cut -d/ -f2).$(echo "$t" | cut -d/ -f3)
-      ncu --clock-control none --csv --page raw --metrics "$metrics" -k regex:paged_decode_kernel \
-        --launch-skip 1 --launch-count 1 "$b" --schedlab_profile_once --benchmark_filter="^$t\$" \
-        >"$R/ncu/$exp.$variant.csv" 2>"$OUT/logs/ncu_$exp.$variant.txt"
+      ncu --clock-control none --csv --page raw --print-units base --metrics "$metrics" \
+        -k 'regex:paged_decode_kernel|decode_combine_kernel' --launch-skip 2 --launch-count 2 \
+        --log-file "$R/ncu/$exp.$variant.csv" "$b" --schedlab_profile_once --benchmark_filter="^$t\$" \
+        >"$OUT/logs/ncu_$exp.$variant.txt" 2>&1
       echo "ncu $exp $variant rc=$?"
     done
   done

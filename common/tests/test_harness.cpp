@@ -189,6 +189,81 @@ TEST_F(HarnessTest, MalformedProblemWritesNothing) {
   EXPECT_TRUE(files_in(dir_).empty());
 }
 
+// Every structural kind of malformed problem (issue #2): the run stops before any output.
+struct Malformed {
+  const char* field;
+  std::function<void(PrefillProblem&, DecodeProblem&)> spoil;
+  bool decode;
+};
+
+DecodeProblem small_decode() {
+  return make_decode_problem(2, 8, 2, 64, 16, {20, 40}, DType::bf16, 3);
+}
+
+class MalformedTest : public HarnessTest, public ::testing::WithParamInterface<Malformed> {};
+
+TEST_P(MalformedTest, WritesNothing) {
+  PrefillProblem p = small_problem();
+  DecodeProblem d = small_decode();
+  GetParam().spoil(p, d);
+  if (GetParam().decode) {
+    EXPECT_THROW(d.validate(), InvalidProblem);
+  } else {
+    EXPECT_THROW(p.validate(), InvalidProblem);
+  }
+  try {
+    GetParam().decode ? d.validate() : p.validate();
+  } catch (const InvalidProblem& e) {
+    EXPECT_EQ(e.field(), GetParam().field) << e.what();
+  }
+  const int rc = run(dir_, [&](Registry& r) {
+    r.add<PrefillProblem>("selftest/good", "family=prefill", small_problem(), host_kernel(0.f));
+    if (GetParam().decode) {
+      r.add<DecodeProblem>("selftest/malformed", "family=decode", d,
+                           [](const DecodeProblem&) -> std::unique_ptr<Case> { return nullptr; });
+    } else {
+      r.add<PrefillProblem>("selftest/malformed", "family=prefill", p, host_kernel(0.f));
+    }
+  });
+  EXPECT_EQ(rc, 2);
+  EXPECT_TRUE(files_in(dir_).empty());
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    EveryKind, MalformedTest,
+    ::testing::Values(
+        Malformed{"q_heads", [](PrefillProblem& p, DecodeProblem&) { p.q_heads = 3; p.kv_heads = 2; }, false},
+        Malformed{"batch", [](PrefillProblem& p, DecodeProblem&) { p.batch = 0; }, false},
+        Malformed{"q_len", [](PrefillProblem& p, DecodeProblem&) { p.q_len = -4; }, false},
+        Malformed{"head_dim", [](PrefillProblem& p, DecodeProblem&) { p.head_dim = 20; }, false},
+        Malformed{"window", [](PrefillProblem& p, DecodeProblem&) { p.window = -1; }, false},
+        Malformed{"q_heads", [](PrefillProblem&, DecodeProblem& d) { d.q_heads = 6; d.kv_heads = 4; }, true},
+        Malformed{"block_table", [](PrefillProblem&, DecodeProblem& d) { d.block_table[1] = d.num_pages; }, true},
+        Malformed{"block_table", [](PrefillProblem&, DecodeProblem& d) { d.block_table[0] = -1; }, true},
+        Malformed{"context_lens", [](PrefillProblem&, DecodeProblem& d) { d.context_lens[1] = 16 * d.max_pages_per_seq + 1; }, true},
+        Malformed{"context_lens", [](PrefillProblem&, DecodeProblem& d) { d.context_lens.push_back(5); }, true},
+        Malformed{"context_lens", [](PrefillProblem&, DecodeProblem& d) { d.context_lens[0] = 0; }, true},
+        Malformed{"page_size", [](PrefillProblem&, DecodeProblem& d) { d.page_size = 0; }, true},
+        Malformed{"k_scale", [](PrefillProblem&, DecodeProblem& d) { d.kv_dtype = DType::fp8_e4m3; }, true}),
+    [](const auto& info) { return std::string(info.param.field) + "_" + std::to_string(info.index); });
+
+// Well-formed, but outside what the kernel supports (a dtype or head dim it has no code
+// for): recorded as skipped with the field named, never timed.
+TEST_F(HarnessTest, UnsupportedDtypeIsSkippedNamingTheField) {
+  const int rc = run(dir_, [](Registry& r) {
+    r.add<PrefillProblem>("selftest/fp16_only", "family=prefill", small_problem(), [](const PrefillProblem& p) {
+      KernelSupport s;
+      s.dtypes = {DType::f16};
+      require_support(p, s);
+      return std::unique_ptr<Case>(std::make_unique<HostPrefillCase>(p, 0.f));
+    });
+  });
+  ASSERT_EQ(rc, 0);
+  const std::string json = slurp(files_in(dir_).at(0));
+  EXPECT_NE(json.find(std::string(kSkippedPrefix) + "invalid problem: dtype"), std::string::npos) << json;
+  EXPECT_EQ(json.find("FLOP_per_s"), std::string::npos);
+}
+
 TEST_F(HarnessTest, UnsupportedCombinationIsSkippedWithReason) {
   const int rc = run(dir_, [](Registry& r) {
     r.add<PrefillProblem>("selftest/unsupported", "family=prefill", small_problem(), [](const PrefillProblem& p) {
