@@ -280,18 +280,47 @@ def utc_stamp(now: datetime | None = None) -> str:
     return (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
 
 
+def _git_dir_head(repo: Path) -> str | None:
+    """HEAD's commit read from the .git directory itself (no git binary, no ownership check)."""
+    for d in [repo, *repo.parents]:
+        git = d / ".git"
+        if not git.is_dir():
+            continue
+        try:
+            head = (git / "HEAD").read_text().strip()
+            if not head.startswith("ref: "):
+                return head or None
+            ref = head[len("ref: "):]
+            if (git / ref).is_file():
+                return (git / ref).read_text().strip() or None
+            packed = git / "packed-refs"
+            if packed.is_file():
+                for line in packed.read_text().splitlines():
+                    parts = line.split()
+                    if len(parts) == 2 and parts[1] == ref:
+                        return parts[0]
+        except OSError:
+            return None
+        return None
+    return None
+
+
 def git_provenance(repo: Path | str = ".") -> tuple[str, str]:
-    """(commit, dirty) from git, else from $SCHEDLAB_COMMIT / $SCHEDLAB_DIRTY."""
+    """(commit, dirty): from git (any owner: a copied checkout is often someone else's), else
+    from $SCHEDLAB_COMMIT / $SCHEDLAB_DIRTY, else HEAD read from .git with dirty 'unknown'."""
+    git = ["git", "-c", "safe.directory=*"]
     try:
-        commit = subprocess.run(["git", "rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True,
+        commit = subprocess.run(git + ["rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True,
                                 check=True, timeout=10).stdout.strip()
-        status = subprocess.run(["git", "status", "--porcelain"], cwd=repo, capture_output=True, text=True,
-                                check=True, timeout=30).stdout
+        status = subprocess.run(git + ["status", "--porcelain"], cwd=repo, capture_output=True, text=True,
+                                check=True, timeout=60).stdout
         if commit:
             return commit, "true" if status.strip() else "false"
     except (OSError, subprocess.SubprocessError):
         pass
-    return os.environ.get("SCHEDLAB_COMMIT", "unknown"), os.environ.get("SCHEDLAB_DIRTY", "unknown")
+    if os.environ.get("SCHEDLAB_COMMIT"):
+        return os.environ["SCHEDLAB_COMMIT"], os.environ.get("SCHEDLAB_DIRTY", "unknown")
+    return _git_dir_head(Path(repo).resolve()) or "unknown", os.environ.get("SCHEDLAB_DIRTY", "unknown")
 
 
 def results_document(context: dict, records: list[dict]) -> dict:

@@ -207,6 +207,22 @@ def test_git_provenance_falls_back_to_env(peers, tmp_path, monkeypatch):
     assert peers.git_provenance(tmp_path) == ("feedfacefeedfacefeedface", "true")
 
 
+def test_git_head_read_without_git(peers, tmp_path, monkeypatch):
+    # A copied checkout where git cannot run: HEAD is read from .git itself (loose or packed ref).
+    monkeypatch.delenv("SCHEDLAB_COMMIT", raising=False)
+    monkeypatch.delenv("SCHEDLAB_DIRTY", raising=False)
+    monkeypatch.setenv("PATH", str(tmp_path / "no-bin"))
+    git = tmp_path / "repo" / ".git"
+    (git / "refs" / "heads").mkdir(parents=True)
+    (git / "HEAD").write_text("ref: refs/heads/main\n")
+    sub = tmp_path / "repo" / "analysis" / "peers"
+    sub.mkdir(parents=True)
+    (git / "packed-refs").write_text("# pack-refs\n" + "ab" * 20 + " refs/heads/main\n")
+    assert peers.git_provenance(sub) == ("ab" * 20, "unknown")
+    (git / "refs" / "heads" / "main").write_text("cd" * 20 + "\n")
+    assert peers.git_provenance(sub) == ("cd" * 20, "unknown")
+
+
 def test_table_and_summary_line(peers):
     recs = fake_family(peers, "prefill", [{"seq": 8192, "head_dim": 128, "causal": 0}], reps=3)
     bench = peers.bench_name("prefill", "sdpa_flash", {"seq": 8192, "head_dim": 128, "causal": 0})
