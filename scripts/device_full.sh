@@ -14,6 +14,10 @@ smi() { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power
 smi
 # GPU tests: the gtest XML is the record.
 PHASE=${PHASE:-all}
+# Whatever happens, the archive is written: each benchmark gets what is left of BUDGET_S
+# (a benchmark stopped early leaves only its .partial file, never a results file).
+t0=$(date +%s)
+left() { echo $(( ${BUDGET_S:-520} - ($(date +%s) - t0) )); }
 if [ "$PHASE" != ncu ]; then
 $B/schedlab_gpu_tests --gtest_output=xml:"$OUT/logs/gpu_tests.xml" >"$OUT/logs/gpu_tests.txt" 2>&1
 echo "gpu tests rc=$? $(grep -E '^\[  (PASSED|FAILED)' "$OUT/logs/gpu_tests.txt" | tr '\n' ' ')"
@@ -21,7 +25,8 @@ flags=(--benchmark_repetitions=${REPS:-5} --benchmark_min_time=${MIN_TIME:-0.05}
 for b in $B/bench_*; do
   name=$(basename "$b")
   start=$(date +%s)
-  "$b" --schedlab_results_root="$R" "${flags[@]}" ${FILTER:+--benchmark_filter=$FILTER} >"$OUT/logs/$name.txt" 2>&1
+  if [ "$(left)" -le 20 ]; then echo "$name not run: out of time"; continue; fi
+  timeout "$(left)" "$b" --schedlab_results_root="$R" "${flags[@]}" ${FILTER:+--benchmark_filter=$FILTER} >"$OUT/logs/$name.txt" 2>&1
   echo "$name rc=$? $(( $(date +%s) - start ))s"
 done
 fi
