@@ -44,7 +44,7 @@ if [ "$PHASE" != bench ] && command -v ncu >/dev/null; then
   mkdir -p "$R/ncu"
   for b in $B/bench_decode_*; do
     exp=${b##*/bench_}
-    for t in $("$b" --benchmark_list_tests --benchmark_filter="${NCU_FILTER:-(bf16|fp8_e4m3)/batch:16/context:16384/page:16}" 2>/dev/null); do
+    for t in $("$b" --benchmark_list_tests --benchmark_filter="${NCU_FILTER:-(bf16|fp8_e4m3)/batch:16/context:16384/page:16}" 2>/dev/null | grep '/manual_time$'); do
       variant=$(echo "$t" | cut -d/ -f2).$(echo "$t" | cut -d/ -f3)
       ncu --clock-control none --csv --page raw --print-units base --metrics "$metrics" \
         -k 'regex:paged_decode_kernel|decode_combine_kernel' --launch-skip 2 --launch-count 2 \

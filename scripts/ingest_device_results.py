@@ -35,6 +35,9 @@ def copy_results(stage: Path, results: Path) -> dict[tuple[str, str], Path]:
     newest: dict[tuple[str, str], Path] = {}
     for f in sorted((stage / "results").glob("*/*/*.json")):
         device, experiment = f.parts[-3], f.parts[-2]
+        if not read_json(f).get("benchmarks"):
+            print(f"skipped  {f.name}: no benchmark records")
+            continue
         dest = results / device / experiment / f.name
         if dest.exists():
             raise SystemExit(f"{dest} exists: results are never written over")
@@ -55,13 +58,20 @@ def median_us(results_file: Path, benchmark: str) -> float | None:
 
 def ingest_ncu(stage: Path, results: Path, newest: dict) -> list[dict]:
     rows = []
-    for device_dir in sorted((stage / "results").glob("*/ncu")):
-        device = device_dir.parent.name
+    # device_full.sh writes the CSVs to results/ncu/ (the device is the one the run's results name)
+    devices = sorted({d for d, _ in newest})
+    for device_dir, device in [(stage / "results" / "ncu", d) for d in devices[:1]]:
+        if not device_dir.is_dir():
+            continue
         by_experiment: dict[str, list[dict]] = {}
         for csv in sorted(device_dir.glob("*.csv")):
             experiment, variant, dtype = csv.stem.split(".")
             benchmark = f"{experiment}/{variant}/{dtype}/{NCU_SHAPE}"
-            breakdown = ncu.parse_ncu_csv(csv)
+            try:
+                breakdown = ncu.parse_ncu_csv(csv)
+            except ncu.NcuCsvError as e:  # a profile that did not run: say so, keep going
+                print(f"ncu      skipped {csv.name}: {e}")
+                continue
             by_experiment.setdefault(experiment, []).extend(ncu.records_for(breakdown, benchmark))
             run = newest.get((device, experiment))
             harness = median_us(run, benchmark) if run else None
@@ -102,13 +112,14 @@ def ingest_probes(stage: Path, results: Path) -> None:
 
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("tgz", type=Path)
+    ap.add_argument("tgz", type=Path, nargs="+", help="archives of one device session, oldest first")
     ap.add_argument("--results", type=Path, default=Path("results"))
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         stage = Path(tmp)
-        with tarfile.open(args.tgz) as tar:
-            tar.extractall(stage)
+        for tgz in args.tgz:
+            with tarfile.open(tgz) as tar:
+                tar.extractall(stage)
         newest = copy_results(stage, args.results)
         rows = ingest_ncu(stage, args.results, newest)
         ingest_probes(stage, args.results)

@@ -135,10 +135,15 @@ class Dataset:
                               records["probes"], res, ceilings, ccols, lcols)
 
 
+# Axes that describe how our kernel stores the problem, not the problem: a peer that reads a
+# contiguous KV cache (page 0 in its name) still computes the same attention.
+LAYOUT_AXES = ("page", "page_size")
+
+
 def _at_configs(peers: pd.DataFrame, own: pd.DataFrame, ccols: list[str]) -> pd.DataFrame:
-    """Peer rows whose values agree with a configuration of ``own`` on every axis (and the
-    dtype) both have, labelled (``config``) with that configuration's label."""
-    candidates = sorted(set(load.axis_columns(own)) | set(ccols))
+    """Peer rows whose values agree with a configuration of ``own`` on every problem axis (and
+    the dtype) both have, labelled (``config``) with that configuration's label."""
+    candidates = sorted((set(load.axis_columns(own)) | set(ccols)) - set(LAYOUT_AXES))
     shared = [c for c in candidates if c in peers.columns and peers[c].notna().any()]
     if peers.empty or own.empty or not shared:
         return peers.iloc[0:0].assign(config=pd.Series(dtype=object))

@@ -67,6 +67,7 @@ struct Flags {
   std::string out_dir;
   std::string results_root = "results";
   bool profile_once = false;
+  bool list_only = false;
   std::vector<char*> rest;
 };
 
@@ -79,6 +80,10 @@ Flags take_own_flags(int argc, char** argv) {
     if (a.rfind(out_flag, 0) == 0) f.out_dir = a.substr(out_flag.size());
     else if (a.rfind(root_flag, 0) == 0) f.results_root = a.substr(root_flag.size());
     else if (a == "--schedlab_profile_once") f.profile_once = true;
+    else if (a.rfind("--benchmark_list_tests", 0) == 0 && a != "--benchmark_list_tests=false") {
+      f.list_only = true;  // listing names is not a run: no results file
+      f.rest.push_back(argv[i]);
+    }
     else f.rest.push_back(argv[i]);
   }
   return f;
@@ -144,7 +149,7 @@ int bench_main(int argc, char** argv, const std::string& experiment, const Regis
     fs::remove(partial);
     return 1;
   }
-  if (opts.profile_once) {
+  if (opts.profile_once || flags.list_only) {
     fs::remove(partial);
     return 0;
   }
