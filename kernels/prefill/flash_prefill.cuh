@@ -21,7 +21,7 @@ namespace schedlab::kernels::prefill_detail {
 using gpu::kWarpSize;
 using gpu::Sched;
 inline constexpr float kLog2e = 1.4426950408889634f;
-inline constexpr int kRowsPerWarp = 16;  // M of the m16n8k16 matrix instruction
+inline constexpr int kMmaRows = 16;  // M of the m16n8k16 matrix instruction
 
 struct Params {
   const std::uint16_t* q;
@@ -45,12 +45,24 @@ struct SmemTile {
     if constexpr (kPadded) return row * kRowBytes + chunk * 16;
     else return row * kRowBytes + (chunk ^ (row % 8)) * 16;
   }
+  // Fragment addressing: a lane reads chunk 2 * step + low (low 0 or 1) of row row0 + rows
+  // (rows a multiple of 8). lane_offset() is the step-0 offset; at() is one XOR (swizzled:
+  // 2 * step flips only chunk bits above bit 0, which are bits 5.. of the offset, so
+  // XOR-ing the offset XORs the chunk) or one add (padded), plus an immediate. Written as
+  // offset(row, 2 * step + low) the compiler hoists one register per (row, step) out of
+  // the tile loop: about 30 registers at head dim 128.
+  static __device__ __forceinline__ int lane_offset(int row0, int low) { return offset(row0, low); }
+  static __device__ __forceinline__ const unsigned char* at(const unsigned char* tile, int lane_off, int step,
+                                                            int rows) {
+    return tile + ((kPadded ? lane_off + step * 32 : lane_off ^ (step * 32)) + rows * kRowBytes);
+  }
 };
 
 template <class Policy, int kHeadDim>
 struct Config {
   static constexpr int kThreads = Policy::kWarps * kWarpSize;  // = kThreadsOf<Policy>
-  static constexpr int kBlockM = Policy::kWarps * kRowsPerWarp;  // query rows per CTA
+  static constexpr int kMTiles = Policy::kWarpRows / kMmaRows;  // m16 tiles per warp: each B fragment feeds kMTiles ops
+  static constexpr int kBlockM = Policy::kWarps * Policy::kWarpRows;  // query rows per CTA
   static constexpr int kBlockN = Policy::kBlockN;                // keys per K/V tile
   using QTile = SmemTile<Policy::kLayout, kBlockM, kHeadDim>;
   using KvTile = SmemTile<Policy::kLayout, kBlockN, kHeadDim>;
@@ -58,12 +70,17 @@ struct Config {
   static constexpr int kPvSteps = kBlockN / 16;   // k16 steps of O += P V
   static constexpr int kKeyTiles = kBlockN / 8;   // n8 tiles of S (16 x kBlockN)
   static constexpr int kDimTiles = kHeadDim / 8;  // n8 tiles of O (16 x kHeadDim)
+  // k16 steps of QK unrolled: all with Q in registers (its fragments are indexed by the
+  // step); Policy::kQkUnroll otherwise, which bounds how many K/Q loads the compiler hoists.
+  static constexpr int kQkUnroll = Policy::kQInRegisters ? kQkSteps : Policy::kQkUnroll;
+  static constexpr bool kSkipUnitRescale = Policy::kSkipUnitRescale;
   // Shared storage: the Q tile, then kKvBuffers x (K tile, V tile).
   static constexpr int kSmemBytes = QTile::kBytes + Policy::kKvBuffers * 2 * KvTile::kBytes;
-  // With one buffer V(j) arrives after QK(j) starts, so only two buffers can prefetch it.
-  static constexpr bool kPrefetchV = Policy::kKvFragments == KvFragments::Separate && Policy::kKvBuffers == 2;
+  // With one buffer V(j) arrives after QK(j) starts, so only whole-tile buffers can prefetch it.
+  static constexpr bool kPrefetchV = Policy::kKvFragments == KvFragments::Separate && Policy::kKvBuffers >= 2;
   static_assert(kBlockN % 16 == 0 && kHeadDim % 16 == 0, "tiles are whole k16 steps");
-  static_assert(Policy::kKvBuffers == 1 || Policy::kKvBuffers == 2, "one buffer (split K/V waits) or two");
+  static_assert(Policy::kWarpRows % kMmaRows == 0, "a warp owns whole m16 tiles");
+  static_assert(Policy::kKvBuffers >= 1 && Policy::kKvBuffers <= 4, "one to four K/V buffers");
   static_assert(kSmemBytes <= 227 * 1024, "shared storage over the sm_90 per-block limit");
 };
 
@@ -90,12 +107,21 @@ struct KvRegs<Cfg, KvFragments::Union> {
   __device__ auto& v() { return v_; }
 };
 
-// Per-warp online-softmax state of rows g and g + 8 (g = lane / 4) of the warp's 16.
+// Per-warp online-softmax state of rows g and g + 8 (g = lane / 4) of each m16 tile.
 template <class Cfg>
 struct RowState {
-  float m[2] = {-INFINITY, -INFINITY};  // running max (log2 domain)
-  float l[2] = {0.f, 0.f};              // this lane's share of the running sum
-  float o[Cfg::kDimTiles][4] = {};      // O accumulator: C fragments of kDimTiles n8 tiles
+  float m[Cfg::kMTiles][2];                // running max (log2 domain)
+  float l[Cfg::kMTiles][2];                // this lane's share of the running sum
+  float o[Cfg::kMTiles][Cfg::kDimTiles][4];  // O accumulator: C fragments of kDimTiles n8 tiles
+  __device__ RowState() {
+#pragma unroll
+    for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+      m[mt][0] = m[mt][1] = -INFINITY;
+      l[mt][0] = l[mt][1] = 0.f;
+#pragma unroll
+      for (int n = 0; n < Cfg::kDimTiles; ++n) o[mt][n][0] = o[mt][n][1] = o[mt][n][2] = o[mt][n][3] = 0.f;
+    }
+  }
 };
 
 // STAGE produce: async copies of kRows rows (row stride `stride` elements) into a shared
@@ -118,69 +144,107 @@ __device__ __forceinline__ void produce_tile(unsigned char* tile, const std::uin
   }
 }
 
-// The warp's 16 query rows as A fragments, one per k16 step.
+// One k16 step of m16 tile mt of the warp's query rows as an A fragment.
 template <class Cfg>
-__device__ __forceinline__ void load_q(std::uint32_t (&qa)[Cfg::kQkSteps][4], const unsigned char* q_tile) {
+__device__ __forceinline__ void load_q_step(std::uint32_t (&qa)[4], const unsigned char* q_tile, int mt, int kk) {
   const int lane = gpu::mma::frag_lane();
-  const int row = gpu::warp_id() * kRowsPerWarp + ((lane / 8) % 2) * 8 + lane % 8;  // matrices 1, 3: rows 8-15
-#pragma unroll
-  for (int kk = 0; kk < Cfg::kQkSteps; ++kk)
-    gpu::mma::ldmatrix_x4(qa[kk], q_tile + Cfg::QTile::offset(row, 2 * kk + lane / 16));
+  const int row = gpu::warp_id() * Cfg::kMTiles * kMmaRows + ((lane / 8) % 2) * 8 + lane % 8;  // matrices 1, 3: rows 8-15
+  const int off = Cfg::QTile::lane_offset(row, lane / 16);  // matrices 2, 3: dims 8-15
+  gpu::mma::ldmatrix_x4(qa, Cfg::QTile::at(q_tile, off, kk, mt * kMmaRows));
 }
+
+// Q A-fragments of the warp's rows: loaded once and held in registers, or re-read from the
+// shared Q tile at every k16 step (FA2's choice at head dim 128: it frees 16 registers per
+// k16 step and m16 tile, for a shared-memory read that feeds kKeyTiles matrix ops).
+template <class Cfg, bool kInRegisters>
+struct QFrags;
+template <class Cfg>
+struct QFrags<Cfg, true> {
+  std::uint32_t q[Cfg::kMTiles][Cfg::kQkSteps][4];
+  __device__ explicit QFrags(const unsigned char* q_tile) {
+#pragma unroll
+    for (int mt = 0; mt < Cfg::kMTiles; ++mt)
+#pragma unroll
+      for (int kk = 0; kk < Cfg::kQkSteps; ++kk) load_q_step<Cfg>(q[mt][kk], q_tile, mt, kk);
+  }
+  __device__ void step(std::uint32_t (&qa)[Cfg::kMTiles][4], int kk) const {
+#pragma unroll
+    for (int mt = 0; mt < Cfg::kMTiles; ++mt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) qa[mt][i] = q[mt][kk][i];
+  }
+};
+template <class Cfg>
+struct QFrags<Cfg, false> {
+  const unsigned char* q_tile;
+  __device__ explicit QFrags(const unsigned char* tile) : q_tile(tile) {}
+  __device__ void step(std::uint32_t (&qa)[Cfg::kMTiles][4], int kk) const {
+#pragma unroll
+    for (int mt = 0; mt < Cfg::kMTiles; ++mt) load_q_step<Cfg>(qa[mt], q_tile, mt, kk);
+  }
+};
 
 // One k16 step of V (16 keys x head_dim) as B fragments (transposed load: V is [key][dim]).
 template <class Cfg, class Regs>
 __device__ __forceinline__ void load_v_step(Regs& regs, const unsigned char* v_tile, int kk) {
   const int lane = gpu::mma::frag_lane();
-  const int row = kk * 16 + ((lane / 8) % 2) * 8 + lane % 8;  // matrices 1, 3: keys 8-15
+  const int row = ((lane / 8) % 2) * 8 + lane % 8;  // matrices 1, 3: keys 8-15
+  const int off = Cfg::KvTile::lane_offset(row, lane / 16);  // matrices 2, 3: the second n8 tile
 #pragma unroll
   for (int nn = 0; nn < Cfg::kDimTiles / 2; ++nn)
-    gpu::mma::ldmatrix_x4_trans(regs.v()[nn], v_tile + Cfg::KvTile::offset(row, 2 * nn + lane / 16));
+    gpu::mma::ldmatrix_x4_trans(regs.v()[nn], Cfg::KvTile::at(v_tile, off, nn, kk * 16));
 }
 
-// STAGE 1: QK gemm, S (16 x kBlockN) = Q K^T, one k16 step at a time.
-template <class Policy, class Cfg, class Op, class Regs>
-__device__ __forceinline__ void compute_qk(float (&s)[Cfg::kKeyTiles][4], const std::uint32_t (&qa)[Cfg::kQkSteps][4],
+// STAGE 1: QK gemm, S (kWarpRows x kBlockN) = Q K^T, one k16 step at a time.
+template <class Policy, class Cfg, class Op, class Q, class Regs>
+__device__ __forceinline__ void compute_qk(float (&s)[Cfg::kMTiles][Cfg::kKeyTiles][4], const Q& q,
                                            const unsigned char* k_tile, const unsigned char* v_tile, Regs& regs) {
   const int lane = gpu::mma::frag_lane();
   const int row = (lane / 16) * 8 + lane % 8;  // key; matrices 2, 3: keys 8-15 of the pair
-  const int half = (lane / 8) % 2;             // matrices 1, 3: the second 8 dims of the step
+  const int k_off = Cfg::KvTile::lane_offset(row, (lane / 8) % 2);  // matrices 1, 3: dims 8-15
 #pragma unroll
-  for (int n = 0; n < Cfg::kKeyTiles; ++n)
+  for (int mt = 0; mt < Cfg::kMTiles; ++mt)
 #pragma unroll
-    for (int i = 0; i < 4; ++i) s[n][i] = 0.f;
+    for (int n = 0; n < Cfg::kKeyTiles; ++n)
 #pragma unroll
+      for (int i = 0; i < 4; ++i) s[mt][n][i] = 0.f;
+#pragma unroll Cfg::kQkUnroll
   for (int kk = 0; kk < Cfg::kQkSteps; ++kk) {
+    std::uint32_t qa[Cfg::kMTiles][4];
+    q.step(qa, kk);
     // Seed 003: the first K load fenced between the previous PV and this QK matrix group.
     if (Policy::kKLoad == KLoadSchedule::Pinned && kk == 0) gpu::sched_barrier<Sched::NONE>();
 #pragma unroll
     for (int np = 0; np < Cfg::kKeyTiles / 2; ++np)
-      gpu::mma::ldmatrix_x4(regs.k()[np], k_tile + Cfg::KvTile::offset(np * 16 + row, 2 * kk + half));
+      gpu::mma::ldmatrix_x4(regs.k()[np], Cfg::KvTile::at(k_tile, k_off, kk, np * 16));
     if (Policy::kKLoad == KLoadSchedule::Pinned && kk == 0) gpu::sched_barrier<Sched::NONE>();
     // Separate registers: V's first step loads before the last QK matrix ops (seed 003).
     if (Cfg::kPrefetchV && kk == Cfg::kQkSteps - 1) load_v_step<Cfg>(regs, v_tile, 0);
 #pragma unroll
-    for (int np = 0; np < Cfg::kKeyTiles / 2; ++np) {
-      gpu::mma::mma_16816<Op>(s[2 * np], qa[kk], {regs.k()[np][0], regs.k()[np][1]});
-      gpu::mma::mma_16816<Op>(s[2 * np + 1], qa[kk], {regs.k()[np][2], regs.k()[np][3]});
-    }
+    for (int np = 0; np < Cfg::kKeyTiles / 2; ++np)
+#pragma unroll
+      for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+        gpu::mma::mma_16816<Op>(s[mt][2 * np], qa[mt], {regs.k()[np][0], regs.k()[np][1]});
+        gpu::mma::mma_16816<Op>(s[mt][2 * np + 1], qa[mt], {regs.k()[np][2], regs.k()[np][3]});
+      }
     if constexpr (Policy::kKLoad == KLoadSchedule::Interleaved) {
-      // One shared read, then the two matrix ops it feeds; counts follow the tile shape.
+      // One shared read, then the matrix ops it feeds; counts follow the tile shape.
 #pragma unroll
       for (int np = 0; np < Cfg::kKeyTiles / 2; ++np) {
         gpu::sched_group_barrier<Sched::DS_READ, 1, 0>();
-        gpu::sched_group_barrier<Sched::MFMA, 2, 0>();
+        gpu::sched_group_barrier<Sched::MFMA, 2 * Cfg::kMTiles, 0>();
       }
     }
   }
 }
 
-// STAGE 2: online softmax. Masks (kMask: the tile crosses the causal diagonal or the end
-// of the keys), updates the running max and sum, rescales O, and packs P as A fragments.
+// STAGE 2: online softmax of one m16 tile. Masks (kMask: the tile crosses the causal
+// diagonal or the end of the keys), updates the running max and sum, rescales O, and packs
+// P as A fragments.
 template <class Cfg, class Op, bool kMask>
-__device__ __forceinline__ void online_softmax(float (&s)[Cfg::kKeyTiles][4], RowState<Cfg>& st,
-                                               std::uint32_t (&pa)[Cfg::kPvSteps][4], const Params& a, int key0,
-                                               int q_row0) {
+__device__ __forceinline__ void online_softmax(float (&s)[Cfg::kKeyTiles][4], float (&m)[2], float (&l)[2],
+                                               float (&o)[Cfg::kDimTiles][4], std::uint32_t (&pa)[Cfg::kPvSteps][4],
+                                               const Params& a, int key0, int q_row0) {
   const int g = gpu::mma::frag_lane() / 4, t = gpu::mma::frag_lane() % 4;
   float tile_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
@@ -194,27 +258,32 @@ __device__ __forceinline__ void online_softmax(float (&s)[Cfg::kKeyTiles][4], Ro
       }
       tile_max[i / 2] = fmaxf(tile_max[i / 2], s[n][i]);
     }
+  float corr[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     tile_max[r] = fmaxf(tile_max[r], gpu::shfl_xor(tile_max[r], 1));  // the 4 lanes of a row
     tile_max[r] = fmaxf(tile_max[r], gpu::shfl_xor(tile_max[r], 2));
-    const float m_new = fmaxf(st.m[r], tile_max[r] * a.scale_log2);
+    const float m_new = fmaxf(m[r], tile_max[r] * a.scale_log2);
     // A row with no visible key so far keeps m at -inf; a finite stand-in avoids inf - inf.
     const float m_use = m_new == -INFINITY ? 0.f : m_new;
-    const float corr = gpu::mma::fast_exp2(st.m[r] - m_use);
-    st.m[r] = m_new;
-    st.l[r] *= corr;
-#pragma unroll
-    for (int n = 0; n < Cfg::kDimTiles; ++n) {
-      st.o[n][2 * r] *= corr;
-      st.o[n][2 * r + 1] *= corr;
-    }
+    corr[r] = gpu::mma::fast_exp2(m[r] - m_use);
+    m[r] = m_new;
+    l[r] *= corr[r];
 #pragma unroll
     for (int n = 0; n < Cfg::kKeyTiles; ++n) {
       s[n][2 * r] = gpu::mma::fast_exp2(fmaf(s[n][2 * r], a.scale_log2, -m_use));
       s[n][2 * r + 1] = gpu::mma::fast_exp2(fmaf(s[n][2 * r + 1], a.scale_log2, -m_use));
-      st.l[r] += s[n][2 * r] + s[n][2 * r + 1];
+      l[r] += s[n][2 * r] + s[n][2 * r + 1];
     }
+  }
+  // O *= corr. Skipped when no row of this lane saw a larger max (corr is exactly 1): the
+  // branch is taken by the warp only if some lane needs it (FA4 goes further and rescales
+  // only when the max grows by more than a threshold).
+  if (!Cfg::kSkipUnitRescale || corr[0] != 1.f || corr[1] != 1.f) {
+#pragma unroll
+    for (int n = 0; n < Cfg::kDimTiles; ++n)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) o[n][i] *= corr[i / 2];
   }
 #pragma unroll
   for (int kk = 0; kk < Cfg::kPvSteps; ++kk) {
@@ -225,18 +294,21 @@ __device__ __forceinline__ void online_softmax(float (&s)[Cfg::kKeyTiles][4], Ro
   }
 }
 
-// STAGE 3: PV gemm, O (16 x head_dim) += P (16 x kBlockN) V (kBlockN x head_dim).
+// STAGE 3: PV gemm, O (kWarpRows x head_dim) += P (kWarpRows x kBlockN) V (kBlockN x head_dim).
+// `first_loaded`: V's first step is already in regs (loaded during the QK gemm).
 template <class Cfg, class Op, class Regs>
-__device__ __forceinline__ void compute_pv(RowState<Cfg>& st, const std::uint32_t (&pa)[Cfg::kPvSteps][4],
-                                           const unsigned char* v_tile, Regs& regs) {
+__device__ __forceinline__ void compute_pv(RowState<Cfg>& st, const std::uint32_t (&pa)[Cfg::kMTiles][Cfg::kPvSteps][4],
+                                           const unsigned char* v_tile, Regs& regs, bool first_loaded) {
 #pragma unroll
   for (int kk = 0; kk < Cfg::kPvSteps; ++kk) {
-    if (!(Cfg::kPrefetchV && kk == 0)) load_v_step<Cfg>(regs, v_tile, kk);
+    if (!(first_loaded && kk == 0)) load_v_step<Cfg>(regs, v_tile, kk);
 #pragma unroll
-    for (int nn = 0; nn < Cfg::kDimTiles / 2; ++nn) {
-      gpu::mma::mma_16816<Op>(st.o[2 * nn], pa[kk], {regs.v()[nn][0], regs.v()[nn][1]});
-      gpu::mma::mma_16816<Op>(st.o[2 * nn + 1], pa[kk], {regs.v()[nn][2], regs.v()[nn][3]});
-    }
+    for (int nn = 0; nn < Cfg::kDimTiles / 2; ++nn)
+#pragma unroll
+      for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
+        gpu::mma::mma_16816<Op>(st.o[mt][2 * nn], pa[mt][kk], {regs.v()[nn][0], regs.v()[nn][1]});
+        gpu::mma::mma_16816<Op>(st.o[mt][2 * nn + 1], pa[mt][kk], {regs.v()[nn][2], regs.v()[nn][3]});
+      }
   }
 }
 
@@ -247,23 +319,170 @@ __device__ __forceinline__ void write_o(RowState<Cfg>& st, const Params& a, std:
   const int g = gpu::mma::frag_lane() / 4, t = gpu::mma::frag_lane() % 4;
   const std::int64_t stride = std::int64_t(a.q_heads) * Cfg::kDimTiles * 8;
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    float l = st.l[r];
-    l += gpu::shfl_xor(l, 1);
-    l += gpu::shfl_xor(l, 2);
-    const float inv = l > 0.f ? 1.f / l : 0.f;
-    const int row = gpu::warp_id() * kRowsPerWarp + g + 8 * r;
-    if (row >= rows_left) continue;
+  for (int mt = 0; mt < Cfg::kMTiles; ++mt)
 #pragma unroll
-    for (int n = 0; n < Cfg::kDimTiles; ++n)
-      *reinterpret_cast<std::uint32_t*>(o_rows + row * stride + n * 8 + 2 * t) =
-          gpu::mma::pack2<Op>(st.o[n][2 * r] * inv, st.o[n][2 * r + 1] * inv);
-  }
+    for (int r = 0; r < 2; ++r) {
+      float l = st.l[mt][r];
+      l += gpu::shfl_xor(l, 1);
+      l += gpu::shfl_xor(l, 2);
+      const float inv = l > 0.f ? 1.f / l : 0.f;
+      const int row = (gpu::warp_id() * Cfg::kMTiles + mt) * kMmaRows + g + 8 * r;
+      if (row >= rows_left) continue;
+#pragma unroll
+      for (int n = 0; n < Cfg::kDimTiles; ++n)
+        *reinterpret_cast<std::uint32_t*>(o_rows + row * stride + n * 8 + 2 * t) =
+            gpu::mma::pack2<Op>(st.o[mt][n][2 * r] * inv, st.o[mt][n][2 * r + 1] * inv);
+    }
 }
 
 // Threads of a CTA, named without a comma: HIP's __launch_bounds__ is a macro.
 template <class Policy>
 inline constexpr int kThreadsOf = Policy::kWarps * kWarpSize;
+
+// What one CTA works on: its rows, its key tiles, and where the tiles live.
+template <class Policy, int kHeadDim>
+struct Cta {
+  using Cfg = Config<Policy, kHeadDim>;
+  const Params& a;
+  unsigned char* smem;
+  int q_row0, n_tiles, unmasked_end;  // keys below unmasked_end are visible to every row
+  std::int64_t q_off, kv_stride;
+  const std::uint16_t *k_rows, *v_rows;
+
+  __device__ Cta(const Params& p, unsigned char* shared) : a(p), smem(shared) {
+    const int m_block = static_cast<int>(gridDim.x - 1 - blockIdx.x);  // longest causal rows first
+    const int head = blockIdx.y, batch = blockIdx.z, kv_head = head / (a.q_heads / a.kv_heads);
+    const int offset = a.kv_len - a.q_len;  // bottom-right causal alignment
+    q_row0 = m_block * Cfg::kBlockM;
+    const int last_row = min(q_row0 + Cfg::kBlockM, a.q_len) - 1;
+    const int key_end = a.causal ? min(a.kv_len, last_row + offset + 1) : a.kv_len;
+    n_tiles = key_end > 0 ? (key_end + Cfg::kBlockN - 1) / Cfg::kBlockN : 0;
+    unmasked_end = a.causal ? min(a.kv_len, q_row0 + offset + 1) : a.kv_len;
+    const std::int64_t q_stride = std::int64_t(a.q_heads) * kHeadDim;
+    kv_stride = std::int64_t(a.kv_heads) * kHeadDim;
+    q_off = (std::int64_t(batch) * a.q_len + q_row0) * q_stride + std::int64_t(head) * kHeadDim;
+    k_rows = a.k + std::int64_t(batch) * a.kv_len * kv_stride + std::int64_t(kv_head) * kHeadDim;
+    v_rows = a.v + (k_rows - a.k);
+  }
+  __device__ unsigned char* q_tile() const { return smem; }
+  __device__ unsigned char* k_tile(int j) const {
+    return smem + Cfg::QTile::kBytes + (j % Policy::kKvBuffers) * 2 * Cfg::KvTile::kBytes;
+  }
+  __device__ unsigned char* v_tile(int j) const { return k_tile(j) + Cfg::KvTile::kBytes; }
+  __device__ bool masked(int j) const { return (j + 1) * Cfg::kBlockN > unmasked_end; }
+  __device__ void produce_q() const {
+    produce_tile<typename Cfg::QTile, Cfg::kBlockM, Cfg::kThreads>(q_tile(), a.q + q_off, std::int64_t(a.q_heads) * kHeadDim,
+                                                                   a.q_len - q_row0);
+  }
+  __device__ void produce_k(int j) const {
+    if (j < n_tiles)
+      produce_tile<typename Cfg::KvTile, Cfg::kBlockN, Cfg::kThreads>(k_tile(j), k_rows + j * Cfg::kBlockN * kv_stride,
+                                                                      kv_stride, a.kv_len - j * Cfg::kBlockN);
+  }
+  __device__ void produce_v(int j) const {
+    if (j < n_tiles)
+      produce_tile<typename Cfg::KvTile, Cfg::kBlockN, Cfg::kThreads>(v_tile(j), v_rows + j * Cfg::kBlockN * kv_stride,
+                                                                      kv_stride, a.kv_len - j * Cfg::kBlockN);
+  }
+};
+
+// STAGE 2 for every m16 tile of the warp.
+template <class Cfg, class Op, bool kMask>
+__device__ __forceinline__ void softmax_tiles(float (&s)[Cfg::kMTiles][Cfg::kKeyTiles][4], RowState<Cfg>& st,
+                                              std::uint32_t (&pa)[Cfg::kMTiles][Cfg::kPvSteps][4], const Params& a,
+                                              int key0, int warp_row0) {
+#pragma unroll
+  for (int mt = 0; mt < Cfg::kMTiles; ++mt)
+    online_softmax<Cfg, Op, kMask>(s[mt], st.m[mt], st.l[mt], st.o[mt], pa[mt], a, key0, warp_row0 + mt * kMmaRows);
+}
+
+// Main loop without QK pipelining: per tile, QK, softmax, PV. One buffer: FA2's split waits
+// (K(j+1) loads during softmax and PV(j), V(j+1) during QK(j+1)); kKvBuffers >= 2: tile
+// j + kKvBuffers - 1 loads during all of tile j.
+template <class Policy, class Cfg, class Op, class Cta, class Q, class Regs>
+__device__ __forceinline__ void mainloop_serial(const Cta& c, const Q& q, RowState<Cfg>& st, Regs& regs, int warp_row0) {
+  constexpr int kStages = Policy::kKvBuffers;
+  for (int j = 0; j < c.n_tiles; ++j) {
+    if constexpr (kStages == 1) {
+      gpu::async_wait<1>();  // K(j) has landed; V(j) may be in flight
+      gpu::block_sync();
+    } else {
+      gpu::async_wait<kStages - 2>();  // tile j has landed
+      gpu::block_sync();               // ... for all threads, and every warp is done with tile j - 1's buffer
+      c.produce_k(j + kStages - 1);
+      c.produce_v(j + kStages - 1);
+      gpu::async_commit();
+    }
+    float s[Cfg::kMTiles][Cfg::kKeyTiles][4];
+    compute_qk<Policy, Cfg, Op>(s, q, c.k_tile(j), c.v_tile(j), regs);
+    if constexpr (kStages == 1) {
+      gpu::block_sync();  // every warp is done reading K(j)
+      c.produce_k(j + 1);
+      gpu::async_commit();
+    }
+    std::uint32_t pa[Cfg::kMTiles][Cfg::kPvSteps][4];
+    if (c.masked(j)) softmax_tiles<Cfg, Op, true>(s, st, pa, c.a, j * Cfg::kBlockN, warp_row0);
+    else softmax_tiles<Cfg, Op, false>(s, st, pa, c.a, j * Cfg::kBlockN, warp_row0);
+    if constexpr (kStages == 1) {
+      gpu::async_wait<1>();  // V(j) has landed; K(j + 1) may be in flight
+      gpu::block_sync();
+    }
+    compute_pv<Cfg, Op>(st, pa, c.v_tile(j), regs, Cfg::kPrefetchV);
+    if constexpr (kStages == 1) {
+      gpu::block_sync();  // every warp is done reading V(j)
+      c.produce_v(j + 1);
+      gpu::async_commit();
+    }
+  }
+}
+
+// Main loop with QK pipelining (FA3 section 3.2, on mma.sync): S(j + 1) = Q K(j+1)^T is
+// issued before the softmax of tile j, so the matrix ops of one overlap the exp2 and max of
+// the other inside each warp. Tiles j and j + 1 are read while j + kKvBuffers - 1 loads:
+// three buffers at least. Each step is one straight-line block (mask and next tile are
+// template arguments) so the compiler can interleave the two.
+template <class Policy, class Cfg, class Op, class Cta, class Q, class Regs>
+__device__ __forceinline__ void mainloop_pipelined(const Cta& c, const Q& q, RowState<Cfg>& st, Regs& regs,
+                                                   int warp_row0) {
+  constexpr int kStages = Policy::kKvBuffers;
+  static_assert(kStages >= 3, "QK pipelining reads two tiles while a third loads");
+  float s[Cfg::kMTiles][Cfg::kKeyTiles][4];
+  gpu::async_wait<kStages - 2>();  // tile 0 has landed
+  gpu::block_sync();
+  compute_qk<Policy, Cfg, Op>(s, q, c.k_tile(0), c.v_tile(0), regs);
+  auto step = [&]<bool kMask, bool kNext>(int j) {
+    float s_next[Cfg::kMTiles][Cfg::kKeyTiles][4];
+    if constexpr (kNext) {
+      gpu::async_wait<kStages - 3>();  // tile j + 1 has landed
+      gpu::block_sync();               // ... for all threads, and every warp is done with tile j - 1's buffer
+      c.produce_k(j + kStages - 1);
+      c.produce_v(j + kStages - 1);
+      gpu::async_commit();
+      compute_qk<Policy, Cfg, Op>(s_next, q, c.k_tile(j + 1), c.v_tile(j), regs);
+    }
+    std::uint32_t pa[Cfg::kMTiles][Cfg::kPvSteps][4];
+    softmax_tiles<Cfg, Op, kMask>(s, st, pa, c.a, j * Cfg::kBlockN, warp_row0);
+    compute_pv<Cfg, Op>(st, pa, c.v_tile(j), regs, Cfg::kPrefetchV && kNext);
+    if constexpr (kNext) {
+#pragma unroll
+      for (int mt = 0; mt < Cfg::kMTiles; ++mt)
+#pragma unroll
+        for (int n = 0; n < Cfg::kKeyTiles; ++n)
+#pragma unroll
+          for (int i = 0; i < 4; ++i) s[mt][n][i] = s_next[mt][n][i];
+    }
+  };
+  for (int j = 0; j < c.n_tiles; ++j) {
+    const bool next = j + 1 < c.n_tiles;
+    if (c.masked(j)) {
+      if (next) step.template operator()<true, true>(j);
+      else step.template operator()<true, false>(j);
+    } else {
+      if (next) step.template operator()<false, true>(j);
+      else step.template operator()<false, false>(j);
+    }
+  }
+}
 
 template <class Policy, DType kT, int kHeadDim, class Dyn>
 __global__ void __launch_bounds__(kThreadsOf<Policy>, 1) flash_prefill_kernel(Params a) {
@@ -271,85 +490,40 @@ __global__ void __launch_bounds__(kThreadsOf<Policy>, 1) flash_prefill_kernel(Pa
   using Op = Operand<kT>;
   static_assert(Dyn::kBytes == Cfg::kSmemBytes, "launch and kernel disagree on shared memory");
   extern __shared__ __align__(128) unsigned char smem[];
-  const int m_block = static_cast<int>(gridDim.x - 1 - blockIdx.x);  // longest causal rows first
-  const int head = blockIdx.y, batch = blockIdx.z, kv_head = head / (a.q_heads / a.kv_heads);
-  const int q_row0 = m_block * Cfg::kBlockM, offset = a.kv_len - a.q_len;  // bottom-right causal alignment
-  const int last_row = min(q_row0 + Cfg::kBlockM, a.q_len) - 1;
-  const int key_end = a.causal ? min(a.kv_len, last_row + offset + 1) : a.kv_len;
-  const int n_tiles = key_end > 0 ? (key_end + Cfg::kBlockN - 1) / Cfg::kBlockN : 0;
-  // Keys below this are visible to every row of the CTA: tiles under it skip the mask.
-  const int unmasked_end = a.causal ? min(a.kv_len, q_row0 + offset + 1) : a.kv_len;
+  const Cta<Policy, kHeadDim> c(a, smem);
 
-  const std::int64_t q_stride = std::int64_t(a.q_heads) * kHeadDim, kv_stride = std::int64_t(a.kv_heads) * kHeadDim;
-  const std::int64_t q_off = (std::int64_t(batch) * a.q_len + q_row0) * q_stride + std::int64_t(head) * kHeadDim;
-  const std::uint16_t* k_rows = a.k + std::int64_t(batch) * a.kv_len * kv_stride + std::int64_t(kv_head) * kHeadDim;
-  const std::uint16_t* v_rows = a.v + (k_rows - a.k);
-  unsigned char* q_tile = smem;
-  auto k_tile = [&](int b) { return smem + Cfg::QTile::kBytes + b * 2 * Cfg::KvTile::kBytes; };
-  auto v_tile = [&](int b) { return k_tile(b) + Cfg::KvTile::kBytes; };
-  auto produce_k = [&](int j) {
-    produce_tile<typename Cfg::KvTile, Cfg::kBlockN, Cfg::kThreads>(
-        k_tile(j % Policy::kKvBuffers), k_rows + j * Cfg::kBlockN * kv_stride, kv_stride, a.kv_len - j * Cfg::kBlockN);
-  };
-  auto produce_v = [&](int j) {
-    produce_tile<typename Cfg::KvTile, Cfg::kBlockN, Cfg::kThreads>(
-        v_tile(j % Policy::kKvBuffers), v_rows + j * Cfg::kBlockN * kv_stride, kv_stride, a.kv_len - j * Cfg::kBlockN);
-  };
-
-  // Prologue: Q, then the first K and V tiles in flight (groups: Q, K0+V0 | Q, K0, V0).
-  produce_tile<typename Cfg::QTile, Cfg::kBlockM, Cfg::kThreads>(q_tile, a.q + q_off, q_stride, a.q_len - q_row0);
+  // Prologue: Q, then the first K/V tiles in flight (groups: Q, K0, V0 with one buffer;
+  // Q, T0, ..., T(kKvBuffers - 2) with more).
+  c.produce_q();
   gpu::async_commit();
-  if (n_tiles > 0) produce_k(0);
-  if constexpr (Policy::kKvBuffers == 1) gpu::async_commit();
-  if (n_tiles > 0) produce_v(0);
-  gpu::async_commit();
-  gpu::async_wait<Policy::kKvBuffers == 1 ? 2 : 1>();  // Q has landed
-  gpu::block_sync();                                   // ... for every thread's copies
-  std::uint32_t qa[Cfg::kQkSteps][4];
-  load_q<Cfg>(qa, q_tile);
+  if constexpr (Policy::kKvBuffers == 1) {
+    c.produce_k(0);
+    gpu::async_commit();
+    c.produce_v(0);
+    gpu::async_commit();
+    gpu::async_wait<2>();  // Q has landed
+  } else {
+#pragma unroll
+    for (int t = 0; t < Policy::kKvBuffers - 1; ++t) {
+      c.produce_k(t);
+      c.produce_v(t);
+      gpu::async_commit();
+    }
+    gpu::async_wait<Policy::kKvBuffers - 1>();  // Q has landed
+  }
+  gpu::block_sync();  // ... for every thread's copies
+  const QFrags<Cfg, Policy::kQInRegisters> q(c.q_tile());
 
   RowState<Cfg> st;
   KvRegs<Cfg, Policy::kKvFragments> regs;
-  const int warp_row0 = q_row0 + gpu::warp_id() * kRowsPerWarp;
-  for (int j = 0; j < n_tiles; ++j) {
-    const int b = j % Policy::kKvBuffers;
-    if constexpr (Policy::kKvBuffers == 2) {
-      gpu::async_wait<0>();  // tile j has landed
-      gpu::block_sync();     // ... for all threads, and every warp is done with tile j - 1's buffer
-      if (j + 1 < n_tiles) {
-        produce_k(j + 1);
-        produce_v(j + 1);
-      }
-      gpu::async_commit();
-    } else {
-      gpu::async_wait<1>();  // K(j) has landed; V(j) may be in flight
-      gpu::block_sync();
-    }
-    float s[Cfg::kKeyTiles][4];
-    compute_qk<Policy, Cfg, Op>(s, qa, k_tile(b), v_tile(b), regs);
-    if constexpr (Policy::kKvBuffers == 1) {
-      gpu::block_sync();  // every warp is done reading K(j)
-      if (j + 1 < n_tiles) produce_k(j + 1);
-      gpu::async_commit();
-    }
-    std::uint32_t pa[Cfg::kPvSteps][4];
-    if ((j + 1) * Cfg::kBlockN > unmasked_end)
-      online_softmax<Cfg, Op, true>(s, st, pa, a, j * Cfg::kBlockN, warp_row0);
-    else
-      online_softmax<Cfg, Op, false>(s, st, pa, a, j * Cfg::kBlockN, warp_row0);
-    if constexpr (Policy::kKvBuffers == 1) {
-      gpu::async_wait<1>();  // V(j) has landed; K(j + 1) may be in flight
-      gpu::block_sync();
-    }
-    compute_pv<Cfg, Op>(st, pa, v_tile(b), regs);
-    if constexpr (Policy::kKvBuffers == 1) {
-      gpu::block_sync();  // every warp is done reading V(j)
-      if (j + 1 < n_tiles) produce_v(j + 1);
-      gpu::async_commit();
-    }
+  const int warp_row0 = c.q_row0 + gpu::warp_id() * Policy::kWarpRows;
+  if constexpr (Policy::kPipelineQk) {
+    if (c.n_tiles > 0) mainloop_pipelined<Policy, Cfg, Op>(c, q, st, regs, warp_row0);
+  } else {
+    mainloop_serial<Policy, Cfg, Op>(c, q, st, regs, warp_row0);
   }
   gpu::async_wait<0>();  // nothing left in flight at exit
-  write_o<Cfg, Op>(st, a, a.o + q_off, a.q_len - q_row0);
+  write_o<Cfg, Op>(st, a, a.o + c.q_off, a.q_len - c.q_row0);
 }
 
 template <class Policy, DType kT, int kHeadDim>

@@ -24,9 +24,14 @@ enum class KLoadSchedule {
 };
 
 struct PrefillPolicy {
-  /* Warps = */ static constexpr int kWarps = 8;        // 16 query rows each: a CTA owns 16 * kWarps rows
+  /* Warps = */ static constexpr int kWarps = 4;        // a CTA owns kWarps * kWarpRows query rows
+  /* WarpRows = */ static constexpr int kWarpRows = 16;  // 16 or 32: m16 tiles sharing each K/V fragment
+  /* QInRegisters = */ static constexpr bool kQInRegisters = true;  // false: re-read Q from shared memory per k16 step
+  /* QkUnroll = */ static constexpr int kQkUnroll = 1;  // with Q in shared memory: k16 steps of QK unrolled
   /* BlockN = */ static constexpr int kBlockN = 64;     // keys per K/V tile
   /* KvBuffers = */ static constexpr int kKvBuffers = 2;  // 1: FA2's single K and V buffers, split waits (seed 001)
+  /* SkipUnitRescale = */ static constexpr bool kSkipUnitRescale = false;  // branch around O *= 1
+  /* PipelineQk = */ static constexpr bool kPipelineQk = false;  // QK(j+1) issued before softmax(j); needs 3 buffers
   /* Layout = */ static constexpr SmemLayout kLayout = SmemLayout::Swizzled;
   /* KvFragments = */ static constexpr KvFragments kKvFragments = KvFragments::Separate;
   /* KLoad = */ static constexpr KLoadSchedule kKLoad = KLoadSchedule::Compiler;

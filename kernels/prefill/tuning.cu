@@ -4,5 +4,4 @@
 
 namespace schedlab::kernels {
 template void launch_flash_prefill<experiments::prefill_tuning::w8_n64>(const PrefillArgs&, gpu::api::stream_t);
-template void launch_flash_prefill<experiments::prefill_tuning::w4_n64>(const PrefillArgs&, gpu::api::stream_t);
 }  // namespace schedlab::kernels

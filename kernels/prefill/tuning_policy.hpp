@@ -1,19 +1,61 @@
 // Tile-shape and build-flag candidates of the flash prefill kernel, timed side by side by
 // bench_prefill_tuning (not an experiment: it picks the PrefillPolicy defaults).
-// The *_ftz variants are the same policies instantiated in a translation unit built with
-// -ftz=true (tuning_ftz.cu), so exp2f compiles to a bare MUFU.EX2 without denormal fix-up.
+// The *_ftz variants are instantiated in a translation unit built with -ftz=true
+// (tuning_ftz.cu), so exp2f compiles to a bare MUFU.EX2 without the denormal fix-up.
 #pragma once
 #include "kernels/prefill/prefill_policy.hpp"
 
 namespace schedlab::experiments::prefill_tuning {
 
-struct w8_n64 : kernels::PrefillPolicy {};
-struct w4_n64 : kernels::PrefillPolicy {
-  /* Warps = */ static constexpr int kWarps = 4;
+// The first default: 8 warps of 16 rows, built with the project's flags.
+struct w8_n64 : kernels::PrefillPolicy {
+  /* Warps = */ static constexpr int kWarps = 8;
 };
-struct w8_n64_ftz : kernels::PrefillPolicy {};
 struct w4_n64_ftz : kernels::PrefillPolicy {
   /* Warps = */ static constexpr int kWarps = 4;
+};
+// Wider K/V tiles: the per-tile costs (barrier, copies, max reductions, O rescale) spread
+// over more keys. 96 keys double-buffered still fit two CTAs per SM (112 KB each); 128 keys
+// only with FA2's single K and V buffers.
+struct w4_n96_ftz : w4_n64_ftz {
+  /* BlockN = */ static constexpr int kBlockN = 96;
+};
+struct w4_n96_skip_ftz : w4_n96_ftz {
+  /* SkipUnitRescale = */ static constexpr bool kSkipUnitRescale = true;
+};
+struct w4_n128_single_ftz : w4_n64_ftz {
+  /* BlockN = */ static constexpr int kBlockN = 128;
+  /* KvBuffers = */ static constexpr int kKvBuffers = 1;
+};
+// Not in the current bench (kept so earlier results files name real policies): they lost
+// to w4_n64_ftz / w4_pipe_ftz at head dim 128 (see kernels/prefill/README.md).
+// 32 rows per warp: each K/V fragment feeds two m16 tiles (half the ldmatrix traffic per
+// flop); Q re-read from shared memory per k16 step (FA2's layout at head dim 128).
+struct w4_r32_qs_ftz : kernels::PrefillPolicy {
+  /* Warps = */ static constexpr int kWarps = 4;
+  /* WarpRows = */ static constexpr int kWarpRows = 32;
+  /* QInRegisters = */ static constexpr bool kQInRegisters = false;
+};
+struct w4_r32_qs_n32_ftz : w4_r32_qs_ftz {
+  /* BlockN = */ static constexpr int kBlockN = 32;
+};
+struct w8_r32_qs_n32_ftz : w4_r32_qs_n32_ftz {
+  /* Warps = */ static constexpr int kWarps = 8;
+};
+// QK of tile j+1 issued before the softmax of tile j (three K/V buffers).
+struct w4_pipe_ftz : kernels::PrefillPolicy {
+  /* Warps = */ static constexpr int kWarps = 4;
+  /* KvBuffers = */ static constexpr int kKvBuffers = 3;
+  /* PipelineQk = */ static constexpr bool kPipelineQk = true;
+};
+struct w4_pipe_skip_ftz : w4_pipe_ftz {
+  /* SkipUnitRescale = */ static constexpr bool kSkipUnitRescale = true;
+};
+struct w4_pipe_qs_ftz : w4_pipe_ftz {
+  /* QInRegisters = */ static constexpr bool kQInRegisters = false;
+};
+struct w8_pipe_qs_ftz : w4_pipe_qs_ftz {
+  /* Warps = */ static constexpr int kWarps = 8;
 };
 
 }  // namespace schedlab::experiments::prefill_tuning

@@ -9,6 +9,9 @@
 #include "experiments/prefill_lds_buffers/policy.hpp"
 #include "experiments/prefill_sched_barrier/policy.hpp"
 #include "kernels/prefill/flash_prefill.hpp"
+#if SCHEDLAB_PREFILL_TUNING
+#include "kernels/prefill/tuning_policy.hpp"
+#endif
 
 namespace schedlab::kernels {
 namespace {
@@ -39,7 +42,12 @@ using Policies = ::testing::Types<
     experiments::prefill_kv_tiles::kv_union, experiments::prefill_kv_tiles::kv_separate,
     experiments::prefill_sched_barrier::compiler, experiments::prefill_sched_barrier::pinned,
     experiments::prefill_sched_barrier::interleaved, experiments::prefill_lds_buffers::single,
-    experiments::prefill_lds_buffers::double_buffer, experiments::prefill_lds_buffers::double_padded>;
+    experiments::prefill_lds_buffers::double_buffer, experiments::prefill_lds_buffers::double_padded
+#if SCHEDLAB_PREFILL_TUNING
+    ,
+    experiments::prefill_tuning::w4_n64_ftz, experiments::prefill_tuning::w4_n96_ftz, experiments::prefill_tuning::w4_n96_skip_ftz, experiments::prefill_tuning::w4_n128_single_ftz, experiments::prefill_tuning::w4_pipe_ftz, experiments::prefill_tuning::w4_pipe_skip_ftz
+#endif
+    >;
 TYPED_TEST_SUITE(PrefillGpu, Policies);
 
 TYPED_TEST(PrefillGpu, MatchesReferenceOnEveryConfig) {
