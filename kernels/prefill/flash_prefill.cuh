@@ -1,9 +1,10 @@
 // Forward attention in the FlashAttention-2 style (Dao 2023, arXiv 2307.08691, Algorithm 1)
-// on the portability layer. One CTA per (16 * kWarps query rows, query head, sequence);
-// each warp owns 16 query rows, keeps their Q fragments, the O accumulator and the online
-// softmax state in registers, and walks the K/V tiles that the CTA stages through shared
-// memory with async copies: S = Q K^T, online softmax in the log2 domain, O += P V with P
-// converted in registers (the C layout of two n8 tiles is the A layout of one k16 step).
+// on the portability layer. One CTA per (kWarps * kWarpRows query rows, query head,
+// sequence); each warp owns kWarpRows query rows (one or two m16 tiles), keeps their Q
+// fragments (or re-reads them from shared memory), the O accumulator and the online softmax
+// state in registers, and walks the K/V tiles that the CTA stages through shared memory with
+// async copies: S = Q K^T, online softmax in the log2 domain, O += P V with P converted in
+// registers (the C layout of two n8 tiles is the A layout of one k16 step).
 // Scheduling knobs come from the Policy (prefill_policy.hpp); the body is shared.
 #pragma once
 #include <cstdint>
