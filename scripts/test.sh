@@ -9,4 +9,4 @@ build
 labels=(-LE gpu)
 if have_gpu; then labels=(); echo "test: GPU found: GPU-labelled tests run too"; fi
 (cd "build/$SCHEDLAB_PRESET" && ctest --output-on-failure -j "$(nproc)" "${labels[@]}")
-python3 -m pytest -q analysis/tests scripts/tests
+python3 -m pytest -q analysis/tests scripts/tests kernels/prefill/tests

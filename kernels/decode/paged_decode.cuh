@@ -52,6 +52,20 @@ struct Tile {
   static_assert(kRawBytes % (16 * kWarpSize) == 0, "a tile must split into 16-byte chunks per lane");
   // XOR swizzle of 16-byte chunks by row: the 8 rows one ldmatrix reads hit 8 bank groups.
   static __device__ int offset(int row, int chunk) { return row * kRowBytes + ((chunk ^ (row & 7)) * 16); }
+  // fp8 tiles are read by the lanes themselves (ldmatrix has no 8-bit form on sm_90): their
+  // chunks are swizzled within the row the same way.
+  static constexpr int kRawChunksPerRow = kRawRowBytes / 16;
+  static __device__ int raw_offset(int row, int chunk) {
+    return row * kRawRowBytes + ((chunk ^ (row % kRawChunksPerRow)) * 16);
+  }
+  // fp8 head-dim permutation shared by Q and K (the dot product does not see it): lane t's k
+  // values 2t, 2t+1, 2t+8, 2t+9 of step kk sit at bytes 64(kk/4) + 16t + 4(kk%4) + {0..3}, so
+  // one 16-byte load of a K row gives a lane its fragments for four k steps.
+  static __device__ int k_column(int kk, int t, int j) { return 64 * (kk / 4) + 16 * t + 4 * (kk % 4) + j; }
+  // fp8 output-column permutation: for P V, lane g owns head-dim columns [kNT g, kNT (g+1)),
+  // n8 tile j holding column kNT c + j in its C-fragment column c.
+  static constexpr int kNT = kHeadDim / 8;
+  static __device__ int o_column(int tile, int c) { return kFp8 ? kNT * c + tile : tile * 8 + c; }
 };
 
 // Stages of raw tiles a warp keeps in flight. A stage holds the bytes of kKvBuffers 16-bit
@@ -60,16 +74,19 @@ struct Tile {
 template <class Policy, DType kKv>
 inline constexpr int kStages = Policy::kKvBuffers * (kKv == DType::fp8_e4m3 ? 2 : 1);
 
+template <class Policy, DType kKv>
+inline constexpr int kMinCtas = kKv == DType::fp8_e4m3 ? Policy::kMinCtasPerSmFp8 : Policy::kMinCtasPerSm;
+
 template <class Policy, DType kKv, int kHeadDim>
 struct Smem {
   using T = Tile<kKv, kHeadDim>;
-  // Raw K+V stages, plus for fp8 one widened 16-bit tile reused for K, then V.
-  static constexpr int kPerWarp = kStages<Policy, kKv> * 2 * T::kRawBytes + (T::kFp8 ? T::kBytes : 0);
+  static constexpr int kPerWarp = kStages<Policy, kKv> * 2 * T::kRawBytes;  // raw K+V stages
   static constexpr int kCombine = Policy::kWarps * kDecodeMaxGroup * (kHeadDim + 2) * 4;
   static constexpr int kBytes = kPerWarp * Policy::kWarps > kCombine ? kPerWarp * Policy::kWarps : kCombine;
 };
 
-// Operand type of the matrix unit: fp8 KV is widened to f16 exactly (every e4m3 is an f16).
+// Operand type of the matrix unit: fp8 KV is converted to f16 in registers, exactly (every
+// e4m3 value is an f16).
 template <DType kKv>
 using Operand = std::conditional_t<kKv == DType::bf16, gpu::mma::Bf16, gpu::mma::F16>;
 template <DType kKv>
@@ -102,30 +119,9 @@ __device__ __forceinline__ void issue_tile(const Params& a, unsigned char* k_buf
     const int chunk = gpu::lane_id() + j * kWarpSize;
     const int row = chunk / (T::kRawRowBytes / 16), col = chunk % (T::kRawRowBytes / 16);
     const bool valid = tile * kDecodeTileTokens + row < seq_len;
-    const int dst = T::kFp8 ? chunk * 16 : T::offset(row, col);
+    const int dst = T::kFp8 ? T::raw_offset(row, col) : T::offset(row, col);
     gpu::async_copy_16(k_buf + dst, a.k_pool + base + chunk * 16, valid);
     gpu::async_copy_16(v_buf + dst, a.v_pool + base + chunk * 16, valid);
-  }
-}
-
-// fp8 only: widen this warp's raw tile to the f16 operand tile (swizzled like a 16-bit tile).
-template <DType kKv, int kHeadDim>
-__device__ __forceinline__ void widen_tile(const unsigned char* raw, unsigned char* wide) {
-  using T = Tile<kKv, kHeadDim>;
-#pragma unroll
-  for (int j = 0; j < T::kRawChunksPerLane; ++j) {
-    const int chunk = gpu::lane_id() + j * kWarpSize;
-    const int row = chunk / (T::kRawRowBytes / 16), col = chunk % (T::kRawRowBytes / 16);
-    const uint4 in = *reinterpret_cast<const uint4*>(raw + chunk * 16);
-    const std::uint32_t w[4] = {in.x, in.y, in.z, in.w};
-    std::uint32_t out[8];
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      out[2 * i] = gpu::mma::fp8x2_to_f16x2(static_cast<std::uint16_t>(w[i] & 0xffffu));
-      out[2 * i + 1] = gpu::mma::fp8x2_to_f16x2(static_cast<std::uint16_t>(w[i] >> 16));
-    }
-    *reinterpret_cast<uint4*>(wide + T::offset(row, 2 * col)) = uint4{out[0], out[1], out[2], out[3]};
-    *reinterpret_cast<uint4*>(wide + T::offset(row, 2 * col + 1)) = uint4{out[4], out[5], out[6], out[7]};
   }
 }
 
@@ -233,6 +229,80 @@ __device__ __forceinline__ void pv_accumulate(Softmax<kHeadDim>& st, const std::
   }
 }
 
+// STAGE qk, fp8: each lane reads its K bytes (permuted columns, see Tile::k_column) with
+// 16-byte loads and converts them to f16 fragments in registers.
+template <class Policy, int kHeadDim>
+__device__ __forceinline__ void qk_scores_fp8(float (&s)[2][4], const std::uint32_t (&qa)[kHeadDim / 16][4],
+                                              const unsigned char* k_raw) {
+  using T = Tile<DType::fp8_e4m3, kHeadDim>;
+  constexpr int kGroups = kHeadDim / 64;  // 16-byte chunks a lane reads per row
+  const int g = gpu::mma::frag_lane() / 4, t = gpu::mma::frag_lane() % 4;
+#pragma unroll
+  for (int n = 0; n < 2; ++n)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) s[n][i] = 0.f;
+  auto chunk = [&](int n, int grp) { return *reinterpret_cast<const uint4*>(k_raw + T::raw_offset(n * 8 + g, 4 * grp + t)); };
+  auto math = [&](int n, int grp, const uint4& v) {
+    const std::uint32_t w[4] = {v.x, v.y, v.z, v.w};
+#pragma unroll
+    for (int q = 0; q < 4; ++q)
+      gpu::mma::mma_16816<gpu::mma::F16>(s[n], qa[4 * grp + q],
+                                         {gpu::mma::fp8x2_to_f16x2(static_cast<std::uint16_t>(w[q] & 0xffffu)),
+                                          gpu::mma::fp8x2_to_f16x2(static_cast<std::uint16_t>(w[q] >> 16))});
+  };
+  if constexpr (Policy::kStreamKv) {
+#pragma unroll
+    for (int grp = 0; grp < kGroups; ++grp)
+#pragma unroll
+      for (int n = 0; n < 2; ++n) math(n, grp, chunk(n, grp));
+  } else {
+    uint4 v[kGroups][2];
+#pragma unroll
+    for (int grp = 0; grp < kGroups; ++grp)
+#pragma unroll
+      for (int n = 0; n < 2; ++n) v[grp][n] = chunk(n, grp);
+#pragma unroll
+    for (int grp = 0; grp < kGroups; ++grp)
+#pragma unroll
+      for (int n = 0; n < 2; ++n) math(n, grp, v[grp][n]);
+  }
+}
+
+// STAGE pv, fp8: lane (g, t) reads its kNT columns of the 4 token rows it needs (2t, 2t+1,
+// 2t+8, 2t+9), pairs the bytes of two tokens (PRMT) and converts each pair to an f16x2
+// B fragment of one n8 tile (the output columns are permuted: Tile::o_column).
+template <class Policy, int kHeadDim>
+__device__ __forceinline__ void pv_accumulate_fp8(Softmax<kHeadDim>& st, const std::uint32_t (&pa)[4],
+                                                  const unsigned char* v_raw) {
+  using T = Tile<DType::fp8_e4m3, kHeadDim>;
+  constexpr int kWords = T::kNT / 4;
+  const int g = gpu::mma::frag_lane() / 4, t = gpu::mma::frag_lane() % 4;
+  std::uint32_t r[4][kWords];
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    const int row = 2 * t + (i % 2) + 8 * (i / 2);
+    const unsigned char* p = v_raw + T::raw_offset(row, (T::kNT * g) / 16) + (T::kNT * g) % 16;
+#pragma unroll
+    for (int w = 0; w < kWords; ++w) r[i][w] = reinterpret_cast<const std::uint32_t*>(p)[w];
+  }
+  constexpr std::uint32_t kPairLow = 0x5140, kPairHigh = 0x7362;  // (a0 b0 a1 b1), (a2 b2 a3 b3)
+#pragma unroll
+  for (int w = 0; w < kWords; ++w) {
+    const std::uint32_t lo01 = gpu::mma::byte_perm(r[0][w], r[1][w], kPairLow);
+    const std::uint32_t hi01 = gpu::mma::byte_perm(r[0][w], r[1][w], kPairHigh);
+    const std::uint32_t lo23 = gpu::mma::byte_perm(r[2][w], r[3][w], kPairLow);
+    const std::uint32_t hi23 = gpu::mma::byte_perm(r[2][w], r[3][w], kPairHigh);
+#pragma unroll
+    for (int b = 0; b < 4; ++b) {
+      const std::uint32_t p01 = ((b < 2 ? lo01 : hi01) >> (16 * (b % 2))) & 0xffffu;
+      const std::uint32_t p23 = ((b < 2 ? lo23 : hi23) >> (16 * (b % 2))) & 0xffffu;
+      gpu::mma::mma_16816<gpu::mma::F16>(st.o[4 * w + b], pa,
+                                         {gpu::mma::fp8x2_to_f16x2(static_cast<std::uint16_t>(p01)),
+                                          gpu::mma::fp8x2_to_f16x2(static_cast<std::uint16_t>(p23))});
+    }
+  }
+}
+
 // Q rows of the group as A fragments (rows >= group are zero), converted to the operand type.
 template <DType kKv, int kHeadDim>
 __device__ __forceinline__ void load_q(std::uint32_t (&qa)[kHeadDim / 16][4], const Params& a, int seq, int kvh,
@@ -247,7 +317,9 @@ __device__ __forceinline__ void load_q(std::uint32_t (&qa)[kHeadDim / 16][4], co
   for (int kk = 0; kk < kHeadDim / 16; ++kk)
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const int r = g + 8 * (i % 2), d = kk * 16 + 2 * t + 8 * (i / 2);
+      const int r = g + 8 * (i % 2);
+      const int d = Tile<kKv, kHeadDim>::kFp8 ? Tile<kKv, kHeadDim>::k_column(kk, t, 2 * (i / 2))
+                                              : kk * 16 + 2 * t + 8 * (i / 2);
       qa[kk][i] = gpu::mma::pack2<Operand<kKv>>(at(r, d), at(r, d + 1));
     }
 }
@@ -268,8 +340,8 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
     if (row >= group) continue;
 #pragma unroll
     for (int n = 0; n < kHeadDim / 8; ++n) {
-      mine[row * kStride + n * 8 + 2 * t] = st.o[n][2 * r];
-      mine[row * kStride + n * 8 + 2 * t + 1] = st.o[n][2 * r + 1];
+      mine[row * kStride + Tile<kKv, kHeadDim>::o_column(n, 2 * t)] = st.o[n][2 * r];
+      mine[row * kStride + Tile<kKv, kHeadDim>::o_column(n, 2 * t + 1)] = st.o[n][2 * r + 1];
     }
     if (t == 0) {
       mine[row * kStride + kHeadDim] = st.m[r];
@@ -305,7 +377,7 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
 }
 
 template <class Policy, DType kKv, int kHeadDim, class Dyn>
-__global__ void __launch_bounds__(Policy::kWarps * kWarpSize) paged_decode_kernel(Params a) {
+__global__ void __launch_bounds__(Policy::kWarps * kWarpSize, (kMinCtas<Policy, kKv>)) paged_decode_kernel(Params a) {
   static_assert(Dyn::kBytes == Smem<Policy, kKv, kHeadDim>::kBytes, "launch and kernel disagree on shared memory");
   using T = Tile<kKv, kHeadDim>;
   constexpr int kStagesHere = kStages<Policy, kKv>;
@@ -325,7 +397,6 @@ __global__ void __launch_bounds__(Policy::kWarps * kWarpSize) paged_decode_kerne
   unsigned char* wbase = smem + w * Smem<Policy, kKv, kHeadDim>::kPerWarp;
   auto k_buf = [&](int b) { return wbase + b * 2 * T::kRawBytes; };
   auto v_buf = [&](int b) { return wbase + b * 2 * T::kRawBytes + T::kRawBytes; };
-  unsigned char* wide = wbase + kStagesHere * 2 * T::kRawBytes;  // fp8: the widened K, then V
 
   std::uint32_t qa[kHeadDim / 16][4];
   load_q<kKv, kHeadDim>(qa, a, seq, kvh, group);
@@ -356,28 +427,20 @@ __global__ void __launch_bounds__(Policy::kWarps * kWarpSize) paged_decode_kerne
     std::uint32_t pa[4];
     // STAGE qk_softmax (priority 0 under stage hints)
     if constexpr (Policy::kStageHints) gpu::set_priority<0>();
-    if constexpr (T::kFp8) {
-      widen_tile<kKv, kHeadDim>(k_buf(b), wide);
-      gpu::warp_sync();
-    }
-    qk_scores<Policy, kKv, kHeadDim>(s, qa, T::kFp8 ? wide : k_buf(b));
+    if constexpr (T::kFp8) qk_scores_fp8<Policy, kHeadDim>(s, qa, k_buf(b));
+    else qk_scores<Policy, kKv, kHeadDim>(s, qa, k_buf(b));
     online_softmax<Policy, kKv, kHeadDim>(s, st, pa, scale_log2, tile_at(i), first_key, seq_len);
     if constexpr (Policy::kStageHints) {
       gpu::sched_barrier<gpu::Sched::NONE>();
       gpu::set_priority<1>();
     }
     // STAGE pv (priority 1 under stage hints)
-    if constexpr (T::kFp8) {
-      gpu::warp_sync();  // every lane is done reading the widened K
-      widen_tile<kKv, kHeadDim>(v_buf(b), wide);
-      gpu::warp_sync();
-      issue(i + kStagesHere);  // the raw stage is consumed: refill it before the math
-    }
-    pv_accumulate<Policy, kKv, kHeadDim>(st, pa, T::kFp8 ? wide : v_buf(b));
+    if constexpr (T::kFp8) pv_accumulate_fp8<Policy, kHeadDim>(st, pa, v_buf(b));
+    else pv_accumulate<Policy, kKv, kHeadDim>(st, pa, v_buf(b));
     if constexpr (Policy::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
     gpu::warp_sync();  // every lane is done reading this stage before it is refilled
     // STAGE issue (priority 1 under stage hints)
-    if constexpr (!T::kFp8) issue(i + kStagesHere);
+    issue(i + kStagesHere);
   }
   gpu::async_wait<0>();
   probe.before();

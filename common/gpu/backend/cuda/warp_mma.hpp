@@ -72,6 +72,18 @@ __device__ __forceinline__ std::uint32_t fp8x2_to_f16x2(std::uint16_t v) {
   return out;
 }
 
-__device__ __forceinline__ float fast_exp2(float x) { return exp2f(x); }
+// Bytes of {hi:lo} picked by the selector's nibbles (PRMT).
+__device__ __forceinline__ std::uint32_t byte_perm(std::uint32_t lo, std::uint32_t hi, std::uint32_t selector) {
+  return __byte_perm(lo, hi, selector);
+}
+
+// 2^x for softmax: ex2.approx.ftz (2 ulp, denormals flushed). exp2f adds a denormal fix-up
+// around every call, measured at 2-3% of the prefill kernel (kernels/prefill/README.md); the
+// probabilities it feeds are rounded to 16 bits right after.
+__device__ __forceinline__ float fast_exp2(float x) {
+  float y;
+  asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
+  return y;
+}
 
 }  // namespace schedlab::gpu::mma

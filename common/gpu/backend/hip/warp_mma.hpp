@@ -93,6 +93,14 @@ __device__ __forceinline__ std::uint32_t fp8x2_to_f16x2(std::uint16_t v) {
                     numeric::fp8_e4m3_bits_to_float(static_cast<std::uint8_t>(v >> 8)));
 }
 
+// Bytes of {hi:lo} picked by the selector's low four nibbles (CUDA's __byte_perm, no sign mode).
+__device__ __forceinline__ std::uint32_t byte_perm(std::uint32_t lo, std::uint32_t hi, std::uint32_t selector) {
+  const std::uint64_t both = (std::uint64_t(hi) << 32) | lo;
+  std::uint32_t out = 0;
+  for (int i = 0; i < 4; ++i) out |= std::uint32_t((both >> (8 * ((selector >> (4 * i)) & 7))) & 0xff) << (8 * i);
+  return out;
+}
+
 __device__ __forceinline__ float fast_exp2(float x) { return exp2f(x); }
 
 }  // namespace schedlab::gpu::mma
