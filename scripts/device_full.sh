@@ -30,10 +30,8 @@ for b in $B/bench_*; do
   echo "$name rc=$? $(( $(date +%s) - start ))s"
 done
 fi
-# Stalls: one profiled run per decode variant at batch 16, context 16k (bf16 and fp8). That
-# shape runs two splits, so a run is the decode kernel plus the split combine: the accuracy
-# run's two launches are skipped and the next two profiled (their sum is compared with the
-# harness time by scripts/ingest_device_results.py).
+# Stalls: Nsight Compute, one profiled run per variant (the accuracy run is skipped); the
+# kernels' time is compared with the harness time by scripts/ingest_device_results.py.
 if [ "$PHASE" != bench ] && command -v ncu >/dev/null; then
   metrics=gpu__time_duration.sum,smsp__average_warp_latency_per_inst_issued.ratio
   for r in long_scoreboard short_scoreboard lg_throttle mio_throttle barrier wait math_pipe_throttle \
@@ -42,24 +40,36 @@ if [ "$PHASE" != bench ] && command -v ncu >/dev/null; then
     metrics+=",smsp__average_warps_issue_stalled_${r}_per_issue_active.ratio"
   done
   mkdir -p "$R/ncu"
-  for b in $B/bench_decode_*; do
-    exp=${b##*/bench_}
-    for t in $("$b" --benchmark_list_tests --benchmark_filter="${NCU_FILTER:-(bf16|fp8_e4m3)/batch:16/context:16384/page:16}" 2>/dev/null | grep '/manual_time$'); do
-      variant=$(echo "$t" | cut -d/ -f2).$(echo "$t" | cut -d/ -f3)
-      ncu --clock-control none --csv --page raw --print-units base --metrics "$metrics" \
-        -k 'regex:paged_decode_kernel|decode_combine_kernel' --launch-skip 2 --launch-count 2 \
-        --log-file "$R/ncu/$exp.$variant.csv" "$b" --schedlab_profile_once --benchmark_filter="^$t\$" \
-        >"$OUT/logs/ncu_$exp.$variant.txt" 2>&1
-      echo "ncu $exp $variant rc=$?"
+  # One profiled run per variant at the family's default shape. A decode run at batch 16,
+  # context 16k is two launches (the kernel, then the split combine); prefill is one. The
+  # CSV is named after the benchmark ('/' -> '+') so the ingest step can pair it.
+  profile() {  # binary, shape filter, kernel regex, launches per run
+    local b=$1 filter=$2 regex=$3 n=$4
+    for t in $("$b" --benchmark_list_tests --benchmark_filter="$filter" 2>/dev/null | grep '/manual_time$'); do
+      local tag=${t%/manual_time}
+      ncu --clock-control none --csv --page raw --print-units base --metrics "$metrics" -k "regex:$regex" \
+        --launch-skip "$n" --launch-count "$n" --log-file "$R/ncu/${tag//\//+}.csv" \
+        "$b" --schedlab_profile_once --benchmark_filter="^$t\$" >>"$OUT/logs/ncu.txt" 2>&1
+      echo "ncu $tag rc=$?"
     done
+  }
+  for b in $B/bench_decode_*; do
+    [ "$(left)" -gt 30 ] || break
+    profile "$b" "${NCU_DECODE:-(bf16|fp8_e4m3)/batch:16/context:16384/page:16}" 'paged_decode_kernel|decode_combine_kernel' 2
+  done
+  for b in $B/bench_prefill_*; do
+    [ "$(left)" -gt 30 ] || break
+    profile "$b" "${NCU_PREFILL:-bf16/seq:8192/head_dim:128/causal:(0|1)}" 'flash_prefill_kernel' 1
   done
 fi
 # In-kernel probes: a separate build (.carry/probes) at the ncu shape; its timings are
 # perturbed, so its results stay out of results/ and only the probe records are kept.
 if [ "$PHASE" != bench ] && [ -d .carry/probes ]; then
-  for b in .carry/probes/bench_decode_*; do
-    "$b" --schedlab_results_root="$OUT/stage/probe_runs" --benchmark_min_time=0.02 \
-      --benchmark_filter="${NCU_FILTER:-(bf16|fp8_e4m3)/batch:16/context:16384/page:16}" >"$OUT/logs/probes_$(basename "$b").txt" 2>&1
+  for b in .carry/probes/bench_*; do
+    case $b in *decode*) f=${NCU_DECODE:-(bf16|fp8_e4m3)/batch:16/context:16384/page:16} ;;
+                *) f=${NCU_PREFILL:-bf16/seq:8192/head_dim:128/causal:(0|1)} ;; esac
+    "$b" --schedlab_results_root="$OUT/stage/probe_runs" --benchmark_min_time=0.02 --benchmark_filter="$f" \
+      >"$OUT/logs/probes_$(basename "$b").txt" 2>&1
     echo "probes $(basename "$b") rc=$?"
   done
 fi

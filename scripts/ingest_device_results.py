@@ -2,7 +2,7 @@
 """Bring a device run's results.tgz (scripts/device_full.sh) into results/.
 
 - Benchmark results files are copied to results/<device>/<experiment>/ (never over a file).
-- Each ncu CSV (results/<device>/ncu/<experiment>.<variant>.<dtype>.csv) becomes records of
+- Each ncu CSV (results/ncu/<benchmark name with '/' as '+'>.csv) becomes records of
   a stalls-*.json beside its experiment's results, with the run's provenance.
 - Probe-build runs become probes-*.json records (their perturbed timings are not kept).
 - The harness's median time for each profiled benchmark is set beside ncu's kernel time
@@ -27,7 +27,6 @@ from schedlab_analysis.load import read_json  # noqa: E402
 from schedlab_analysis.stallfile import run_context, utc_stamp, commit_tag, write_stall_file  # noqa: E402
 
 AGREEMENT_TOLERANCE = 0.03  # issue #5: harness and ncu kernel times within 3%
-NCU_SHAPE = "batch:16/context:16384/page:16"
 
 
 def copy_results(stage: Path, results: Path) -> dict[tuple[str, str], Path]:
@@ -65,8 +64,8 @@ def ingest_ncu(stage: Path, results: Path, newest: dict) -> list[dict]:
             continue
         by_experiment: dict[str, list[dict]] = {}
         for csv in sorted(device_dir.glob("*.csv")):
-            experiment, variant, dtype = csv.stem.split(".")
-            benchmark = f"{experiment}/{variant}/{dtype}/{NCU_SHAPE}"
+            benchmark = csv.stem.replace("+", "/")  # device_full.sh names the CSV after it
+            experiment = benchmark.split("/")[0]
             try:
                 breakdown = ncu.parse_ncu_csv(csv)
             except ncu.NcuCsvError as e:  # a profile that did not run: say so, keep going
@@ -80,15 +79,14 @@ def ingest_ncu(stage: Path, results: Path, newest: dict) -> list[dict]:
                          "harness_median_us": harness,
                          "ratio": harness / kernel_us if harness else None,
                          "agrees": harness is not None and abs(harness / kernel_us - 1) <= AGREEMENT_TOLERANCE,
-                         "memwait_share_decode_kernel": float(breakdown["memwait_share"].iloc[0])})
+                         "memwait_share_main_kernel": float(breakdown["memwait_share"].iloc[0])})
         for experiment, records in by_experiment.items():
             run = newest.get((device, experiment))
             if run is None:
                 print(f"ncu      {experiment}: no results file of this run to attach to; skipped")
                 continue
             path = write_stall_file(records, run_context(run), run.parent,
-                                    extra_context={"profiler": "ncu --clock-control none, one run per variant",
-                                                   "profiled_shape": NCU_SHAPE})
+                                    extra_context={"profiler": "ncu --clock-control none, one run per variant"})
             print(f"stalls   {path}")
         if rows:
             ctx = run_context(next(iter(newest.values())))
@@ -126,7 +124,7 @@ def main(argv=None) -> int:
     for r in rows:
         h = f"{r['harness_median_us']:.1f}" if r["harness_median_us"] else "-"
         print(f"{r['benchmark']:70s} harness {h:>8} us  ncu {r['ncu_kernel_us']:8.1f} us  "
-              f"memwait {r['memwait_share_decode_kernel']:.2f}  {'agrees' if r['agrees'] else 'DIFFERS'}")
+              f"memwait {r['memwait_share_main_kernel']:.2f}  {'agrees' if r['agrees'] else 'DIFFERS'}")
     return 0
 
 

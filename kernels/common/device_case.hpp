@@ -2,9 +2,12 @@
 // poisoned output, and the accuracy check against the double reference on sampled rows.
 #pragma once
 #include <cstdint>
+#include <map>
+#include <string>
 #include <vector>
 
 #include "common/gpu/fill.hpp"
+#include "common/gpu/probe.hpp"
 #include "common/gpu/runtime.hpp"
 #include "common/harness/accuracy.hpp"
 #include "common/numeric.hpp"
@@ -24,6 +27,31 @@ struct DeviceTensor {
   void fill(std::uint64_t seed, float stddev = 1.f) { gpu::fill_normal(dtype, buf.data(), elems, seed, stddev, nullptr); }
   void poison() { gpu::poison(buf.data(), buf.bytes(), nullptr); }
   std::vector<unsigned char> download() const { return buf.download(); }
+};
+
+// The global counters of the in-kernel wait probes (gpu::WaitProbe), when built in: a null
+// pointer otherwise, which the kernels skip. counters() is each wait point's share of all
+// warp cycles over every launch so far.
+class ProbeSlots {
+ public:
+  void allocate() {
+    if (!gpu::kStallProbes) return;
+    slots_ = gpu::DeviceBuffer<unsigned long long>(gpu::kProbeSlots);
+    SCHEDLAB_GPU_CHECK(gpu::api::memset_async(slots_.data(), 0, slots_.bytes(), nullptr));
+  }
+  unsigned long long* data() const { return slots_.data(); }
+  std::map<std::string, double> counters() const {
+    if (slots_.size() == 0) return {};
+    const auto v = slots_.download();
+    const double total = static_cast<double>(v[gpu::kWaitPoints]);
+    std::map<std::string, double> out{{"probe_total_cycles", total}};
+    for (int p = 0; p < gpu::kWaitPoints; ++p)
+      out[std::string("probe_wait_") + gpu::kWaitPointNames[p]] = total > 0 ? v[p] / total : 0.0;
+    return out;
+  }
+
+ private:
+  gpu::DeviceBuffer<unsigned long long> slots_;
 };
 
 // Output rows (head_dim contiguous values each, at `row_offset(row)` elements) as float.

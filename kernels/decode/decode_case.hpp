@@ -8,7 +8,6 @@
 #include <random>
 #include <string>
 
-#include "common/gpu/probe.hpp"
 #include "common/harness/bench.hpp"
 #include "common/problem.hpp"
 #include "kernels/common/device_case.hpp"
@@ -52,10 +51,7 @@ class DecodeCase final : public harness::Case {
       v_scale_ = upload(p_.v_scale);
     }
     o_ = DeviceTensor(p_.q_dtype, std::size_t(p_.batch) * p_.q_heads * p_.head_dim);
-    if (gpu::kStallProbes) {
-      probe_slots_ = gpu::DeviceBuffer<unsigned long long>(gpu::kProbeSlots);
-      SCHEDLAB_GPU_CHECK(gpu::api::memset_async(probe_slots_.data(), 0, probe_slots_.bytes(), nullptr));
-    }
+    probe_slots_.allocate();
     const std::size_t slots = std::size_t(p_.batch) * p_.q_heads * plan_.num_splits;
     if (plan_.num_splits > 1) {
       partial_o_ = gpu::DeviceBuffer<float>(slots * p_.head_dim);
@@ -80,16 +76,7 @@ class DecodeCase final : public harness::Case {
 
   AccuracyReport check_accuracy(std::uint64_t seed) override;
   harness::Work work() const override { return {p_.flops(), p_.min_bytes()}; }
-  // With probes built in: each wait point's share of all warp cycles, over every launch so far.
-  std::map<std::string, double> extra_counters() const override {
-    if (!gpu::kStallProbes || probe_slots_.size() == 0) return {};
-    const auto slots = probe_slots_.download();
-    const double total = static_cast<double>(slots[gpu::kWaitPoints]);
-    std::map<std::string, double> out{{"probe_total_cycles", total}};
-    for (int p = 0; p < gpu::kWaitPoints; ++p)
-      out[std::string("probe_wait_") + gpu::kWaitPointNames[p]] = total > 0 ? slots[p] / total : 0.0;
-    return out;
-  }
+  std::map<std::string, double> extra_counters() const override { return probe_slots_.counters(); }
   std::size_t input_set_bytes() const override { return static_cast<std::size_t>(p_.min_bytes()); }
   std::map<std::string, double> axes() const override {
     return {{"batch", double(p_.batch)},         {"q_heads", double(p_.q_heads)},
@@ -114,7 +101,7 @@ class DecodeCase final : public harness::Case {
   std::vector<Set> sets_;
   gpu::DeviceBuffer<int> block_table_, context_lens_;
   gpu::DeviceBuffer<float> k_scale_, v_scale_, partial_o_, partial_lse_;
-  gpu::DeviceBuffer<unsigned long long> probe_slots_;
+  ProbeSlots probe_slots_;
   DeviceTensor o_;
 };
 

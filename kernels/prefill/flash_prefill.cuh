@@ -11,6 +11,7 @@
 #include <type_traits>
 
 #include "common/gpu/device.hpp"
+#include "common/gpu/probe.hpp"
 #include "common/gpu/kernel_traits.hpp"
 #include "common/gpu/launch.hpp"
 #include "common/gpu/warp_mma.hpp"
@@ -32,6 +33,7 @@ struct Params {
   int q_len, kv_len, q_heads, kv_heads;
   bool causal;
   float scale_log2;  // softmax scale * log2(e): scores live in the log2 domain (exp2)
+  unsigned long long* probe_slots;  // gpu::kProbeSlots counters; null unless probes are built in
 };
 
 // A shared tile of kRows rows of kHeadDim 16-bit values, in 16-byte chunks.
@@ -349,6 +351,22 @@ struct Cta {
   int q_row0, n_tiles, unmasked_end;  // keys below unmasked_end are visible to every row
   std::int64_t q_off, kv_stride;
   const std::uint16_t *k_rows, *v_rows;
+  mutable gpu::WaitProbe probe;  // cycles at the waits below (opt-in build; else empty)
+
+  // The loop's two kinds of wait, timed by the probe: copies landing (async wait + the
+  // barrier that publishes them) and a barrier alone (every warp done with a buffer).
+  template <int kPending>
+  __device__ __forceinline__ void wait_copies() const {
+    probe.before();
+    gpu::async_wait<kPending>();
+    gpu::block_sync();
+    probe.after(gpu::WaitPoint::AsyncCopy);
+  }
+  __device__ __forceinline__ void wait_warps() const {
+    probe.before();
+    gpu::block_sync();
+    probe.after(gpu::WaitPoint::BlockBarrier);
+  }
 
   __device__ Cta(const Params& p, unsigned char* shared) : a(p), smem(shared) {
     const int m_block = static_cast<int>(gridDim.x - 1 - blockIdx.x);  // longest causal rows first
@@ -405,11 +423,9 @@ __device__ __forceinline__ void mainloop_serial(const Cta& c, const Q& q, RowSta
   constexpr int kStages = Policy::kKvBuffers;
   for (int j = 0; j < c.n_tiles; ++j) {
     if constexpr (kStages == 1) {
-      gpu::async_wait<1>();  // K(j) has landed; V(j) may be in flight
-      gpu::block_sync();
+      c.template wait_copies<1>();  // K(j) has landed; V(j) may be in flight
     } else {
-      gpu::async_wait<kStages - 2>();  // tile j has landed
-      gpu::block_sync();               // ... for all threads, and every warp is done with tile j - 1's buffer
+      c.template wait_copies<kStages - 2>();  // tile j has landed for all threads; tile j - 1's buffer is free
       c.produce_k(j + kStages - 1);
       c.produce_v(j + kStages - 1);
       gpu::async_commit();
@@ -417,7 +433,7 @@ __device__ __forceinline__ void mainloop_serial(const Cta& c, const Q& q, RowSta
     float s[Cfg::kMTiles][Cfg::kKeyTiles][4];
     compute_qk<Policy, Cfg, Op>(s, q, c.k_tile(j), c.v_tile(j), regs);
     if constexpr (kStages == 1) {
-      gpu::block_sync();  // every warp is done reading K(j)
+      c.wait_warps();  // every warp is done reading K(j)
       c.produce_k(j + 1);
       gpu::async_commit();
     }
@@ -425,12 +441,11 @@ __device__ __forceinline__ void mainloop_serial(const Cta& c, const Q& q, RowSta
     if (c.masked(j)) softmax_tiles<Cfg, Op, true>(s, st, pa, c.a, j * Cfg::kBlockN, warp_row0);
     else softmax_tiles<Cfg, Op, false>(s, st, pa, c.a, j * Cfg::kBlockN, warp_row0);
     if constexpr (kStages == 1) {
-      gpu::async_wait<1>();  // V(j) has landed; K(j + 1) may be in flight
-      gpu::block_sync();
+      c.template wait_copies<1>();  // V(j) has landed; K(j + 1) may be in flight
     }
     compute_pv<Cfg, Op>(st, pa, c.v_tile(j), regs, Cfg::kPrefetchV);
     if constexpr (kStages == 1) {
-      gpu::block_sync();  // every warp is done reading V(j)
+      c.wait_warps();  // every warp is done reading V(j)
       c.produce_v(j + 1);
       gpu::async_commit();
     }
@@ -448,14 +463,12 @@ __device__ __forceinline__ void mainloop_pipelined(const Cta& c, const Q& q, Row
   constexpr int kStages = Policy::kKvBuffers;
   static_assert(kStages >= 3, "QK pipelining reads two tiles while a third loads");
   float s[Cfg::kMTiles][Cfg::kKeyTiles][4];
-  gpu::async_wait<kStages - 2>();  // tile 0 has landed
-  gpu::block_sync();
+  c.template wait_copies<kStages - 2>();  // tile 0 has landed
   compute_qk<Policy, Cfg, Op>(s, q, c.k_tile(0), c.v_tile(0), regs);
   auto step = [&]<bool kMask, bool kNext>(int j) {
     float s_next[Cfg::kMTiles][Cfg::kKeyTiles][4];
     if constexpr (kNext) {
-      gpu::async_wait<kStages - 3>();  // tile j + 1 has landed
-      gpu::block_sync();               // ... for all threads, and every warp is done with tile j - 1's buffer
+      c.template wait_copies<kStages - 3>();  // tile j + 1 has landed; tile j - 1's buffer is free
       c.produce_k(j + kStages - 1);
       c.produce_v(j + kStages - 1);
       gpu::async_commit();
@@ -525,6 +538,7 @@ __global__ void __launch_bounds__(kThreadsOf<Policy>, 1) flash_prefill_kernel(Pa
   }
   gpu::async_wait<0>();  // nothing left in flight at exit
   write_o<Cfg, Op>(st, a, a.o + c.q_off, a.q_len - c.q_row0);
+  c.probe.flush(a.probe_slots);
 }
 
 template <class Policy, DType kT, int kHeadDim>
@@ -533,7 +547,7 @@ void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
   const PrefillProblem& p = args.problem;
   Params a{static_cast<const std::uint16_t*>(args.q), static_cast<const std::uint16_t*>(args.k),
            static_cast<const std::uint16_t*>(args.v), static_cast<std::uint16_t*>(args.o),
-           p.q_len, p.kv_len, p.q_heads, p.kv_heads, p.causal, p.scale() * kLog2e};
+           p.q_len, p.kv_len, p.q_heads, p.kv_heads, p.causal, p.scale() * kLog2e, args.probe_slots};
   auto kernel = flash_prefill_kernel<Policy, kT, kHeadDim, gpu::DynamicSmem<Cfg::kSmemBytes>>;
   static const bool smem_raised = (gpu::set_max_dynamic_smem(kernel, Cfg::kSmemBytes), true);  // once per kernel
   (void)smem_raised;

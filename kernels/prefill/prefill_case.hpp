@@ -17,6 +17,7 @@ struct PrefillArgs {
   const void* v;
   void* o;
   PrefillProblem problem;
+  unsigned long long* probe_slots = nullptr;  // wait-point counters (kernels that have probes)
 };
 using PrefillLaunch = std::function<void(const PrefillArgs&, gpu::api::stream_t)>;
 
@@ -34,9 +35,14 @@ class PrefillCase final : public harness::Case {
       set.v.fill(seed + 3 * s + 2);
     }
     o_ = DeviceTensor(p_.dtype, p_.q_elems());
+    probe_slots_.allocate();
   }
   void poison_output() override { o_.poison(); }
-  void launch(int s) override { launch_(PrefillArgs{sets_[s].q.data(), sets_[s].k.data(), sets_[s].v.data(), o_.data(), p_}, nullptr); }
+  void launch(int s) override {
+    launch_(PrefillArgs{sets_[s].q.data(), sets_[s].k.data(), sets_[s].v.data(), o_.data(), p_, probe_slots_.data()},
+            nullptr);
+  }
+  std::map<std::string, double> extra_counters() const override { return probe_slots_.counters(); }
   void synchronize() override { SCHEDLAB_GPU_CHECK(gpu::api::device_synchronize()); }
 
   AccuracyReport check_accuracy(std::uint64_t seed) override {
@@ -64,6 +70,7 @@ class PrefillCase final : public harness::Case {
   PrefillLaunch launch_;
   std::vector<Set> sets_;
   DeviceTensor o_;
+  ProbeSlots probe_slots_;
 };
 
 // The FlashAttention-3 paper's benchmark setting: 16k tokens in total, hidden 2048.
