@@ -51,6 +51,12 @@ if [ "$PHASE" != bench ] && command -v ncu >/dev/null; then
         --launch-skip "$n" --launch-count "$n" --log-file "$R/ncu/${tag//\//+}.csv" \
         "$b" --schedlab_profile_once --benchmark_filter="^$t\$" >>"$OUT/logs/ncu.txt" 2>&1
       echo "ncu $tag rc=$?"
+      # Timing pass: only gpu__time_duration (one replay pass), TIME_RUNS runs; the ingest
+      # step compares the median run with the harness's median.
+      mkdir -p "$R/ncu_time"
+      ncu --clock-control none --csv --page raw --print-units base --metrics gpu__time_duration.sum -k "regex:$regex" \
+        --launch-skip "$n" --launch-count $((n * ${TIME_RUNS:-5})) --log-file "$R/ncu_time/${tag//\//+}.csv" \
+        "$b" --schedlab_profile_launches="${TIME_RUNS:-5}" --benchmark_filter="^$t\$" >>"$OUT/logs/ncu.txt" 2>&1
     done
   }
   for b in $B/bench_decode_*; do

@@ -68,10 +68,12 @@ void run_case(benchmark::State& state, CaseSlot& slot, Clock& clock, const RunOp
     return;
   }
   if (opts.profile_once) {
-    clock.flush_cache();
-    c.launch(0);
-    c.synchronize();
-    state.SkipWithError("profile_once: one launch for the profiler, no timing");
+    for (int i = 0; i < opts.profile_launches; ++i) {
+      clock.flush_cache();
+      c.launch(0);
+      c.synchronize();
+    }
+    state.SkipWithError("profile_once: launches for the profiler, no timing");
     return;
   }
   if (!slot.warmed) {

@@ -57,7 +57,8 @@ class Clock {
 
 struct RunOptions {
   int warmup_launches = 3;
-  bool profile_once = false;  // one launch after the accuracy check, no timing (for ncu)
+  bool profile_once = false;  // launches after the accuracy check, no timing (for ncu)
+  int profile_launches = 1;   // how many, each after an L2 eviction
   int max_input_sets = 8;
   std::size_t max_rotation_bytes = std::size_t(16) << 30;  // cap on the memory spent on rotation
 };

@@ -67,6 +67,7 @@ struct Flags {
   std::string out_dir;
   std::string results_root = "results";
   bool profile_once = false;
+  int profile_launches = 1;
   bool list_only = false;
   std::vector<char*> rest;
 };
@@ -75,11 +76,16 @@ Flags take_own_flags(int argc, char** argv) {
   Flags f;
   const std::string out_flag = "--schedlab_out_dir=";
   const std::string root_flag = "--schedlab_results_root=";
+  const std::string launches_flag = "--schedlab_profile_launches=";
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind(out_flag, 0) == 0) f.out_dir = a.substr(out_flag.size());
     else if (a.rfind(root_flag, 0) == 0) f.results_root = a.substr(root_flag.size());
     else if (a == "--schedlab_profile_once") f.profile_once = true;
+    else if (a.rfind(launches_flag, 0) == 0) {
+      f.profile_once = true;
+      f.profile_launches = std::max(1, std::stoi(a.substr(launches_flag.size())));
+    }
     else if (a.rfind("--benchmark_list_tests", 0) == 0 && a != "--benchmark_list_tests=false") {
       f.list_only = true;  // listing names is not a run: no results file
       f.rest.push_back(argv[i]);
@@ -107,6 +113,7 @@ int bench_main(int argc, char** argv, const std::string& experiment, const Regis
   }
   RunOptions opts;
   opts.profile_once = flags.profile_once;
+  opts.profile_launches = flags.profile_launches;
   Registry registry(*platform->clock, opts, platform->device ? &*platform->device : nullptr);
   try {
     registrar(registry);

@@ -53,7 +53,8 @@ std::string device_slug(const std::optional<gpu::DeviceInfo>& device);
 // Runs the registered benchmarks; returns the process exit code. Flags it reads (the rest
 // go to Google Benchmark): --schedlab_out_dir=DIR (default ROOT/<device>/<experiment>, ROOT
 // from --schedlab_results_root, default "results"),
-// --schedlab_profile_once (one launch per configuration for a profiler; writes nothing).
+// --schedlab_profile_once (one launch per configuration for a profiler; writes nothing),
+// --schedlab_profile_launches=N (N such launches, each after an L2 eviction).
 int bench_main(int argc, char** argv, const std::string& experiment, const Registrar& registrar,
                const PlatformFactory& platform_factory);
 

@@ -18,7 +18,7 @@ DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int for
   if (forced_splits > 0) {
     plan.num_splits = forced_splits;
   } else {
-    const int ctas = p.batch * p.kv_heads;
+    const int ctas = p.batch * p.kv_heads * decode_group_chunks(p);
     const int wanted = std::max(1, cta_slots / ctas);
     const int most = std::max(1, max_tiles / (warps * kMinTilesPerWarp));
     plan.num_splits = std::clamp(wanted, 1, most);
@@ -26,6 +26,10 @@ DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int for
   plan.tiles_per_split = std::max(1, (max_tiles + plan.num_splits - 1) / plan.num_splits);
   if (forced_splits <= 0) plan.num_splits = std::max(1, (max_tiles + plan.tiles_per_split - 1) / plan.tiles_per_split);
   return plan;
+}
+
+int decode_group_chunks(const DecodeProblem& p) {
+  return (p.group_size() + kDecodeMaxGroup - 1) / kDecodeMaxGroup;
 }
 
 KernelSupport paged_decode_support() {

@@ -303,15 +303,16 @@ __device__ __forceinline__ void pv_accumulate_fp8(Softmax<kHeadDim>& st, const s
   }
 }
 
-// Q rows of the group as A fragments (rows >= group are zero), converted to the operand type.
+// Q rows head0 .. head0 + rows - 1 as A fragments (the padding rows are zero), converted to
+// the operand type.
 template <DType kKv, int kHeadDim>
-__device__ __forceinline__ void load_q(std::uint32_t (&qa)[kHeadDim / 16][4], const Params& a, int seq, int kvh,
-                                       int group) {
+__device__ __forceinline__ void load_q(std::uint32_t (&qa)[kHeadDim / 16][4], const Params& a, int seq, int head0,
+                                       int rows) {
   using E = Element<kQueryType<kKv>>;
   const auto* q = static_cast<const typename E::storage*>(a.q);
   const int g = gpu::mma::frag_lane() / 4, t = gpu::mma::frag_lane() % 4;
   auto at = [&](int r, int d) {
-    return r < group ? E::load(q, (std::size_t(seq) * a.q_heads + kvh * group + r) * kHeadDim + d) : 0.f;
+    return r < rows ? E::load(q, (std::size_t(seq) * a.q_heads + head0 + r) * kHeadDim + d) : 0.f;
   };
 #pragma unroll
   for (int kk = 0; kk < kHeadDim / 16; ++kk)
@@ -328,7 +329,7 @@ __device__ __forceinline__ void load_q(std::uint32_t (&qa)[kHeadDim / 16][4], co
 // (one split) or a normalized partial with its log-sum-exp (several splits).
 template <class Policy, DType kKv, int kHeadDim>
 __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& a, int seq, int kvh, int split,
-                              int group) {
+                              int head0, int rows) {
   constexpr int kStride = kHeadDim + 2;  // O row, then m and l
   const int g = gpu::mma::frag_lane() / 4, t = gpu::mma::frag_lane() % 4;
   float* mine = smem + gpu::warp_id() * kDecodeMaxGroup * kStride;
@@ -337,7 +338,7 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
     st.l[r] += gpu::shfl_xor(st.l[r], 1);
     st.l[r] += gpu::shfl_xor(st.l[r], 2);
     const int row = g + 8 * r;
-    if (row >= group) continue;
+    if (row >= rows) continue;
 #pragma unroll
     for (int n = 0; n < kHeadDim / 8; ++n) {
       mine[row * kStride + Tile<kKv, kHeadDim>::o_column(n, 2 * t)] = st.o[n][2 * r];
@@ -351,7 +352,7 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
   gpu::block_sync();
   using E = Element<kQueryType<kKv>>;
   const float v_scale = a.v_scale ? a.v_scale[kvh] : 1.f;
-  for (int idx = threadIdx.x; idx < group * kHeadDim; idx += blockDim.x) {
+  for (int idx = threadIdx.x; idx < rows * kHeadDim; idx += blockDim.x) {
     const int row = idx / kHeadDim, d = idx % kHeadDim;
     float m = -INFINITY;
     for (int w = 0; w < Policy::kWarps; ++w) m = fmaxf(m, smem[(w * kDecodeMaxGroup + row) * kStride + kHeadDim]);
@@ -364,7 +365,7 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
         o += r[d] * c;
       }
     }
-    const int head = kvh * group + row;
+    const int head = head0 + row;
     const float out = l > 0.f ? o * v_scale / l : 0.f;  // no visible key: zeros, as the reference
     if (a.num_splits == 1) {
       E::store(static_cast<typename E::storage*>(a.o), (std::size_t(seq) * a.q_heads + head) * kHeadDim + d, out);
@@ -383,8 +384,13 @@ __global__ void __launch_bounds__(Policy::kWarps * kWarpSize, (kMinCtas<Policy, 
   constexpr int kStagesHere = kStages<Policy, kKv>;
   extern __shared__ __align__(16) unsigned char smem[];
   gpu::WaitProbe probe;
-  const int split = blockIdx.x, kvh = blockIdx.y, seq = blockIdx.z;
+  // A GQA group of more than kDecodeMaxGroup heads is split over several CTAs (each reads
+  // the KV head again): blockIdx.y is kv head x chunk of at most 16 query heads.
   const int group = a.q_heads / a.kv_heads;
+  const int chunks = (group + kDecodeMaxGroup - 1) / kDecodeMaxGroup;
+  const int split = blockIdx.x, kvh = blockIdx.y / chunks, chunk = blockIdx.y % chunks, seq = blockIdx.z;
+  const int head0 = kvh * group + chunk * kDecodeMaxGroup;
+  const int rows = min(kDecodeMaxGroup, group - chunk * kDecodeMaxGroup);
   const int seq_len = a.context_lens[seq];
   const int first_key = a.window > 0 ? max(0, seq_len - a.window) : 0;
   const int tile_lo = first_key / kDecodeTileTokens + split * a.tiles_per_split;
@@ -399,7 +405,7 @@ __global__ void __launch_bounds__(Policy::kWarps * kWarpSize, (kMinCtas<Policy, 
   auto v_buf = [&](int b) { return wbase + b * 2 * T::kRawBytes + T::kRawBytes; };
 
   std::uint32_t qa[kHeadDim / 16][4];
-  load_q<kKv, kHeadDim>(qa, a, seq, kvh, group);
+  load_q<kKv, kHeadDim>(qa, a, seq, head0, rows);
   const float scale_log2 = a.scale_log2 * (a.k_scale ? a.k_scale[kvh] : 1.f);
   Softmax<kHeadDim> st;
 
@@ -446,7 +452,7 @@ __global__ void __launch_bounds__(Policy::kWarps * kWarpSize, (kMinCtas<Policy, 
   probe.before();
   gpu::block_sync();  // the K/V stages become the warps' combine space
   probe.after(gpu::WaitPoint::BlockBarrier);
-  combine_warps<Policy, kKv, kHeadDim>(st, reinterpret_cast<float*>(smem), a, seq, kvh, split, group);
+  combine_warps<Policy, kKv, kHeadDim>(st, reinterpret_cast<float*>(smem), a, seq, kvh, split, head0, rows);
   probe.flush(a.probe_slots);
 }
 
@@ -484,7 +490,7 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
   static const bool smem_set = (gpu::set_max_dynamic_smem(kernel, kBytes), true);
   (void)smem_set;
   gpu::launch("paged_decode", kernel,
-              gpu::LaunchConfig{dim3(plan.num_splits, p.kv_heads, p.batch), dim3(Policy::kWarps * kWarpSize), kBytes,
+              gpu::LaunchConfig{dim3(plan.num_splits, p.kv_heads * decode_group_chunks(p), p.batch), dim3(Policy::kWarps * kWarpSize), kBytes,
                                 stream},
               a);
   if (plan.num_splits > 1) {

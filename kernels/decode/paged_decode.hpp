@@ -42,6 +42,9 @@ DecodePlan plan_paged_decode(const DecodeProblem& p, int forced_splits = 0);
 
 KernelSupport paged_decode_support();
 
+// CTAs per KV head: a GQA group larger than the 16 rows of the matrix instruction is split.
+int decode_group_chunks(const DecodeProblem& p);
+
 // Launches for Policy (declared here, instantiated per experiment in its .cu file).
 template <class Policy>
 void launch_paged_decode(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream_t stream);

@@ -30,6 +30,8 @@ std::vector<Config> configs() {
       {"gqa1_d64_page64", {700, 64, 129}, 8, 8, 64, 64, DType::bf16, 0, 0},
       {"gqa8_f16", {2048, 33}, 32, 4, 128, 16, DType::f16, 0, 0},
       {"gqa16_d64", {999}, 16, 1, 64, 16, DType::bf16, 0, 3},
+      {"gqa32_two_ctas_per_kv_head", {700, 33}, 64, 2, 128, 16, DType::bf16, 0, 0},
+      {"gqa24_fp8_uneven_chunks", {500}, 48, 2, 128, 16, DType::fp8_e4m3, 0, 2},
       {"gqa2_odd_group", {257, 1000}, 6, 3, 128, 32, DType::bf16, 0, 0},
       {"window", {1, 15, 17, 5000}, 32, 8, 128, 16, DType::bf16, 100, 0},
       {"window_nosplit", {4000, 300}, 32, 8, 128, 16, DType::bf16, 1000, 1},
