@@ -22,3 +22,18 @@ function(schedlab_kernel_library target)
   add_library(${target} STATIC ${ARG_SOURCES})
   target_link_libraries(${target} PUBLIC schedlab_gpu ${ARG_LINK})
 endfunction()
+
+# An experiment folder: its kernel instantiations (kernels.cu, registered for the static
+# report under the folder's name) and its benchmark binary bench_<name> (bench.cu).
+#
+#   schedlab_experiment([LINK libs...])   # in experiments/<name>/CMakeLists.txt
+function(schedlab_experiment)
+  cmake_parse_arguments(ARG "" "" "LINK" ${ARGN})
+  get_filename_component(name "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
+  schedlab_kernel_library(${name}_kernels SOURCES kernels.cu EXPERIMENT ${name} LINK ${ARG_LINK})
+  if(NOT SCHEDLAB_GPU_BACKEND STREQUAL "none")
+    set_source_files_properties(bench.cu PROPERTIES LANGUAGE ${SCHEDLAB_GPU_LANG})
+    add_executable(bench_${name} bench.cu)
+    target_link_libraries(bench_${name} PRIVATE ${name}_kernels)
+  endif()
+endfunction()
