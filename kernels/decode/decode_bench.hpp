@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "common/harness/bench_main.hpp"
+#include "common/harness/experiment.hpp"
 #include "kernels/decode/decode_case.hpp"
 
 namespace schedlab::kernels {
@@ -30,31 +30,24 @@ inline DecodeProblem decode_problem_for(const DecodeShape& s, std::uint64_t seed
                              std::vector<int>(s.batch, s.context), s.kv_dtype, seed);
 }
 
-template <class Policy>
-void add_decode_variant(harness::Registry& r, const std::string& experiment, const std::string& variant,
-                        const std::string& baseline, const DecodeShape& s) {
-  const std::string dtype(dtype_name(s.kv_dtype));
-  const std::string name = experiment + "/" + variant + "/" + dtype + "/batch:" + std::to_string(s.batch) +
-                           "/context:" + std::to_string(s.context) + "/page:" + std::to_string(s.page_size);
-  const std::string label = "family=decode;experiment=" + experiment + ";variant=" + variant + ";baseline=" + baseline +
-                            ";dtype=" + dtype + ";peer=0";
-  r.add<DecodeProblem>(name, label, decode_problem_for(s), [](const DecodeProblem& p) {
-    require_support(p, paged_decode_support());
-    return std::make_unique<DecodeCase>(p, DecodeKernel::of<Policy>());
-  });
-}
-
-// Registers every (variant, shape) of an experiment whose variants are Policies...
-template <class... Policies>
-struct DecodeExperiment {
-  std::string name, baseline;
-  std::vector<std::string> variants;  // one name per policy, in order
-  void register_all(harness::Registry& r) const {
-    for (const DecodeShape& s : decode_benchmark_shapes()) {
-      std::size_t i = 0;
-      (add_decode_variant<Policies>(r, name, variants[i++], baseline, s), ...);
-    }
+// The decode family for harness::Experiment: issue #3's shapes, each variant a DecodeCase.
+struct DecodeFamily {
+  static std::vector<DecodeShape> shapes() { return decode_benchmark_shapes(); }
+  template <class Policy>
+  static void add(harness::Registry& r, const harness::ExperimentNames& e, const std::string& variant,
+                  const DecodeShape& s) {
+    const std::string dtype(dtype_name(s.kv_dtype));
+    const std::string name = e.name + "/" + variant + "/" + dtype + "/batch:" + std::to_string(s.batch) +
+                             "/context:" + std::to_string(s.context) + "/page:" + std::to_string(s.page_size);
+    r.add<DecodeProblem>(name, harness::record_label("decode", e, variant, dtype), decode_problem_for(s),
+                         [](const DecodeProblem& p) {
+                           require_support(p, paged_decode_support());
+                           return std::make_unique<DecodeCase>(p, DecodeKernel::of<Policy>());
+                         });
   }
 };
+
+template <class... Policies>
+using DecodeExperiment = harness::Experiment<DecodeFamily, Policies...>;
 
 }  // namespace schedlab::kernels

@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "common/harness/bench_main.hpp"
+#include "common/harness/experiment.hpp"
 #include "kernels/prefill/flash_prefill.hpp"
 
 namespace schedlab::kernels {
@@ -23,32 +23,25 @@ inline std::vector<PrefillShape> prefill_benchmark_shapes() {
   return shapes;
 }
 
-template <class Policy>
-void add_prefill_variant(harness::Registry& r, const std::string& experiment, const std::string& variant,
-                         const std::string& baseline, const PrefillShape& s) {
-  constexpr DType kDtype = DType::bf16;
-  const std::string dtype(dtype_name(kDtype));
-  const std::string name = experiment + "/" + variant + "/" + dtype + "/seq:" + std::to_string(s.seq_len) +
-                           "/head_dim:" + std::to_string(s.head_dim) + "/causal:" + std::to_string(int(s.causal));
-  const std::string label = "family=prefill;experiment=" + experiment + ";variant=" + variant +
-                            ";baseline=" + baseline + ";dtype=" + dtype + ";peer=0";
-  r.add<PrefillProblem>(name, label, fa3_setting(s.seq_len, s.head_dim, s.causal, kDtype), [](const PrefillProblem& p) {
-    require_support(p, flash_prefill_support());
-    return std::make_unique<PrefillCase>(p, launch_flash_prefill<Policy>);
-  });
-}
-
-// Registers every (variant, shape) of an experiment whose variants are Policies...
-template <class... Policies>
-struct PrefillExperiment {
-  std::string name, baseline;
-  std::vector<std::string> variants;  // one name per policy, in order
-  void register_all(harness::Registry& r) const {
-    for (const PrefillShape& s : prefill_benchmark_shapes()) {
-      std::size_t i = 0;
-      (add_prefill_variant<Policies>(r, name, variants[i++], baseline, s), ...);
-    }
+// The prefill family for harness::Experiment: the FA3 setting, each variant a PrefillCase.
+struct PrefillFamily {
+  static constexpr DType kDtype = DType::bf16;
+  static std::vector<PrefillShape> shapes() { return prefill_benchmark_shapes(); }
+  template <class Policy>
+  static void add(harness::Registry& r, const harness::ExperimentNames& e, const std::string& variant,
+                  const PrefillShape& s) {
+    const std::string dtype(dtype_name(kDtype));
+    const std::string name = e.name + "/" + variant + "/" + dtype + "/seq:" + std::to_string(s.seq_len) +
+                             "/head_dim:" + std::to_string(s.head_dim) + "/causal:" + std::to_string(int(s.causal));
+    r.add<PrefillProblem>(name, harness::record_label("prefill", e, variant, dtype),
+                          fa3_setting(s.seq_len, s.head_dim, s.causal, kDtype), [](const PrefillProblem& p) {
+                            require_support(p, flash_prefill_support());
+                            return std::make_unique<PrefillCase>(p, launch_flash_prefill<Policy>);
+                          });
   }
 };
+
+template <class... Policies>
+using PrefillExperiment = harness::Experiment<PrefillFamily, Policies...>;
 
 }  // namespace schedlab::kernels
