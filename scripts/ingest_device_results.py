@@ -19,6 +19,7 @@ import shutil
 import sys
 import tarfile
 import tempfile
+from datetime import datetime, timezone
 from pathlib import Path
 
 import numpy as np
@@ -55,6 +56,15 @@ def median_us(results_file: Path, benchmark: str) -> float | None:
             scale = {"ns": 1e-3, "us": 1.0, "ms": 1e3, "s": 1e6}[b.get("time_unit", "us")]
             return b["real_time"] * scale
     return None
+
+
+def run_time(context: dict) -> datetime | None:
+    """When the run happened (Google Benchmark's context date), so a file derived from it
+    later sorts with its run, not with the day it was derived."""
+    try:
+        return datetime.fromisoformat(str(context["date"])).astimezone(timezone.utc)
+    except (KeyError, ValueError):
+        return None
 
 
 def newest_on_disk(results: Path, device: str, experiment: str) -> Path | None:
@@ -127,7 +137,8 @@ def ingest_probes(stage: Path, results: Path) -> None:
         device, experiment = f.parts[-3], f.parts[-2]
         records = probes.probe_records(read_json(f))
         if records:
-            path = write_stall_file(records, run_context(f), results / device / experiment, kind="probes",
+            ctx = run_context(f)
+            path = write_stall_file(records, ctx, results / device / experiment, kind="probes", now=run_time(ctx),
                                     extra_context={"probes": "in-kernel cycle counter at wait points (separate build)"})
             print(f"probes   {path}")
 

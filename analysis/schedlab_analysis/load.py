@@ -349,10 +349,11 @@ def load_records(paths: Iterable[Path | str] | Path | str, kind: str) -> pd.Data
 
 
 def latest_records(records: pd.DataFrame) -> pd.DataFrame:
-    """Newest record per (device, experiment, benchmark, kernel)."""
+    """Every record of the newest run per (device, experiment, benchmark): all the kernels
+    that run profiled (a kernel's name can change between runs, so it is not part of the key)."""
     if records.empty:
         return records
-    keys = ["device_slug", "experiment", "benchmark"] + (["kernel"] if "kernel" in records else [])
+    keys = ["device_slug", "experiment", "benchmark"]
     newest = records.groupby(keys, dropna=False)["run_time"].transform("max")
     return records[records["run_time"] == newest].reset_index(drop=True)
 

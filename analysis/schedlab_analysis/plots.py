@@ -345,12 +345,23 @@ def _stall_columns(stalls: pd.DataFrame) -> list[str]:
     return mem + rest
 
 
+def _kernel_function(name: object) -> str:
+    """'void ns::f<...>(Params)' -> 'f'."""
+    head = str(name).split("<")[0].split("(")[0].strip()
+    return head.split()[-1].split("::")[-1] if head else ""
+
+
 def _row_labels(records: pd.DataFrame, view: ExperimentView) -> list[str]:
     by_bench = {b: r for b, r in zip(view.summary["benchmark"], view.summary.to_dict("records"))}
+    # A run of several kernels (decode and its split combine) gets one row per kernel, named.
+    several = "kernel" in records and records.groupby("benchmark")["kernel"].transform("count").gt(1)
     labels = []
-    for _, rec in records.iterrows():
+    for i, (_, rec) in enumerate(records.iterrows()):
         r = by_bench.get(rec["benchmark"])
-        labels.append(f"{r['variant']} @ {r['config']}" if r else str(rec["benchmark"]))
+        label = f"{r['variant']} @ {r['config']}" if r else str(rec["benchmark"])
+        if several is not False and bool(several.iloc[i]):
+            label += f" [{_kernel_function(rec['kernel'])}]"
+        labels.append(label)
     return labels
 
 

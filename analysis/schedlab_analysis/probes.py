@@ -3,8 +3,8 @@
 A build with ``-DSCHEDLAB_STALL_PROBES=ON`` adds ``probe_wait_<point>`` (cycles warps spent
 at that wait point over all warp cycles) and ``probe_total_cycles`` to each benchmark record.
 This turns one such results file into a probes file beside it, whose records the plots show
-next to the ncu stall breakdown: ``wait_cycles_share`` is the sum over wait points, the
-profiler-free memwait estimate.
+next to the ncu stall breakdown: ``wait_<point>`` is in cycles, ``wait_cycles_share`` the
+sum of the shares over wait points, the profiler-free memwait estimate.
 
     python -m schedlab_analysis.probes RESULTS.json [--out-dir DIR]
 """
@@ -33,9 +33,10 @@ def probe_records(results: dict) -> list[dict]:
         if name in seen:
             continue
         seen.add(name)
-        rec = {"benchmark": name, "total_cycles": b.get("probe_total_cycles"),
-               "wait_cycles_share": sum(waits.values())}
-        rec.update({f"wait_{k}": v for k, v in waits.items()})
+        total = b.get("probe_total_cycles")
+        # wait_<point> in cycles (as the plots read them), wait_cycles_share their sum over total.
+        rec = {"benchmark": name, "total_cycles": total, "wait_cycles_share": sum(waits.values())}
+        rec.update({f"wait_{k}": share * total for k, share in waits.items()})
         out.append(rec)
     return out
 
