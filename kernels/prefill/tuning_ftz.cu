@@ -4,9 +4,10 @@
 
 namespace schedlab::kernels {
 template void launch_flash_prefill<experiments::prefill_tuning::w4_n64_ftz>(const PrefillArgs&, gpu::api::stream_t);
-template void launch_flash_prefill<experiments::prefill_tuning::w4_n96_ftz>(const PrefillArgs&, gpu::api::stream_t);
-template void launch_flash_prefill<experiments::prefill_tuning::w4_n96_skip_ftz>(const PrefillArgs&, gpu::api::stream_t);
 template void launch_flash_prefill<experiments::prefill_tuning::w4_n128_single_ftz>(const PrefillArgs&, gpu::api::stream_t);
 template void launch_flash_prefill<experiments::prefill_tuning::w4_pipe_ftz>(const PrefillArgs&, gpu::api::stream_t);
-template void launch_flash_prefill<experiments::prefill_tuning::w4_pipe_skip_ftz>(const PrefillArgs&, gpu::api::stream_t);
+template void launch_flash_prefill<experiments::prefill_tuning::w4_r32_union_ftz>(const PrefillArgs&, gpu::api::stream_t);
+template void launch_flash_prefill<experiments::prefill_tuning::w4_r32_union_n32_ftz>(const PrefillArgs&, gpu::api::stream_t);
+template void launch_flash_prefill<experiments::prefill_tuning::w8_r32_union_ftz>(const PrefillArgs&, gpu::api::stream_t);
+template void launch_flash_prefill<experiments::prefill_tuning::w8_r32_union_n32_ftz>(const PrefillArgs&, gpu::api::stream_t);
 }  // namespace schedlab::kernels

@@ -27,6 +27,27 @@ struct w4_n128_single_ftz : w4_n64_ftz {
   /* BlockN = */ static constexpr int kBlockN = 128;
   /* KvBuffers = */ static constexpr int kKvBuffers = 1;
 };
+// 32 rows per warp again, after the one-XOR fragment addressing freed ~20 registers, with K
+// and V fragments in one union (V is loaded only after the last QK op): ptxas fits N=64 in
+// 255 registers with an 8-byte spill, N=32 in 232 without. Each K/V fragment now feeds two
+// m16 tiles, so shared-memory reads per matrix op halve (kernels/prefill/README.md).
+struct w4_r32_union_ftz : kernels::PrefillPolicy {
+  /* Warps = */ static constexpr int kWarps = 4;
+  /* WarpRows = */ static constexpr int kWarpRows = 32;
+  /* QInRegisters = */ static constexpr bool kQInRegisters = false;
+  /* KvFragments = */ static constexpr kernels::KvFragments kKvFragments = kernels::KvFragments::Union;
+};
+struct w4_r32_union_n32_ftz : w4_r32_union_ftz {
+  /* BlockN = */ static constexpr int kBlockN = 32;
+};
+// 8 warps of 32 rows: one 256-row CTA per SM; each K/V tile copied to shared memory once
+// feeds twice the rows.
+struct w8_r32_union_ftz : w4_r32_union_ftz {
+  /* Warps = */ static constexpr int kWarps = 8;
+};
+struct w8_r32_union_n32_ftz : w8_r32_union_ftz {
+  /* BlockN = */ static constexpr int kBlockN = 32;
+};
 // Not in the current bench (kept so earlier results files name real policies): they lost
 // to w4_n64_ftz / w4_pipe_ftz at head dim 128 (see kernels/prefill/README.md).
 // 32 rows per warp: each K/V fragment feeds two m16 tiles (half the ldmatrix traffic per

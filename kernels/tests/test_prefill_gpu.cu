@@ -45,7 +45,10 @@ using Policies = ::testing::Types<
     experiments::prefill_lds_buffers::double_buffer, experiments::prefill_lds_buffers::double_padded
 #if SCHEDLAB_PREFILL_TUNING
     ,
-    experiments::prefill_tuning::w4_n64_ftz, experiments::prefill_tuning::w4_n96_ftz, experiments::prefill_tuning::w4_n96_skip_ftz, experiments::prefill_tuning::w4_n128_single_ftz, experiments::prefill_tuning::w4_pipe_ftz, experiments::prefill_tuning::w4_pipe_skip_ftz
+    experiments::prefill_tuning::w4_n64_ftz, experiments::prefill_tuning::w4_n128_single_ftz,
+    experiments::prefill_tuning::w4_pipe_ftz, experiments::prefill_tuning::w4_r32_union_ftz,
+    experiments::prefill_tuning::w4_r32_union_n32_ftz, experiments::prefill_tuning::w8_r32_union_ftz,
+    experiments::prefill_tuning::w8_r32_union_n32_ftz
 #endif
     >;
 TYPED_TEST_SUITE(PrefillGpu, Policies);
