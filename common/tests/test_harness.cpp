@@ -12,6 +12,7 @@
 
 #include "common/data.hpp"
 #include "common/harness/bench_main.hpp"
+#include "common/harness/experiment.hpp"
 #include "common/problem.hpp"
 #include "common/reference/attention_ref.hpp"
 
@@ -318,5 +319,29 @@ TEST(DeviceSlug, DropsVendorAndPunctuation) {
   EXPECT_EQ(device_slug(std::nullopt), "cpu");
 }
 
+}  // namespace
+}  // namespace schedlab::harness
+
+namespace schedlab::harness {
+namespace {
+struct NoShapes {  // a Family whose names are checked before any shape is registered
+  static std::vector<int> shapes() { return {}; }
+  template <class Policy>
+  static void add(Registry&, const ExperimentNames&, const std::string&, int) {}
+};
+struct PolicyA {};
+struct PolicyB {};
+
+TEST(ExperimentNamesCheck, RefusesNamesOutOfStepWithPolicies) {
+  HostClock clock;
+  RunOptions opts;
+  Registry r(clock, opts);
+  const Experiment<NoShapes, PolicyA, PolicyB> short_list{"e", "a", {"a"}};
+  EXPECT_THROW(short_list.register_all(r), std::invalid_argument);
+  const Experiment<NoShapes, PolicyA, PolicyB> bad_baseline{"e", "c", {"a", "b"}};
+  EXPECT_THROW(bad_baseline.register_all(r), std::invalid_argument);
+  const Experiment<NoShapes, PolicyA, PolicyB> good{"e", "b", {"a", "b"}};
+  EXPECT_NO_THROW(good.register_all(r));
+}
 }  // namespace
 }  // namespace schedlab::harness
