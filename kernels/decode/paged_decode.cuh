@@ -331,39 +331,42 @@ __device__ __forceinline__ void load_q(std::uint32_t (&qa)[kHeadDim / 16][4], co
 // Each warp writes its (m, l, O) rows; the CTA merges them and writes the final output
 // (one split) or a normalized partial with its log-sum-exp (several splits).
 // Column d of one (sequence, head) merged over its splits by log-sum-exp weights
-// 2^(lse_s - max lse); zero when no split saw a key, as the reference. The partials may have
-// been written by other CTAs of this kernel, so they are read through L2.
+// 2^(lse_s - max lse); zero when no split saw a key, as the reference. Plain loads: the
+// partials come from an earlier launch, or from CTAs this one synchronized with.
 __device__ __forceinline__ float merge_split_column(const Params& a, std::size_t slot0, int d, int head_dim) {
   float m = -INFINITY;
-  for (int s = 0; s < a.num_splits; ++s) m = fmaxf(m, gpu::load_coherent(a.partial_lse + slot0 + s));
+  for (int s = 0; s < a.num_splits; ++s) m = fmaxf(m, a.partial_lse[slot0 + s]);
   if (m == -INFINITY) return 0.f;
   float wsum = 0.f, o = 0.f;
   for (int s = 0; s < a.num_splits; ++s) {
-    const float wgt = gpu::mma::fast_exp2(gpu::load_coherent(a.partial_lse + slot0 + s) - m);
+    const float wgt = gpu::mma::fast_exp2(a.partial_lse[slot0 + s] - m);
     wsum += wgt;
-    o += wgt * gpu::load_coherent(a.partial_o + (slot0 + s) * head_dim + d);
+    o += wgt * a.partial_o[(slot0 + s) * head_dim + d];
   }
   return wsum > 0.f ? o / wsum : 0.f;
 }
 
-// The split merge inside the kernel (DecodePlan::merge_in_kernel): each CTA of a (sequence,
-// KV head chunk) counts its arrival once its partials are visible device-wide; the last to
-// arrive merges every split and re-arms the counter for the next launch. This saves the
-// combine launch (about 4 us at batch 16, 16k); it is only chosen for a few splits because
-// one CTA merging 32 splits serially is slower than the launch (kernels/decode/README.md).
+// The split merge inside the kernel (DecodePlan::merge_in_kernel): once the CTA's partials
+// are written, one thread counts its arrival between device-scope fences (the pattern of a
+// cooperative grid sync); the last CTA of a (sequence, KV head chunk) to arrive merges every
+// split and re-arms the counter for the next launch. This saves the combine launch (about
+// 4 us at batch 16, 16k); it is chosen only for a few splits because one CTA merging 32
+// splits serially is slower than that launch (kernels/decode/README.md).
 template <DType kKv, int kHeadDim>
 __device__ void merge_splits_if_last(const Params& a, int seq, int head0, int rows) {
   __shared__ bool last;
-  gpu::fence_device();  // this thread's partials, before the arrival is counted
-  gpu::block_sync();
+  gpu::block_sync();  // every thread's partials are written
   if (threadIdx.x == 0) {
     unsigned* arrivals = a.split_arrivals + std::size_t(seq) * gridDim.y + blockIdx.y;
+    gpu::fence_device();  // release: this CTA's partials before its arrival
     last = gpu::atomic_add(arrivals, 1u) == unsigned(a.num_splits - 1);
-    if (last) *arrivals = 0;  // every split has arrived; nothing else touches it this launch
+    if (last) {
+      *arrivals = 0;  // every split has arrived; nothing else touches it this launch
+      gpu::fence_device();  // acquire: the other CTAs' partials after their arrivals
+    }
   }
   gpu::block_sync();
   if (!last) return;
-  gpu::fence_device();  // the other CTAs' partials, after their arrivals were seen
   using E = Element<kQueryType<kKv>>;
   for (int idx = threadIdx.x; idx < rows * kHeadDim; idx += blockDim.x) {
     const int head = head0 + idx / kHeadDim, d = idx % kHeadDim;

@@ -37,6 +37,15 @@ struct w4_r32_union_ftz : kernels::PrefillPolicy {
   /* QInRegisters = */ static constexpr bool kQInRegisters = false;
   /* KvFragments = */ static constexpr kernels::KvFragments kKvFragments = kernels::KvFragments::Union;
 };
+// QK k16 steps unrolled (the loop of K and Q fragment loads; 1 by default with Q in shared
+// memory): lets the compiler issue the next step's ldmatrix before this step's matrix ops,
+// as FA2 does, for a 16-byte spill.
+struct w4_r32_union_u2_ftz : w4_r32_union_ftz {
+  /* QkUnroll = */ static constexpr int kQkUnroll = 2;
+};
+struct w4_r32_union_u8_ftz : w4_r32_union_ftz {
+  /* QkUnroll = */ static constexpr int kQkUnroll = 8;
+};
 struct w4_r32_union_n32_ftz : w4_r32_union_ftz {
   /* BlockN = */ static constexpr int kBlockN = 32;
 };

@@ -55,10 +55,8 @@ inline constexpr const char* kAsyncCopyMode = "cp.async";
 __device__ __forceinline__ std::uint64_t cycle_counter() { return static_cast<std::uint64_t>(clock64()); }
 
 // Cross-CTA hand-off within one kernel (the last CTA of a group reads what the others
-// wrote): a device-scope fence, an arrival counter, and a load served by L2, not by this
-// SM's L1, which may hold an older copy of the line.
+// wrote): a device-scope fence on each side of an arrival counter.
 __device__ __forceinline__ void fence_device() { __threadfence(); }
 __device__ __forceinline__ unsigned atomic_add(unsigned* counter, unsigned v) { return atomicAdd(counter, v); }
-__device__ __forceinline__ float load_coherent(const float* p) { return __ldcg(p); }
 
 }  // namespace schedlab::gpu

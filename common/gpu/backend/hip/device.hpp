@@ -71,12 +71,8 @@ inline constexpr const char* kAsyncCopyMode = "global_load_lds (gfx950 lane-cont
 
 __device__ __forceinline__ std::uint64_t cycle_counter() { return __builtin_readcyclecounter(); }
 
-// Cross-CTA hand-off within one kernel (see the CUDA backend): the load is an agent-scope
-// atomic so it is not served from a stale per-CU cache line.
+// Cross-CTA hand-off within one kernel (see the CUDA backend).
 __device__ __forceinline__ void fence_device() { __threadfence(); }
 __device__ __forceinline__ unsigned atomic_add(unsigned* counter, unsigned v) { return atomicAdd(counter, v); }
-__device__ __forceinline__ float load_coherent(const float* p) {
-  return __hip_atomic_load(p, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_AGENT);
-}
 
 }  // namespace schedlab::gpu
