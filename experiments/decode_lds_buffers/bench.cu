@@ -6,8 +6,9 @@
 using namespace schedlab;
 
 int main(int argc, char** argv) {
-  const kernels::DecodeExperiment<experiments::decode_lds_buffers::single, experiments::decode_lds_buffers::double_buffer> experiment{
-      "decode_lds_buffers", "single", {"single", "double_buffer"}};
+  namespace x = experiments::decode_lds_buffers;
+  const kernels::DecodeExperiment<x::single, x::double_buffer, x::triple_buffer, x::double_3ctas> experiment{
+      "decode_lds_buffers", "single", {"single", "double_buffer", "triple_buffer", "double_3ctas"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

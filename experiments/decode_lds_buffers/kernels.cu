@@ -7,4 +7,8 @@ template void launch_paged_decode<experiments::decode_lds_buffers::single>(const
 template DecodePlan plan_paged_decode<experiments::decode_lds_buffers::single>(const DecodeProblem&, int);
 template void launch_paged_decode<experiments::decode_lds_buffers::double_buffer>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
 template DecodePlan plan_paged_decode<experiments::decode_lds_buffers::double_buffer>(const DecodeProblem&, int);
+template void launch_paged_decode<experiments::decode_lds_buffers::triple_buffer>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
+template DecodePlan plan_paged_decode<experiments::decode_lds_buffers::triple_buffer>(const DecodeProblem&, int);
+template void launch_paged_decode<experiments::decode_lds_buffers::double_3ctas>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
+template DecodePlan plan_paged_decode<experiments::decode_lds_buffers::double_3ctas>(const DecodeProblem&, int);
 }  // namespace schedlab::kernels

@@ -11,5 +11,14 @@ struct single : kernels::DecodePolicy {
 struct double_buffer : kernels::DecodePolicy {
   /* KvBuffers = */ static constexpr int kKvBuffers = 2;
 };
+// The other side of the trade: a third stage per warp (more bytes in flight, same two CTAs
+// per SM for 16-bit KV), and two stages with a third CTA per SM (more warps, fewer registers).
+struct triple_buffer : kernels::DecodePolicy {
+  /* KvBuffers = */ static constexpr int kKvBuffers = 3;
+};
+struct double_3ctas : kernels::DecodePolicy {
+  /* KvBuffers = */ static constexpr int kKvBuffers = 2;
+  /* MinCtasPerSm = */ static constexpr int kMinCtasPerSm = 3;
+};
 
 }  // namespace schedlab::experiments::decode_lds_buffers

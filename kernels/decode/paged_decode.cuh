@@ -354,19 +354,20 @@ __device__ __forceinline__ float merge_split_column(const Params& a, std::size_t
 // splits serially is slower than that launch (kernels/decode/README.md).
 template <DType kKv, int kHeadDim>
 __device__ void merge_splits_if_last(const Params& a, int seq, int head0, int rows) {
-  __shared__ bool last;
   gpu::block_sync();  // every thread's partials are written
+  bool counted_last = false;
   if (threadIdx.x == 0) {
     unsigned* arrivals = a.split_arrivals + std::size_t(seq) * gridDim.y + blockIdx.y;
     gpu::fence_device();  // release: this CTA's partials before its arrival
-    last = gpu::atomic_add(arrivals, 1u) == unsigned(a.num_splits - 1);
-    if (last) {
+    counted_last = gpu::atomic_add(arrivals, 1u) == unsigned(a.num_splits - 1);
+    if (counted_last) {
       *arrivals = 0;  // every split has arrived; nothing else touches it this launch
       gpu::fence_device();  // acquire: the other CTAs' partials after their arrivals
     }
   }
-  gpu::block_sync();
-  if (!last) return;
+  // Broadcast through the barrier, not a __shared__ flag: static shared memory would move
+  // the dynamic K/V stages off the start of the window.
+  if (!gpu::block_sync_or(counted_last)) return;
   using E = Element<kQueryType<kKv>>;
   for (int idx = threadIdx.x; idx < rows * kHeadDim; idx += blockDim.x) {
     const int head = head0 + idx / kHeadDim, d = idx % kHeadDim;

@@ -62,6 +62,7 @@ class DecodeGpu : public ::testing::Test {};
 using Policies = ::testing::Types<
     experiments::decode_stage_priority::plain, experiments::decode_stage_priority::stage_priority,
     experiments::decode_page_prefetch::load_on_use, experiments::decode_lds_buffers::single,
+    experiments::decode_lds_buffers::triple_buffer, experiments::decode_lds_buffers::double_3ctas,
     experiments::decode_kv_streaming::resident, experiments::decode_kv_streaming::streaming>;
 TYPED_TEST_SUITE(DecodeGpu, Policies);
 

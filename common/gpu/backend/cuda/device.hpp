@@ -18,6 +18,8 @@ __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) 
 __device__ __forceinline__ int warp_id() { return static_cast<int>(threadIdx.x) / kWarpSize; }
 __device__ __forceinline__ int warp_group_id() { return static_cast<int>(threadIdx.x) / (4 * kWarpSize); }
 __device__ __forceinline__ void block_sync() { __syncthreads(); }
+// A barrier that also tells every thread whether any thread's predicate was true.
+__device__ __forceinline__ bool block_sync_or(bool pred) { return __syncthreads_or(pred) != 0; }
 __device__ __forceinline__ void warp_sync() { __syncwarp(); }
 
 template <class T>

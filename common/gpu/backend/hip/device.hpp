@@ -16,6 +16,8 @@ __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) 
 __device__ __forceinline__ int warp_id() { return static_cast<int>(threadIdx.x) / kWarpSize; }
 __device__ __forceinline__ int warp_group_id() { return static_cast<int>(threadIdx.x) / (4 * kWarpSize); }
 __device__ __forceinline__ void block_sync() { __syncthreads(); }
+// A barrier that also tells every thread whether any thread's predicate was true.
+__device__ __forceinline__ bool block_sync_or(bool pred) { return __syncthreads_or(pred) != 0; }
 // A wave executes in lockstep; the fence keeps LDS traffic ordered around the sync point.
 __device__ __forceinline__ void warp_sync() { __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront"); }
 
