@@ -328,8 +328,6 @@ __device__ __forceinline__ void load_q(std::uint32_t (&qa)[kHeadDim / 16][4], co
     }
 }
 
-// Each warp writes its (m, l, O) rows; the CTA merges them and writes the final output
-// (one split) or a normalized partial with its log-sum-exp (several splits).
 // Column d of one (sequence, head) merged over its splits by log-sum-exp weights
 // 2^(lse_s - max lse); zero when no split saw a key, as the reference. Plain loads: the
 // partials come from an earlier launch, or from CTAs this one synchronized with.
@@ -377,6 +375,8 @@ __device__ void merge_splits_if_last(const Params& a, int seq, int head0, int ro
   }
 }
 
+// Each warp writes its (m, l, O) rows; the CTA merges them and writes the final output
+// (one split) or a normalized partial with its log-sum-exp (several splits).
 template <class Policy, DType kKv, int kHeadDim>
 __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& a, int seq, int kvh, int split,
                               int head0, int rows) {

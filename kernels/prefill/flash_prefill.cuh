@@ -77,6 +77,7 @@ struct Config {
   // step); Policy::kQkUnroll otherwise, which bounds how many K/Q loads the compiler hoists.
   static constexpr int kQkUnroll = Policy::kQInRegisters ? kQkSteps : Policy::kQkUnroll;
   static constexpr bool kSkipUnitRescale = Policy::kSkipUnitRescale;
+  static constexpr float kRescaleThreshold = Policy::kRescaleThreshold;
   // Shared storage: the Q tile, then kKvBuffers x (K tile, V tile).
   static constexpr int kSmemBytes = QTile::kBytes + Policy::kKvBuffers * 2 * KvTile::kBytes;
   // With one buffer V(j) arrives after QK(j) starts, so only whole-tile buffers can prefetch it.
@@ -266,7 +267,10 @@ __device__ __forceinline__ void online_softmax(float (&s)[Cfg::kKeyTiles][4], fl
   for (int r = 0; r < 2; ++r) {
     tile_max[r] = fmaxf(tile_max[r], gpu::shfl_xor(tile_max[r], 1));  // the 4 lanes of a row
     tile_max[r] = fmaxf(tile_max[r], gpu::shfl_xor(tile_max[r], 2));
-    const float m_new = fmaxf(m[r], tile_max[r] * a.scale_log2);
+    float m_new = fmaxf(m[r], tile_max[r] * a.scale_log2);
+    // Thresholded: the stale max stays while the new one is within the threshold above it
+    // (a row's first visible key always moves it from -inf).
+    if constexpr (Cfg::kRescaleThreshold > 0.f) m_new = m_new > m[r] + Cfg::kRescaleThreshold ? m_new : m[r];
     // A row with no visible key so far keeps m at -inf; a finite stand-in avoids inf - inf.
     const float m_use = m_new == -INFINITY ? 0.f : m_new;
     corr[r] = gpu::mma::fast_exp2(m[r] - m_use);
@@ -282,7 +286,10 @@ __device__ __forceinline__ void online_softmax(float (&s)[Cfg::kKeyTiles][4], fl
   // O *= corr. Skipped when no row of this lane saw a larger max (corr is exactly 1): the
   // branch is taken by the warp only if some lane needs it (FA4 goes further and rescales
   // only when the max grows by more than a threshold).
-  if (!Cfg::kSkipUnitRescale || corr[0] != 1.f || corr[1] != 1.f) {
+  bool rescale = true;
+  if constexpr (Cfg::kRescaleThreshold > 0.f) rescale = gpu::warp_any(corr[0] != 1.f || corr[1] != 1.f);
+  else if constexpr (Cfg::kSkipUnitRescale) rescale = corr[0] != 1.f || corr[1] != 1.f;
+  if (rescale) {
 #pragma unroll
     for (int n = 0; n < Cfg::kDimTiles; ++n)
 #pragma unroll

@@ -31,6 +31,10 @@ struct PrefillPolicy {
   /* BlockN = */ static constexpr int kBlockN = 64;     // keys per K/V tile
   /* KvBuffers = */ static constexpr int kKvBuffers = 2;  // 1: FA2's single K and V buffers, split waits (seed 001)
   /* SkipUnitRescale = */ static constexpr bool kSkipUnitRescale = false;  // branch around O *= 1
+  // > 0: keep a stale running max until a row's max grows by more than this (log2 units),
+  // and skip O *= corr when no row of the warp moved (FA4's conditional rescaling). P then
+  // reaches 2^threshold at most, which bf16/f16 and the f32 sums hold exactly as well.
+  /* RescaleThreshold = */ static constexpr float kRescaleThreshold = 0.f;
   /* PipelineQk = */ static constexpr bool kPipelineQk = false;  // QK(j+1) issued before softmax(j); needs 3 buffers
   /* Layout = */ static constexpr SmemLayout kLayout = SmemLayout::Swizzled;
   /* KvFragments = */ static constexpr KvFragments kKvFragments = KvFragments::Separate;

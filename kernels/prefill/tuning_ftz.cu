@@ -12,4 +12,5 @@ template void launch_flash_prefill<experiments::prefill_tuning::w8_r32_union_ftz
 template void launch_flash_prefill<experiments::prefill_tuning::w8_r32_union_n32_ftz>(const PrefillArgs&, gpu::api::stream_t);
 template void launch_flash_prefill<experiments::prefill_tuning::w4_r32_union_u2_ftz>(const PrefillArgs&, gpu::api::stream_t);
 template void launch_flash_prefill<experiments::prefill_tuning::w4_r32_union_u8_ftz>(const PrefillArgs&, gpu::api::stream_t);
+template void launch_flash_prefill<experiments::prefill_tuning::w4_r32_union_u2_thr_ftz>(const PrefillArgs&, gpu::api::stream_t);
 }  // namespace schedlab::kernels

@@ -46,6 +46,13 @@ struct w4_r32_union_u2_ftz : w4_r32_union_ftz {
 struct w4_r32_union_u8_ftz : w4_r32_union_ftz {
   /* QkUnroll = */ static constexpr int kQkUnroll = 8;
 };
+// FA4's conditional rescaling on top: O *= corr only when some row's max grew by more than
+// 2^8 (random inputs: almost only in the first tiles), a warp-uniform branch.
+struct w4_r32_union_u2_thr_ftz : w4_r32_union_u2_ftz {
+  /* RescaleThreshold = */ static constexpr float kRescaleThreshold = 8.f;
+};
+// The same policy built with the project's own flags (tuning.cu: no -ftz=true).
+struct w4_r32_union_u2_thr : w4_r32_union_u2_thr_ftz {};
 struct w4_r32_union_n32_ftz : w4_r32_union_ftz {
   /* BlockN = */ static constexpr int kBlockN = 32;
 };

@@ -22,6 +22,8 @@ __device__ __forceinline__ void block_sync() { __syncthreads(); }
 __device__ __forceinline__ bool block_sync_or(bool pred) { return __syncthreads_or(pred) != 0; }
 __device__ __forceinline__ void warp_sync() { __syncwarp(); }
 
+// Whether the predicate holds in any lane of the warp (a warp-uniform branch condition).
+__device__ __forceinline__ bool warp_any(bool pred) { return __any_sync(0xffffffffu, pred) != 0; }
 template <class T>
 __device__ __forceinline__ T shfl_xor(T v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
 

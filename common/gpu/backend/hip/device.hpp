@@ -21,6 +21,8 @@ __device__ __forceinline__ bool block_sync_or(bool pred) { return __syncthreads_
 // A wave executes in lockstep; the fence keeps LDS traffic ordered around the sync point.
 __device__ __forceinline__ void warp_sync() { __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront"); }
 
+// Whether the predicate holds in any lane of the warp (a warp-uniform branch condition).
+__device__ __forceinline__ bool warp_any(bool pred) { return __any(pred) != 0; }
 template <class T>
 __device__ __forceinline__ T shfl_xor(T v, int mask) { return __shfl_xor(v, mask); }
 
