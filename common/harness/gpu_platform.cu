@@ -3,10 +3,12 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/gpu/attention_tile.hpp"
 #include "common/gpu/device.hpp"
 #include "common/gpu/launch.hpp"
 #include "common/gpu/probe.hpp"
 #include "common/gpu/runtime.hpp"
+#include "common/gpu/warp_mma.hpp"
 
 namespace schedlab::harness {
 
@@ -82,6 +84,9 @@ std::optional<Platform> gpu_platform() {
   p.context["sched_hints"] = gpu::kSchedHintsHonored ? "honored" : "no-op on this backend";
   p.context["set_priority"] = gpu::kPriorityHonored ? "honored" : "no-op on this backend";
   p.context["async_copy"] = gpu::kAsyncCopyMode;
+  // The decode kernel's m16n8k16 fragments (emulated on AMD) and the prefill kernel's warp tile.
+  p.context["matrix_instruction"] = gpu::mma::kMatrixInstruction;
+  p.context["prefill_matrix_instruction"] = gpu::attn::kMatrixInstruction;
   p.context["stall_probes"] = gpu::kStallProbes ? "on: wait-point cycle probes built in, timings perturbed" : "off";
   return p;
 }

@@ -4,12 +4,15 @@
 // fragments (or re-reads them from shared memory), the O accumulator and the online softmax
 // state in registers, and walks the K/V tiles that the CTA stages through shared memory with
 // async copies: S = Q K^T, online softmax in the log2 domain, O += P V with P converted in
-// registers (the C layout of two n8 tiles is the A layout of one k16 step).
+// registers. Fragment layouts, loads and matrix products are the architecture's warp tile
+// (common/gpu/attention_tile.hpp: mma.sync m16n8k16 on NVIDIA, MFMA 16x16x16 on AMD); this
+// file sees only each accumulator element's (row, col) and the tile's row reductions.
 // Scheduling knobs come from the Policy (prefill_policy.hpp); the body is shared.
 #pragma once
 #include <cstdint>
 #include <type_traits>
 
+#include "common/gpu/attention_tile.hpp"
 #include "common/gpu/device.hpp"
 #include "common/gpu/probe.hpp"
 #include "common/gpu/kernel_traits.hpp"
@@ -17,13 +20,14 @@
 #include "common/gpu/warp_mma.hpp"
 #include "kernels/prefill/flash_prefill.hpp"
 #include "kernels/prefill/prefill_policy.hpp"
+#include "kernels/prefill/smem_tile_layout.hpp"
 
 namespace schedlab::kernels::prefill_detail {
 
 using gpu::kWarpSize;
 using gpu::Sched;
 inline constexpr float kLog2e = 1.4426950408889634f;
-inline constexpr int kMmaRows = 16;  // M of the m16n8k16 matrix instruction
+inline constexpr int kMmaRows = 16;  // query rows of one matrix-instruction tile (both backends)
 
 struct Params {
   const std::uint16_t* q;
@@ -46,7 +50,7 @@ struct SmemTile {
   static_assert(kPadded || kChunks % 8 == 0, "the XOR swizzle permutes 8 chunks of a row");
   static __device__ __forceinline__ int offset(int row, int chunk) {
     if constexpr (kPadded) return row * kRowBytes + chunk * 16;
-    else return row * kRowBytes + (chunk ^ (row % 8)) * 16;
+    else return row * kRowBytes + prefill_layout::swizzled_chunk(row, chunk) * 16;
   }
   // Fragment addressing: a lane reads chunk 2 * step + low (low 0 or 1) of row row0 + rows
   // (rows a multiple of 8). lane_offset() is the step-0 offset; at() is one XOR (swizzled:
@@ -61,18 +65,17 @@ struct SmemTile {
   }
 };
 
-template <class Policy, int kHeadDim>
+template <class Policy, int kHeadDimT>
 struct Config {
   static constexpr int kThreads = Policy::kWarps * kWarpSize;  // = kThreadsOf<Policy>
   static constexpr int kMTiles = Policy::kWarpRows / kMmaRows;  // m16 tiles per warp: each B fragment feeds kMTiles ops
   static constexpr int kBlockM = Policy::kWarps * Policy::kWarpRows;  // query rows per CTA
   static constexpr int kBlockN = Policy::kBlockN;                // keys per K/V tile
+  static constexpr int kHeadDim = kHeadDimT;
   using QTile = SmemTile<Policy::kLayout, kBlockM, kHeadDim>;
   using KvTile = SmemTile<Policy::kLayout, kBlockN, kHeadDim>;
   static constexpr int kQkSteps = kHeadDim / 16;  // k16 steps of S = Q K^T
   static constexpr int kPvSteps = kBlockN / 16;   // k16 steps of O += P V
-  static constexpr int kKeyTiles = kBlockN / 8;   // n8 tiles of S (16 x kBlockN)
-  static constexpr int kDimTiles = kHeadDim / 8;  // n8 tiles of O (16 x kHeadDim)
   // k16 steps of QK unrolled: all with Q in registers (its fragments are indexed by the
   // step); Policy::kQkUnroll otherwise, which bounds how many K/Q loads the compiler hoists.
   static constexpr int kQkUnroll = Policy::kQInRegisters ? kQkSteps : Policy::kQkUnroll;
@@ -91,39 +94,47 @@ struct Config {
 template <DType kT>
 using Operand = std::conditional_t<kT == DType::bf16, gpu::mma::Bf16, gpu::mma::F16>;
 
-// B-operand fragments of one k16 step: K for kBlockN keys, V for head_dim columns (seed 003).
+// The architecture's warp tile for this configuration (common/gpu/attention_tile.hpp).
+template <class Cfg>
+using Tile = gpu::attn::WarpTile<Cfg>;
+
+// K and V fragments of one k16 step: K for kBlockN keys, V for head_dim columns (seed 003).
 template <class Cfg, KvFragments kMode>
 struct KvRegs;
 template <class Cfg>
 struct KvRegs<Cfg, KvFragments::Separate> {
-  std::uint32_t k_[Cfg::kKeyTiles / 2][4];  // [key pair of n8 tiles][b0,b1 of each]
-  std::uint32_t v_[Cfg::kDimTiles / 2][4];  // [column pair of n8 tiles][b0,b1 of each]
+  typename Tile<Cfg>::KFrags k_;
+  typename Tile<Cfg>::VFrags v_;
   __device__ auto& k() { return k_; }
   __device__ auto& v() { return v_; }
 };
 template <class Cfg>
 struct KvRegs<Cfg, KvFragments::Union> {
   union {
-    std::uint32_t k_[Cfg::kKeyTiles / 2][4];
-    std::uint32_t v_[Cfg::kDimTiles / 2][4];
+    typename Tile<Cfg>::KFrags k_;
+    typename Tile<Cfg>::VFrags v_;
   };
   __device__ auto& k() { return k_; }
   __device__ auto& v() { return v_; }
 };
 
-// Per-warp online-softmax state of rows g and g + 8 (g = lane / 4) of each m16 tile.
+// Per-warp online-softmax state of the lane's row slots of each m16 tile (NVIDIA: rows g
+// and g + 8, g = lane / 4; AMD: query lane % 16).
 template <class Cfg>
 struct RowState {
-  float m[Cfg::kMTiles][2];                // running max (log2 domain)
-  float l[Cfg::kMTiles][2];                // this lane's share of the running sum
-  float o[Cfg::kMTiles][Cfg::kDimTiles][4];  // O accumulator: C fragments of kDimTiles n8 tiles
+  static constexpr int kSlots = Tile<Cfg>::kRowSlots;
+  float m[Cfg::kMTiles][kSlots];                    // running max (log2 domain)
+  float l[Cfg::kMTiles][kSlots];                    // this lane's share of the running sum
+  float o[Cfg::kMTiles][Tile<Cfg>::kOTiles][4];  // O accumulator: the tile's accumulator fragments
   __device__ RowState() {
 #pragma unroll
     for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-      m[mt][0] = m[mt][1] = -INFINITY;
-      l[mt][0] = l[mt][1] = 0.f;
 #pragma unroll
-      for (int n = 0; n < Cfg::kDimTiles; ++n) o[mt][n][0] = o[mt][n][1] = o[mt][n][2] = o[mt][n][3] = 0.f;
+      for (int r = 0; r < kSlots; ++r) m[mt][r] = -INFINITY;
+#pragma unroll
+      for (int r = 0; r < kSlots; ++r) l[mt][r] = 0.f;
+#pragma unroll
+      for (int n = 0; n < Tile<Cfg>::kOTiles; ++n) o[mt][n][0] = o[mt][n][1] = o[mt][n][2] = o[mt][n][3] = 0.f;
     }
   }
 };
@@ -132,6 +143,11 @@ struct RowState {
 // tile; rows at or past `rows_left` are zero-filled, not read (V's zeros meet P's zeros).
 // A thread copies one chunk column of rows row0, row0 + kRowStep, ...: kRowStep is a
 // multiple of 8, so the swizzle is the same for all of them and addresses step by constants.
+// Where the backend's asynchronous copy writes lane-contiguously (gfx950 global_load_lds),
+// a swizzled tile is filled slot by slot and the swizzle moves to the source chunk
+// (prefill_layout::lane_copy_source_chunk); that copy cannot zero-fill, so rows past the end
+// re-read the last valid row instead: finite values that the mask (K) or P's zeros (V) cancel,
+// and Q rows that are never written out.
 template <class Tile, int kRows, int kThreads>
 __device__ __forceinline__ void produce_tile(unsigned char* tile, const std::uint16_t* src, std::int64_t stride,
                                              int rows_left) {
@@ -139,104 +155,87 @@ __device__ __forceinline__ void produce_tile(unsigned char* tile, const std::uin
   static_assert(kThreads % Tile::kChunks == 0 && kRowStep % 8 == 0 && kRows % kRowStep == 0,
                 "every thread copies the same chunk column of rows kRowStep apart");
   const int row0 = static_cast<int>(threadIdx.x) / Tile::kChunks, chunk = static_cast<int>(threadIdx.x) % Tile::kChunks;
-  unsigned char* dst = tile + Tile::offset(row0, chunk);
-  const std::uint16_t* from = src + row0 * stride + chunk * 8;
+  if constexpr (gpu::kLaneCopyIsAsync && !Tile::kPadded) {
+    unsigned char* wave_base = tile + gpu::warp_id() * kWarpSize * 16;  // slot = thread: rows are unpadded
+    const std::uint16_t* from = src + prefill_layout::lane_copy_source_chunk(row0, chunk) * 8;
 #pragma unroll
-  for (int i = 0; i < kRows / kRowStep; ++i) {
-    const bool valid = row0 + i * kRowStep < rows_left;
-    gpu::async_copy_16(dst + i * kRowStep * Tile::kRowBytes, valid ? from + i * kRowStep * stride : src, valid);
+    for (int i = 0; i < kRows / kRowStep; ++i) {
+      const int row = min(row0 + i * kRowStep, rows_left - 1);
+      gpu::async_copy_16_lanes(wave_base + i * kRowStep * Tile::kRowBytes, from + row * stride);
+    }
+  } else {
+    unsigned char* dst = tile + Tile::offset(row0, chunk);
+    const std::uint16_t* from = src + row0 * stride + chunk * 8;
+#pragma unroll
+    for (int i = 0; i < kRows / kRowStep; ++i) {
+      const bool valid = row0 + i * kRowStep < rows_left;
+      gpu::async_copy_16(dst + i * kRowStep * Tile::kRowBytes, valid ? from + i * kRowStep * stride : src, valid);
+    }
   }
 }
 
-// One k16 step of m16 tile mt of the warp's query rows as an A fragment.
-template <class Cfg>
-__device__ __forceinline__ void load_q_step(std::uint32_t (&qa)[4], const unsigned char* q_tile, int mt, int kk) {
-  const int lane = gpu::mma::frag_lane();
-  const int row = gpu::warp_id() * Cfg::kMTiles * kMmaRows + ((lane / 8) % 2) * 8 + lane % 8;  // matrices 1, 3: rows 8-15
-  const int off = Cfg::QTile::lane_offset(row, lane / 16);  // matrices 2, 3: dims 8-15
-  gpu::mma::ldmatrix_x4(qa, Cfg::QTile::at(q_tile, off, kk, mt * kMmaRows));
-}
-
-// Q A-fragments of the warp's rows: loaded once and held in registers, or re-read from the
+// Q fragments of the warp's rows: loaded once and held in registers, or re-read from the
 // shared Q tile at every k16 step (FA2's choice at head dim 128: it frees 16 registers per
-// k16 step and m16 tile, for a shared-memory read that feeds kKeyTiles matrix ops).
+// k16 step and m16 tile, for a shared-memory read that feeds a whole row of matrix ops).
 template <class Cfg, bool kInRegisters>
 struct QFrags;
 template <class Cfg>
 struct QFrags<Cfg, true> {
-  std::uint32_t q[Cfg::kMTiles][Cfg::kQkSteps][4];
+  static constexpr int kWords = Tile<Cfg>::kQWords;
+  std::uint32_t q[Cfg::kMTiles][Cfg::kQkSteps][kWords];
   __device__ explicit QFrags(const unsigned char* q_tile) {
 #pragma unroll
     for (int mt = 0; mt < Cfg::kMTiles; ++mt)
 #pragma unroll
-      for (int kk = 0; kk < Cfg::kQkSteps; ++kk) load_q_step<Cfg>(q[mt][kk], q_tile, mt, kk);
+      for (int kk = 0; kk < Cfg::kQkSteps; ++kk) Tile<Cfg>::load_q_step(q[mt][kk], q_tile, mt, kk);
   }
-  __device__ void step(std::uint32_t (&qa)[Cfg::kMTiles][4], int kk) const {
+  __device__ void step(std::uint32_t (&qa)[Cfg::kMTiles][kWords], int kk) const {
 #pragma unroll
     for (int mt = 0; mt < Cfg::kMTiles; ++mt)
 #pragma unroll
-      for (int i = 0; i < 4; ++i) qa[mt][i] = q[mt][kk][i];
+      for (int i = 0; i < kWords; ++i) qa[mt][i] = q[mt][kk][i];
   }
 };
 template <class Cfg>
 struct QFrags<Cfg, false> {
+  static constexpr int kWords = Tile<Cfg>::kQWords;
   const unsigned char* q_tile;
   __device__ explicit QFrags(const unsigned char* tile) : q_tile(tile) {}
-  __device__ void step(std::uint32_t (&qa)[Cfg::kMTiles][4], int kk) const {
+  __device__ void step(std::uint32_t (&qa)[Cfg::kMTiles][kWords], int kk) const {
 #pragma unroll
-    for (int mt = 0; mt < Cfg::kMTiles; ++mt) load_q_step<Cfg>(qa[mt], q_tile, mt, kk);
+    for (int mt = 0; mt < Cfg::kMTiles; ++mt) Tile<Cfg>::load_q_step(qa[mt], q_tile, mt, kk);
   }
 };
 
-// One k16 step of V (16 keys x head_dim) as B fragments (transposed load: V is [key][dim]).
-template <class Cfg, class Regs>
-__device__ __forceinline__ void load_v_step(Regs& regs, const unsigned char* v_tile, int kk) {
-  const int lane = gpu::mma::frag_lane();
-  const int row = ((lane / 8) % 2) * 8 + lane % 8;  // matrices 1, 3: keys 8-15
-  const int off = Cfg::KvTile::lane_offset(row, lane / 16);  // matrices 2, 3: the second n8 tile
-#pragma unroll
-  for (int nn = 0; nn < Cfg::kDimTiles / 2; ++nn)
-    gpu::mma::ldmatrix_x4_trans(regs.v()[nn], Cfg::KvTile::at(v_tile, off, nn, kk * 16));
-}
-
 // STAGE 1: QK gemm, S (kWarpRows x kBlockN) = Q K^T, one k16 step at a time.
 template <class Policy, class Cfg, class Op, class Q, class Regs>
-__device__ __forceinline__ void compute_qk(float (&s)[Cfg::kMTiles][Cfg::kKeyTiles][4], const Q& q,
+__device__ __forceinline__ void compute_qk(float (&s)[Cfg::kMTiles][Tile<Cfg>::kSTiles][4], const Q& q,
                                            const unsigned char* k_tile, const unsigned char* v_tile, Regs& regs) {
-  const int lane = gpu::mma::frag_lane();
-  const int row = (lane / 16) * 8 + lane % 8;  // key; matrices 2, 3: keys 8-15 of the pair
-  const int k_off = Cfg::KvTile::lane_offset(row, (lane / 8) % 2);  // matrices 1, 3: dims 8-15
+  using T = Tile<Cfg>;
+  const int k_off = T::k_lane_offset();
 #pragma unroll
   for (int mt = 0; mt < Cfg::kMTiles; ++mt)
 #pragma unroll
-    for (int n = 0; n < Cfg::kKeyTiles; ++n)
+    for (int n = 0; n < T::kSTiles; ++n)
 #pragma unroll
       for (int i = 0; i < 4; ++i) s[mt][n][i] = 0.f;
 #pragma unroll Cfg::kQkUnroll
   for (int kk = 0; kk < Cfg::kQkSteps; ++kk) {
-    std::uint32_t qa[Cfg::kMTiles][4];
+    std::uint32_t qa[Cfg::kMTiles][T::kQWords];
     q.step(qa, kk);
     // Seed 003: the first K load fenced between the previous PV and this QK matrix group.
     if (Policy::kKLoad == KLoadSchedule::Pinned && kk == 0) gpu::sched_barrier<Sched::NONE>();
-#pragma unroll
-    for (int np = 0; np < Cfg::kKeyTiles / 2; ++np)
-      gpu::mma::ldmatrix_x4(regs.k()[np], Cfg::KvTile::at(k_tile, k_off, kk, np * 16));
+    T::load_k_step(regs.k(), k_tile, k_off, kk);
     if (Policy::kKLoad == KLoadSchedule::Pinned && kk == 0) gpu::sched_barrier<Sched::NONE>();
     // Separate registers: V's first step loads before the last QK matrix ops (seed 003).
-    if (Cfg::kPrefetchV && kk == Cfg::kQkSteps - 1) load_v_step<Cfg>(regs, v_tile, 0);
-#pragma unroll
-    for (int np = 0; np < Cfg::kKeyTiles / 2; ++np)
-#pragma unroll
-      for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-        gpu::mma::mma_16816<Op>(s[mt][2 * np], qa[mt], {regs.k()[np][0], regs.k()[np][1]});
-        gpu::mma::mma_16816<Op>(s[mt][2 * np + 1], qa[mt], {regs.k()[np][2], regs.k()[np][3]});
-      }
+    if (Cfg::kPrefetchV && kk == Cfg::kQkSteps - 1) T::load_v_step(regs.v(), v_tile, 0);
+    T::template qk_step<Op>(s, qa, regs.k());
     if constexpr (Policy::kKLoad == KLoadSchedule::Interleaved) {
       // One shared read, then the matrix ops it feeds; counts follow the tile shape.
 #pragma unroll
-      for (int np = 0; np < Cfg::kKeyTiles / 2; ++np) {
+      for (int r = 0; r < T::kKLoadsPerStep; ++r) {
         gpu::sched_group_barrier<Sched::DS_READ, 1, 0>();
-        gpu::sched_group_barrier<Sched::MFMA, 2 * Cfg::kMTiles, 0>();
+        gpu::sched_group_barrier<Sched::MFMA, T::kMmasPerKLoad, 0>();
       }
     }
   }
@@ -244,29 +243,34 @@ __device__ __forceinline__ void compute_qk(float (&s)[Cfg::kMTiles][Cfg::kKeyTil
 
 // STAGE 2: online softmax of one m16 tile. Masks (kMask: the tile crosses the causal
 // diagonal or the end of the keys), updates the running max and sum, rescales O, and packs
-// P as A fragments.
+// P as the PV product's fragments. Element i of accumulator tile n belongs to row slot
+// i / kPerSlot; Tile::row / Tile::col give its query row and key.
 template <class Cfg, class Op, bool kMask>
-__device__ __forceinline__ void online_softmax(float (&s)[Cfg::kKeyTiles][4], float (&m)[2], float (&l)[2],
-                                               float (&o)[Cfg::kDimTiles][4], std::uint32_t (&pa)[Cfg::kPvSteps][4],
+__device__ __forceinline__ void online_softmax(float (&s)[Tile<Cfg>::kSTiles][4], float (&m)[Tile<Cfg>::kRowSlots],
+                                               float (&l)[Tile<Cfg>::kRowSlots], float (&o)[Tile<Cfg>::kOTiles][4],
+                                               std::uint32_t (&pa)[Cfg::kPvSteps][Tile<Cfg>::kPWords],
                                                const Params& a, int key0, int q_row0) {
-  const int g = gpu::mma::frag_lane() / 4, t = gpu::mma::frag_lane() % 4;
-  float tile_max[2] = {-INFINITY, -INFINITY};
+  using T = Tile<Cfg>;
+  constexpr int kSlots = T::kRowSlots, kPer = T::kPerSlot;
+  static_assert(kSlots * kPer == 4, "an accumulator tile holds 4 elements per lane");
+  float tile_max[kSlots];
 #pragma unroll
-  for (int n = 0; n < Cfg::kKeyTiles; ++n)
+  for (int r = 0; r < kSlots; ++r) tile_max[r] = -INFINITY;
+#pragma unroll
+  for (int n = 0; n < T::kSTiles; ++n)
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       if constexpr (kMask) {
-        const int q_row = q_row0 + g + 8 * (i / 2), key = key0 + n * 8 + 2 * t + i % 2;
+        const int q_row = T::row(q_row0, i), key = T::col(key0, n, i);
         const bool visible = key < a.kv_len && (!a.causal || key <= q_row + a.kv_len - a.q_len);
         if (!visible) s[n][i] = -INFINITY;
       }
-      tile_max[i / 2] = fmaxf(tile_max[i / 2], s[n][i]);
+      tile_max[i / kPer] = fmaxf(tile_max[i / kPer], s[n][i]);
     }
-  float corr[2];
+  float corr[kSlots];
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    tile_max[r] = fmaxf(tile_max[r], gpu::shfl_xor(tile_max[r], 1));  // the 4 lanes of a row
-    tile_max[r] = fmaxf(tile_max[r], gpu::shfl_xor(tile_max[r], 2));
+  for (int r = 0; r < kSlots; ++r) {
+    tile_max[r] = T::row_max(tile_max[r]);  // the lanes sharing the row
     float m_new = fmaxf(m[r], tile_max[r] * a.scale_log2);
     // Thresholded: the stale max stays while the new one is within the threshold above it
     // (a row's first visible key always moves it from -inf).
@@ -277,48 +281,46 @@ __device__ __forceinline__ void online_softmax(float (&s)[Cfg::kKeyTiles][4], fl
     m[r] = m_new;
     l[r] *= corr[r];
 #pragma unroll
-    for (int n = 0; n < Cfg::kKeyTiles; ++n) {
-      s[n][2 * r] = gpu::mma::fast_exp2(fmaf(s[n][2 * r], a.scale_log2, -m_use));
-      s[n][2 * r + 1] = gpu::mma::fast_exp2(fmaf(s[n][2 * r + 1], a.scale_log2, -m_use));
-      l[r] += s[n][2 * r] + s[n][2 * r + 1];
+    for (int n = 0; n < T::kSTiles; ++n) {
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) s[n][kPer * r + e] = gpu::mma::fast_exp2(fmaf(s[n][kPer * r + e], a.scale_log2, -m_use));
+      float part = s[n][kPer * r];
+#pragma unroll
+      for (int e = 1; e < kPer; ++e) part += s[n][kPer * r + e];
+      l[r] += part;
     }
   }
-  // O *= corr. Skipped when no row of this lane saw a larger max (corr is exactly 1): the
-  // branch is taken by the warp only if some lane needs it (FA4 goes further and rescales
-  // only when the max grows by more than a threshold).
-  bool rescale = true;
-  if constexpr (Cfg::kRescaleThreshold > 0.f) rescale = gpu::warp_any(corr[0] != 1.f || corr[1] != 1.f);
-  else if constexpr (Cfg::kSkipUnitRescale) rescale = corr[0] != 1.f || corr[1] != 1.f;
+  // O *= corr. kSkipUnitRescale: skipped when no row of this lane saw a larger max (corr is
+  // exactly 1). kRescaleThreshold (FA4): skipped unless some row of the warp moved its max,
+  // which after the first tiles is rare, so the warp-uniform branch is almost never taken.
+  constexpr bool kThresholded = Cfg::kRescaleThreshold > 0.f;
+  bool rescale = !Cfg::kSkipUnitRescale && !kThresholded;
+#pragma unroll
+  for (int r = 0; r < kSlots; ++r) rescale = rescale || corr[r] != 1.f;
+  if constexpr (kThresholded) rescale = gpu::warp_any(rescale);
   if (rescale) {
 #pragma unroll
-    for (int n = 0; n < Cfg::kDimTiles; ++n)
+    for (int n = 0; n < T::kOTiles; ++n)
 #pragma unroll
-      for (int i = 0; i < 4; ++i) o[n][i] *= corr[i / 2];
+      for (int i = 0; i < 4; ++i) o[n][i] *= corr[i / kPer];
   }
-#pragma unroll
-  for (int kk = 0; kk < Cfg::kPvSteps; ++kk) {
-    pa[kk][0] = gpu::mma::pack2<Op>(s[2 * kk][0], s[2 * kk][1]);
-    pa[kk][1] = gpu::mma::pack2<Op>(s[2 * kk][2], s[2 * kk][3]);
-    pa[kk][2] = gpu::mma::pack2<Op>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-    pa[kk][3] = gpu::mma::pack2<Op>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-  }
+  T::template pack_p<Op>(pa, s);
 }
 
 // STAGE 3: PV gemm, O (kWarpRows x head_dim) += P (kWarpRows x kBlockN) V (kBlockN x head_dim).
+// Seed 003 (gfx950 fp8 forward kernel): K and V register tiles in one union, so the V
+// fragments are loaded into the K storage only after the QK matrix ops finish, against
+// separate registers, which let V's first fragments load before the last QK matrix ops
+// (there: 515.7 -> 497.5 us with the K load pinned too; .vgpr_count 172 -> 172).
 // `first_loaded`: V's first step is already in regs (loaded during the QK gemm).
 template <class Cfg, class Op, class Regs>
-__device__ __forceinline__ void compute_pv(RowState<Cfg>& st, const std::uint32_t (&pa)[Cfg::kMTiles][Cfg::kPvSteps][4],
+__device__ __forceinline__ void compute_pv(RowState<Cfg>& st,
+                                           const std::uint32_t (&pa)[Cfg::kMTiles][Cfg::kPvSteps][Tile<Cfg>::kPWords],
                                            const unsigned char* v_tile, Regs& regs, bool first_loaded) {
 #pragma unroll
   for (int kk = 0; kk < Cfg::kPvSteps; ++kk) {
-    if (!(first_loaded && kk == 0)) load_v_step<Cfg>(regs, v_tile, kk);
-#pragma unroll
-    for (int nn = 0; nn < Cfg::kDimTiles / 2; ++nn)
-#pragma unroll
-      for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-        gpu::mma::mma_16816<Op>(st.o[mt][2 * nn], pa[mt][kk], {regs.v()[nn][0], regs.v()[nn][1]});
-        gpu::mma::mma_16816<Op>(st.o[mt][2 * nn + 1], pa[mt][kk], {regs.v()[nn][2], regs.v()[nn][3]});
-      }
+    if (!(first_loaded && kk == 0)) Tile<Cfg>::load_v_step(regs.v(), v_tile, kk);
+    Tile<Cfg>::template pv_step<Op>(st.o, pa, regs.v(), kk);
   }
 }
 
@@ -326,22 +328,17 @@ __device__ __forceinline__ void compute_pv(RowState<Cfg>& st, const std::uint32_
 // that sees no key is written as zeros, as the reference does).
 template <class Cfg, class Op>
 __device__ __forceinline__ void write_o(RowState<Cfg>& st, const Params& a, std::uint16_t* o_rows, int rows_left) {
-  const int g = gpu::mma::frag_lane() / 4, t = gpu::mma::frag_lane() % 4;
-  const std::int64_t stride = std::int64_t(a.q_heads) * Cfg::kDimTiles * 8;
+  using T = Tile<Cfg>;
+  const std::int64_t stride = std::int64_t(a.q_heads) * Cfg::kHeadDim;
 #pragma unroll
   for (int mt = 0; mt < Cfg::kMTiles; ++mt)
 #pragma unroll
-    for (int r = 0; r < 2; ++r) {
-      float l = st.l[mt][r];
-      l += gpu::shfl_xor(l, 1);
-      l += gpu::shfl_xor(l, 2);
+    for (int r = 0; r < T::kRowSlots; ++r) {
+      const float l = T::row_sum(st.l[mt][r]);
       const float inv = l > 0.f ? 1.f / l : 0.f;
-      const int row = (gpu::warp_id() * Cfg::kMTiles + mt) * kMmaRows + g + 8 * r;
+      const int row = (gpu::warp_id() * Cfg::kMTiles + mt) * kMmaRows + T::row(0, r * T::kPerSlot);
       if (row >= rows_left) continue;
-#pragma unroll
-      for (int n = 0; n < Cfg::kDimTiles; ++n)
-        *reinterpret_cast<std::uint32_t*>(o_rows + row * stride + n * 8 + 2 * t) =
-            gpu::mma::pack2<Op>(st.o[mt][n][2 * r] * inv, st.o[mt][n][2 * r + 1] * inv);
+      T::template store_o_row<Op>(o_rows + row * stride, st.o[mt], r, inv);
     }
 }
 
@@ -360,12 +357,18 @@ struct Cta {
   const std::uint16_t *k_rows, *v_rows;
   mutable gpu::WaitProbe probe;  // cycles at the waits below (opt-in build; else empty)
 
+  // A thread's copies per commit group: one K or V tile with one buffer, both with more
+  // (AMD's counter counts copies; NVIDIA's groups ignore it).
+  static constexpr int kCopiesPerTile = Cfg::kBlockN * Cfg::KvTile::kChunks / Cfg::kThreads;
+  static constexpr int kCopiesPerGroup = (Policy::kKvBuffers == 1 ? 1 : 2) * kCopiesPerTile;
+
   // The loop's two kinds of wait, timed by the probe: copies landing (async wait + the
   // barrier that publishes them) and a barrier alone (every warp done with a buffer).
+  // `newest`: the tile of the newest group committed; past the last tile it is empty.
   template <int kPending>
-  __device__ __forceinline__ void wait_copies() const {
+  __device__ __forceinline__ void wait_copies(int newest) const {
     probe.before();
-    gpu::async_wait<kPending>();
+    gpu::async_wait_groups<kPending, kCopiesPerGroup>(newest < n_tiles);
     gpu::block_sync();
     probe.after(gpu::WaitPoint::AsyncCopy);
   }
@@ -414,8 +417,8 @@ struct Cta {
 
 // STAGE 2 for every m16 tile of the warp.
 template <class Cfg, class Op, bool kMask>
-__device__ __forceinline__ void softmax_tiles(float (&s)[Cfg::kMTiles][Cfg::kKeyTiles][4], RowState<Cfg>& st,
-                                              std::uint32_t (&pa)[Cfg::kMTiles][Cfg::kPvSteps][4], const Params& a,
+__device__ __forceinline__ void softmax_tiles(float (&s)[Cfg::kMTiles][Tile<Cfg>::kSTiles][4], RowState<Cfg>& st,
+                                              std::uint32_t (&pa)[Cfg::kMTiles][Cfg::kPvSteps][Tile<Cfg>::kPWords], const Params& a,
                                               int key0, int warp_row0) {
 #pragma unroll
   for (int mt = 0; mt < Cfg::kMTiles; ++mt)
@@ -430,25 +433,25 @@ __device__ __forceinline__ void mainloop_serial(const Cta& c, const Q& q, RowSta
   constexpr int kStages = Policy::kKvBuffers;
   for (int j = 0; j < c.n_tiles; ++j) {
     if constexpr (kStages == 1) {
-      c.template wait_copies<1>();  // K(j) has landed; V(j) may be in flight
+      c.template wait_copies<1>(j);  // K(j) has landed; V(j) may be in flight
     } else {
-      c.template wait_copies<kStages - 2>();  // tile j has landed for all threads; tile j - 1's buffer is free
+      c.template wait_copies<kStages - 2>(j + kStages - 2);  // tile j has landed for all threads; tile j - 1's buffer is free
       c.produce_k(j + kStages - 1);
       c.produce_v(j + kStages - 1);
       gpu::async_commit();
     }
-    float s[Cfg::kMTiles][Cfg::kKeyTiles][4];
+    float s[Cfg::kMTiles][Tile<Cfg>::kSTiles][4];
     compute_qk<Policy, Cfg, Op>(s, q, c.k_tile(j), c.v_tile(j), regs);
     if constexpr (kStages == 1) {
       c.wait_warps();  // every warp is done reading K(j)
       c.produce_k(j + 1);
       gpu::async_commit();
     }
-    std::uint32_t pa[Cfg::kMTiles][Cfg::kPvSteps][4];
+    std::uint32_t pa[Cfg::kMTiles][Cfg::kPvSteps][Tile<Cfg>::kPWords];
     if (c.masked(j)) softmax_tiles<Cfg, Op, true>(s, st, pa, c.a, j * Cfg::kBlockN, warp_row0);
     else softmax_tiles<Cfg, Op, false>(s, st, pa, c.a, j * Cfg::kBlockN, warp_row0);
     if constexpr (kStages == 1) {
-      c.template wait_copies<1>();  // V(j) has landed; K(j + 1) may be in flight
+      c.template wait_copies<1>(j + 1);  // V(j) has landed; K(j + 1) may be in flight
     }
     compute_pv<Cfg, Op>(st, pa, c.v_tile(j), regs, Cfg::kPrefetchV);
     if constexpr (kStages == 1) {
@@ -469,26 +472,26 @@ __device__ __forceinline__ void mainloop_pipelined(const Cta& c, const Q& q, Row
                                                    int warp_row0) {
   constexpr int kStages = Policy::kKvBuffers;
   static_assert(kStages >= 3, "QK pipelining reads two tiles while a third loads");
-  float s[Cfg::kMTiles][Cfg::kKeyTiles][4];
-  c.template wait_copies<kStages - 2>();  // tile 0 has landed
+  float s[Cfg::kMTiles][Tile<Cfg>::kSTiles][4];
+  c.template wait_copies<kStages - 2>(kStages - 2);  // tile 0 has landed
   compute_qk<Policy, Cfg, Op>(s, q, c.k_tile(0), c.v_tile(0), regs);
   auto step = [&]<bool kMask, bool kNext>(int j) {
-    float s_next[Cfg::kMTiles][Cfg::kKeyTiles][4];
+    float s_next[Cfg::kMTiles][Tile<Cfg>::kSTiles][4];
     if constexpr (kNext) {
-      c.template wait_copies<kStages - 3>();  // tile j + 1 has landed; tile j - 1's buffer is free
+      c.template wait_copies<kStages - 3>(j + kStages - 2);  // tile j + 1 has landed; tile j - 1's buffer is free
       c.produce_k(j + kStages - 1);
       c.produce_v(j + kStages - 1);
       gpu::async_commit();
       compute_qk<Policy, Cfg, Op>(s_next, q, c.k_tile(j + 1), c.v_tile(j), regs);
     }
-    std::uint32_t pa[Cfg::kMTiles][Cfg::kPvSteps][4];
+    std::uint32_t pa[Cfg::kMTiles][Cfg::kPvSteps][Tile<Cfg>::kPWords];
     softmax_tiles<Cfg, Op, kMask>(s, st, pa, c.a, j * Cfg::kBlockN, warp_row0);
     compute_pv<Cfg, Op>(st, pa, c.v_tile(j), regs, Cfg::kPrefetchV && kNext);
     if constexpr (kNext) {
 #pragma unroll
       for (int mt = 0; mt < Cfg::kMTiles; ++mt)
 #pragma unroll
-        for (int n = 0; n < Cfg::kKeyTiles; ++n)
+        for (int n = 0; n < Tile<Cfg>::kSTiles; ++n)
 #pragma unroll
           for (int i = 0; i < 4; ++i) s[mt][n][i] = s_next[mt][n][i];
     }
@@ -522,7 +525,7 @@ __global__ void __launch_bounds__(kThreadsOf<Policy>, 1) flash_prefill_kernel(Pa
     gpu::async_commit();
     c.produce_v(0);
     gpu::async_commit();
-    gpu::async_wait<2>();  // Q has landed
+    gpu::async_wait_groups<2, Cta<Policy, kHeadDim>::kCopiesPerGroup>(0 < c.n_tiles);  // Q has landed
   } else {
 #pragma unroll
     for (int t = 0; t < Policy::kKvBuffers - 1; ++t) {
@@ -530,7 +533,8 @@ __global__ void __launch_bounds__(kThreadsOf<Policy>, 1) flash_prefill_kernel(Pa
       c.produce_v(t);
       gpu::async_commit();
     }
-    gpu::async_wait<Policy::kKvBuffers - 1>();  // Q has landed
+    gpu::async_wait_groups<Policy::kKvBuffers - 1, Cta<Policy, kHeadDim>::kCopiesPerGroup>(
+        Policy::kKvBuffers - 2 < c.n_tiles);  // Q has landed
   }
   gpu::block_sync();  // ... for every thread's copies
   const QFrags<Cfg, Policy::kQInRegisters> q(c.q_tile());

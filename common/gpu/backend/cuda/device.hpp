@@ -54,6 +54,14 @@ template <int kPendingGroups, int kCopiesPerGroup = 1>
 __device__ __forceinline__ void async_wait() {
   asm volatile("cp.async.wait_group %0;\n" ::"n"(kPendingGroups) : "memory");
 }
+// The same wait where the newest groups may be empty: cp.async groups count even when empty,
+// so the flag (which AMD's copy counter needs) changes nothing here.
+template <int kPendingGroups, int kCopiesPerGroup>
+__device__ __forceinline__ void async_wait_groups(bool /*newer_groups_full*/) {
+  async_wait<kPendingGroups, kCopiesPerGroup>();
+}
+// cp.async takes any per-thread shared address; lane-contiguous copies gain nothing.
+inline constexpr bool kLaneCopyIsAsync = false;
 inline constexpr const char* kAsyncCopyMode = "cp.async";
 
 __device__ __forceinline__ std::uint64_t cycle_counter() { return static_cast<std::uint64_t>(clock64()); }

@@ -64,12 +64,26 @@ __device__ __forceinline__ void async_copy_16_lanes(void* smem_wave_base, const 
   async_copy_16(static_cast<char*>(smem_wave_base) + 16 * lane_id(), gmem_src);
 #endif
 }
+// Whether async_copy_16_lanes is a real asynchronous copy (gfx950: global_load_lds): a
+// kernel whose layout allows it then copies lane-contiguously. Device passes only.
+#if defined(__gfx950__)
+inline constexpr bool kLaneCopyIsAsync = true;
+#else
+inline constexpr bool kLaneCopyIsAsync = false;
+#endif
 __device__ __forceinline__ void async_commit() {}  // vmcnt counts each load; groups need no marker
 // vmcnt counts each copy, so groups are converted to copies; the counter saturates at 63.
 template <int kPendingGroups, int kCopiesPerGroup = 1>
 __device__ __forceinline__ void async_wait() {
   constexpr int kCopies = kPendingGroups * kCopiesPerGroup;
   __builtin_amdgcn_s_waitcnt(waitcnt_vmcnt_imm<(kCopies < 63 ? kCopies : 63)>());
+}
+// The same wait where the kPendingGroups newest groups may hold fewer copies (a loop's last
+// tiles issue none): vmcnt counts copies, not groups, so then everything is waited for.
+template <int kPendingGroups, int kCopiesPerGroup>
+__device__ __forceinline__ void async_wait_groups(bool newer_groups_full) {
+  if (newer_groups_full) async_wait<kPendingGroups, kCopiesPerGroup>();
+  else async_wait<0>();
 }
 inline constexpr const char* kAsyncCopyMode = "global_load_lds (gfx950 lane-contiguous) / load+store";
 

@@ -3,7 +3,8 @@
 // VALU FMAs and cross-lane shuffles (width 32; the upper half duplicates the lower). This
 // keeps one kernel source compiling for gfx942/gfx950 with the same schedule and hints;
 // it is not an MFMA kernel, the results record kMatrixInstruction, and no AMD timing is
-// claimed. An MFMA layout (16x16x16, wave64) is the follow-up that makes it fast.
+// claimed. The decode kernel uses it; the prefill kernel has a native MFMA warp tile
+// (attention_tile.hpp) and records its own instruction (gpu::attn::kMatrixInstruction).
 #pragma once
 #include <hip/hip_runtime.h>
 
