@@ -81,7 +81,6 @@ struct Config {
   static constexpr int kQkUnroll = Policy::kQInRegisters ? kQkSteps : Policy::kQkUnroll;
   static constexpr bool kSkipUnitRescale = Policy::kSkipUnitRescale;
   static constexpr float kRescaleThreshold = Policy::kRescaleThreshold;
-  static constexpr bool kTreeReductions = Policy::kTreeReductions;
   // Shared storage: the Q tile, then kKvBuffers x (K tile, V tile).
   static constexpr int kSmemBytes = QTile::kBytes + Policy::kKvBuffers * 2 * KvTile::kBytes;
   // With one buffer V(j) arrives after QK(j) starts, so only whole-tile buffers can prefetch it.
@@ -242,17 +241,6 @@ __device__ __forceinline__ void compute_qk(float (&s)[Cfg::kMTiles][Tile<Cfg>::k
   }
 }
 
-// v[0] op v[1] op ... op v[kN - 1] as a balanced tree: log2(kN) dependent steps instead of
-// kN - 1 (a serial max or sum over a row's scores is a chain of fixed-latency instructions).
-template <int kN, class Op>
-__device__ __forceinline__ float tree_reduce(float (&v)[kN], Op op) {
-#pragma unroll
-  for (int stride = 1; stride < kN; stride *= 2)
-#pragma unroll
-    for (int i = 0; i + stride < kN; i += 2 * stride) v[i] = op(v[i], v[i + stride]);
-  return v[0];
-}
-
 // STAGE 2: online softmax of one m16 tile. Masks (kMask: the tile crosses the causal
 // diagonal or the end of the keys), updates the running max and sum, rescales O, and packs
 // P as the PV product's fragments. Element i of accumulator tile n belongs to row slot
@@ -268,7 +256,6 @@ __device__ __forceinline__ void online_softmax(float (&s)[Tile<Cfg>::kSTiles][4]
   float tile_max[kSlots];
 #pragma unroll
   for (int r = 0; r < kSlots; ++r) tile_max[r] = -INFINITY;
-  float part_max[kSlots][T::kSTiles];  // per accumulator tile, for the tree reduction
 #pragma unroll
   for (int n = 0; n < T::kSTiles; ++n)
 #pragma unroll
@@ -278,15 +265,8 @@ __device__ __forceinline__ void online_softmax(float (&s)[Tile<Cfg>::kSTiles][4]
         const bool visible = key < a.kv_len && (!a.causal || key <= q_row + a.kv_len - a.q_len);
         if (!visible) s[n][i] = -INFINITY;
       }
-      if constexpr (Cfg::kTreeReductions)
-        part_max[i / kPer][n] = i % kPer == 0 ? s[n][i] : fmaxf(part_max[i / kPer][n], s[n][i]);
-      else
-        tile_max[i / kPer] = fmaxf(tile_max[i / kPer], s[n][i]);
+      tile_max[i / kPer] = fmaxf(tile_max[i / kPer], s[n][i]);
     }
-  if constexpr (Cfg::kTreeReductions) {
-#pragma unroll
-    for (int r = 0; r < kSlots; ++r) tile_max[r] = tree_reduce(part_max[r], [](float x, float y) { return fmaxf(x, y); });
-  }
   float corr[kSlots];
 #pragma unroll
   for (int r = 0; r < kSlots; ++r) {
@@ -300,7 +280,6 @@ __device__ __forceinline__ void online_softmax(float (&s)[Tile<Cfg>::kSTiles][4]
     corr[r] = gpu::mma::fast_exp2(m[r] - m_use);
     m[r] = m_new;
     l[r] *= corr[r];
-    float part_sum[T::kSTiles];
 #pragma unroll
     for (int n = 0; n < T::kSTiles; ++n) {
 #pragma unroll
@@ -308,10 +287,8 @@ __device__ __forceinline__ void online_softmax(float (&s)[Tile<Cfg>::kSTiles][4]
       float part = s[n][kPer * r];
 #pragma unroll
       for (int e = 1; e < kPer; ++e) part += s[n][kPer * r + e];
-      if constexpr (Cfg::kTreeReductions) part_sum[n] = part;
-      else l[r] += part;
+      l[r] += part;
     }
-    if constexpr (Cfg::kTreeReductions) l[r] += tree_reduce(part_sum, [](float x, float y) { return x + y; });
   }
   // O *= corr. kSkipUnitRescale: skipped when no row of this lane saw a larger max (corr is
   // exactly 1). kRescaleThreshold (FA4): skipped unless some row of the warp moved its max,

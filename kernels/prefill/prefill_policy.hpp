@@ -35,9 +35,6 @@ struct PrefillPolicy {
   // and skip O *= corr when no row of the warp moved (FA4's conditional rescaling). P then
   // reaches 2^threshold at most, which bf16/f16 and the f32 sums hold exactly as well.
   /* RescaleThreshold = */ static constexpr float kRescaleThreshold = 0.f;
-  // Row max and sum of a tile's scores as balanced trees, not serial chains: ncu showed 42%
-  // of the best variant's stall cycles waiting on fixed-latency dependencies.
-  /* TreeReductions = */ static constexpr bool kTreeReductions = false;
   /* PipelineQk = */ static constexpr bool kPipelineQk = false;  // QK(j+1) issued before softmax(j); needs 3 buffers
   /* Layout = */ static constexpr SmemLayout kLayout = SmemLayout::Swizzled;
   /* KvFragments = */ static constexpr KvFragments kKvFragments = KvFragments::Separate;

@@ -5,6 +5,4 @@
 namespace schedlab::kernels {
 template void launch_flash_prefill<experiments::prefill_tuning::w8_n64>(const PrefillArgs&, gpu::api::stream_t);
 template void launch_flash_prefill<experiments::prefill_tuning::w4_r32_union_u2_thr>(const PrefillArgs&, gpu::api::stream_t);
-template void launch_flash_prefill<experiments::prefill_tuning::w4_r32_union_u2_thr_tree>(const PrefillArgs&, gpu::api::stream_t);
-template void launch_flash_prefill<experiments::prefill_tuning::w4_r32_union_u8_thr_tree>(const PrefillArgs&, gpu::api::stream_t);
 }  // namespace schedlab::kernels

@@ -53,12 +53,6 @@ struct w4_r32_union_u2_thr_ftz : w4_r32_union_u2_ftz {
 };
 // The same policy built with the project's own flags (tuning.cu: no -ftz=true).
 struct w4_r32_union_u2_thr : w4_r32_union_u2_thr_ftz {};
-struct w4_r32_union_u2_thr_tree : w4_r32_union_u2_thr {
-  /* TreeReductions = */ static constexpr bool kTreeReductions = true;
-};
-struct w4_r32_union_u8_thr_tree : w4_r32_union_u2_thr_tree {
-  /* QkUnroll = */ static constexpr int kQkUnroll = 8;
-};
 struct w4_r32_union_n32_ftz : w4_r32_union_ftz {
   /* BlockN = */ static constexpr int kBlockN = 32;
 };

@@ -49,7 +49,6 @@ using Policies = ::testing::Types<
     experiments::prefill_tuning::w4_pipe_ftz, experiments::prefill_tuning::w4_r32_union_ftz,
     experiments::prefill_tuning::w4_r32_union_u2_ftz, experiments::prefill_tuning::w4_r32_union_u8_ftz,
     experiments::prefill_tuning::w4_r32_union_u2_thr_ftz, experiments::prefill_tuning::w4_r32_union_u2_thr,
-    experiments::prefill_tuning::w4_r32_union_u2_thr_tree, experiments::prefill_tuning::w4_r32_union_u8_thr_tree,
     experiments::prefill_tuning::w4_r32_union_n32_ftz, experiments::prefill_tuning::w8_r32_union_ftz,
     experiments::prefill_tuning::w8_r32_union_n32_ftz
 #endif
