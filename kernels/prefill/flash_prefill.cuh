@@ -242,12 +242,12 @@ __device__ __forceinline__ void compute_qk(float (&s)[Cfg::kMTiles][Tile<Cfg>::k
 }
 
 // STAGE 2: online softmax of one m16 tile. Masks (kMask: the tile crosses the causal
-// diagonal or the end of the keys), updates the running max and sum, rescales O, and packs
-// P as the PV product's fragments. Element i of accumulator tile n belongs to row slot
+// diagonal or the end of the keys), updates the running max and sum, gives the factor O
+// is rescaled by (softmax_tiles applies it), and packs P as the PV product's fragments. Element i of accumulator tile n belongs to row slot
 // i / kPerSlot; Tile::row / Tile::col give its query row and key.
 template <class Cfg, class Op, bool kMask>
 __device__ __forceinline__ void online_softmax(float (&s)[Tile<Cfg>::kSTiles][4], float (&m)[Tile<Cfg>::kRowSlots],
-                                               float (&l)[Tile<Cfg>::kRowSlots], float (&o)[Tile<Cfg>::kOTiles][4],
+                                               float (&l)[Tile<Cfg>::kRowSlots], float (&corr)[Tile<Cfg>::kRowSlots],
                                                std::uint32_t (&pa)[Cfg::kPvSteps][Tile<Cfg>::kPWords],
                                                const Params& a, int key0, int q_row0) {
   using T = Tile<Cfg>;
@@ -267,7 +267,6 @@ __device__ __forceinline__ void online_softmax(float (&s)[Tile<Cfg>::kSTiles][4]
       }
       tile_max[i / kPer] = fmaxf(tile_max[i / kPer], s[n][i]);
     }
-  float corr[kSlots];
 #pragma unroll
   for (int r = 0; r < kSlots; ++r) {
     tile_max[r] = T::row_max(tile_max[r]);  // the lanes sharing the row
@@ -289,20 +288,6 @@ __device__ __forceinline__ void online_softmax(float (&s)[Tile<Cfg>::kSTiles][4]
       for (int e = 1; e < kPer; ++e) part += s[n][kPer * r + e];
       l[r] += part;
     }
-  }
-  // O *= corr. kSkipUnitRescale: skipped when no row of this lane saw a larger max (corr is
-  // exactly 1). kRescaleThreshold (FA4): skipped unless some row of the warp moved its max,
-  // which after the first tiles is rare, so the warp-uniform branch is almost never taken.
-  constexpr bool kThresholded = Cfg::kRescaleThreshold > 0.f;
-  bool rescale = !Cfg::kSkipUnitRescale && !kThresholded;
-#pragma unroll
-  for (int r = 0; r < kSlots; ++r) rescale = rescale || corr[r] != 1.f;
-  if constexpr (kThresholded) rescale = gpu::warp_any(rescale);
-  if (rescale) {
-#pragma unroll
-    for (int n = 0; n < T::kOTiles; ++n)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) o[n][i] *= corr[i / kPer];
   }
   T::template pack_p<Op>(pa, s);
 }
@@ -420,9 +405,31 @@ template <class Cfg, class Op, bool kMask>
 __device__ __forceinline__ void softmax_tiles(float (&s)[Cfg::kMTiles][Tile<Cfg>::kSTiles][4], RowState<Cfg>& st,
                                               std::uint32_t (&pa)[Cfg::kMTiles][Cfg::kPvSteps][Tile<Cfg>::kPWords], const Params& a,
                                               int key0, int warp_row0) {
+  float corr[Cfg::kMTiles][Tile<Cfg>::kRowSlots];
 #pragma unroll
   for (int mt = 0; mt < Cfg::kMTiles; ++mt)
-    online_softmax<Cfg, Op, kMask>(s[mt], st.m[mt], st.l[mt], st.o[mt], pa[mt], a, key0, warp_row0 + mt * kMmaRows);
+    online_softmax<Cfg, Op, kMask>(s[mt], st.m[mt], st.l[mt], corr[mt], pa[mt], a, key0, warp_row0 + mt * kMmaRows);
+  // O *= corr, for all m16 tiles after all their softmaxes: one straight-line block, so the
+  // tiles' independent max / exp2 / sum chains can interleave, and at most one branch.
+  // kSkipUnitRescale: skipped when no row of this lane saw a larger max (corr is exactly 1).
+  // kRescaleThreshold (FA4): skipped unless some row of the warp moved its max, which after
+  // the first tiles is rare, so the warp-uniform branch is almost never taken.
+  constexpr bool kThresholded = Cfg::kRescaleThreshold > 0.f;
+  constexpr int kPer = Tile<Cfg>::kPerSlot;
+  bool rescale = !Cfg::kSkipUnitRescale && !kThresholded;
+#pragma unroll
+  for (int mt = 0; mt < Cfg::kMTiles; ++mt)
+#pragma unroll
+    for (int r = 0; r < Tile<Cfg>::kRowSlots; ++r) rescale = rescale || corr[mt][r] != 1.f;
+  if constexpr (kThresholded) rescale = gpu::warp_any(rescale);
+  if (rescale) {
+#pragma unroll
+    for (int mt = 0; mt < Cfg::kMTiles; ++mt)
+#pragma unroll
+      for (int n = 0; n < Tile<Cfg>::kOTiles; ++n)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) st.o[mt][n][i] *= corr[mt][i / kPer];
+  }
 }
 
 // Main loop without QK pipelining: per tile, QK, softmax, PV. One buffer: FA2's split waits
