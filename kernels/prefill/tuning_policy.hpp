@@ -51,6 +51,20 @@ struct w4_r32_union_u8_ftz : w4_r32_union_ftz {
 struct w4_r32_union_u2_thr_ftz : w4_r32_union_u2_ftz {
   /* RescaleThreshold = */ static constexpr float kRescaleThreshold = 8.f;
 };
+struct w4_r32_union_u8_thr_ftz : w4_r32_union_u2_thr_ftz {
+  /* QkUnroll = */ static constexpr int kQkUnroll = 8;
+};
+// 48-key tiles: S needs 48 registers instead of 64 (no spill), for 33% more per-tile work.
+struct w4_r32_n48_u2_thr_ftz : w4_r32_union_u2_thr_ftz {
+  /* BlockN = */ static constexpr int kBlockN = 48;
+};
+struct w4_r32_n48_u8_thr_ftz : w4_r32_n48_u2_thr_ftz {
+  /* QkUnroll = */ static constexpr int kQkUnroll = 8;
+};
+// The earlier best (16-row warps, 128-key single buffer) with the thresholded rescale.
+struct w4_n128_single_thr_ftz : w4_n128_single_ftz {
+  /* RescaleThreshold = */ static constexpr float kRescaleThreshold = 8.f;
+};
 // The same policy built with the project's own flags (tuning.cu: no -ftz=true).
 struct w4_r32_union_u2_thr : w4_r32_union_u2_thr_ftz {};
 struct w4_r32_union_n32_ftz : w4_r32_union_ftz {
