@@ -5,4 +5,5 @@
 namespace schedlab::kernels {
 template void launch_flash_prefill<experiments::prefill_tuning::w8_n64>(const PrefillArgs&, gpu::api::stream_t);
 template void launch_flash_prefill<experiments::prefill_tuning::w4_r32_union_u2_thr>(const PrefillArgs&, gpu::api::stream_t);
+template void launch_flash_prefill<experiments::prefill_tuning::w4_r32_n48_u8_thr>(const PrefillArgs&, gpu::api::stream_t);
 }  // namespace schedlab::kernels

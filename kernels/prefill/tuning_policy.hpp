@@ -65,8 +65,9 @@ struct w4_r32_n48_u8_thr_ftz : w4_r32_n48_u2_thr_ftz {
 struct w4_n128_single_thr_ftz : w4_n128_single_ftz {
   /* RescaleThreshold = */ static constexpr float kRescaleThreshold = 8.f;
 };
-// The same policy built with the project's own flags (tuning.cu: no -ftz=true).
+// The same policies built with the project's own flags (tuning.cu: no -ftz=true).
 struct w4_r32_union_u2_thr : w4_r32_union_u2_thr_ftz {};
+struct w4_r32_n48_u8_thr : w4_r32_n48_u8_thr_ftz {};
 struct w4_r32_union_n32_ftz : w4_r32_union_ftz {
   /* BlockN = */ static constexpr int kBlockN = 32;
 };

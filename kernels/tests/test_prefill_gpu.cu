@@ -45,13 +45,11 @@ using Policies = ::testing::Types<
     experiments::prefill_lds_buffers::double_buffer, experiments::prefill_lds_buffers::double_padded
 #if SCHEDLAB_PREFILL_TUNING
     ,
-    experiments::prefill_tuning::w4_n64_ftz, experiments::prefill_tuning::w4_n128_single_ftz,
-    experiments::prefill_tuning::w4_pipe_ftz, experiments::prefill_tuning::w4_r32_union_ftz,
-    experiments::prefill_tuning::w4_r32_union_u2_ftz, experiments::prefill_tuning::w4_r32_union_u8_ftz,
-    experiments::prefill_tuning::w4_r32_union_u2_thr_ftz, experiments::prefill_tuning::w4_r32_union_u2_thr,
-    experiments::prefill_tuning::w4_r32_union_u8_thr_ftz, experiments::prefill_tuning::w4_r32_n48_u2_thr_ftz, experiments::prefill_tuning::w4_r32_n48_u8_thr_ftz, experiments::prefill_tuning::w4_n128_single_thr_ftz,
-    experiments::prefill_tuning::w4_r32_union_n32_ftz, experiments::prefill_tuning::w8_r32_union_ftz,
-    experiments::prefill_tuning::w8_r32_union_n32_ftz
+    experiments::prefill_tuning::w8_n64, experiments::prefill_tuning::w4_n128_single_ftz,
+    experiments::prefill_tuning::w4_r32_union_ftz, experiments::prefill_tuning::w4_r32_union_u2_ftz,
+    experiments::prefill_tuning::w4_r32_union_u2_thr_ftz, experiments::prefill_tuning::w4_r32_union_u8_thr_ftz,
+    experiments::prefill_tuning::w4_r32_n48_u2_thr_ftz, experiments::prefill_tuning::w4_r32_n48_u8_thr_ftz,
+    experiments::prefill_tuning::w4_r32_union_u2_thr, experiments::prefill_tuning::w4_r32_n48_u8_thr
 #endif
     >;
 TYPED_TEST_SUITE(PrefillGpu, Policies);
