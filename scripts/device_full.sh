@@ -41,8 +41,7 @@ if [ "$PHASE" != bench ] && command -v ncu >/dev/null; then
   done
   mkdir -p "$R/ncu"
   # One profiled run per variant at the family's default shape. A decode run at batch 16,
-  # context 16k is one launch: its 2 splits are merged in the kernel (DecodePlan::
-  # merge_in_kernel; more splits would add the combine launch); prefill is one. The
+  # context 16k is two launches (the kernel, then the split combine); prefill is one. The
   # CSV is named after the benchmark ('/' -> '+') so the ingest step can pair it.
   profile() {  # binary, shape filter, kernel regex, launches per run
     local b=$1 filter=$2 regex=$3 n=$4
@@ -62,7 +61,7 @@ if [ "$PHASE" != bench ] && command -v ncu >/dev/null; then
   }
   for b in $B/bench_decode_*; do
     [ "$(left)" -gt 30 ] || break
-    profile "$b" "${NCU_DECODE:-(bf16|fp8_e4m3)/batch:16/context:16384/page:16}" 'paged_decode_kernel|decode_combine_kernel' 1
+    profile "$b" "${NCU_DECODE:-(bf16|fp8_e4m3)/batch:16/context:16384/page:16}" 'paged_decode_kernel|decode_combine_kernel' 2
   done
   for b in $B/bench_prefill_*; do
     [ "$(left)" -gt 30 ] || break

@@ -56,10 +56,6 @@ class DecodeCase final : public harness::Case {
     if (plan_.num_splits > 1) {
       partial_o_ = gpu::DeviceBuffer<float>(slots * p_.head_dim);
       partial_lse_ = gpu::DeviceBuffer<float>(slots);
-      // Arrival counters of the in-kernel merge: zeroed once, and every launch leaves them so.
-      split_arrivals_ = gpu::DeviceBuffer<unsigned>(std::size_t(p_.batch) * p_.kv_heads * decode_group_chunks(p_));
-      SCHEDLAB_GPU_CHECK(gpu::api::memset_async(split_arrivals_.data(), 0, split_arrivals_.bytes(), nullptr));
-      synchronize();
     }
   }
   void poison_output() override {
@@ -72,7 +68,7 @@ class DecodeCase final : public harness::Case {
   void launch(int s) override {
     const DecodeArgs args{sets_[s].q.data(),   sets_[s].k.data(), sets_[s].v.data(),  block_table_.data(),
                           context_lens_.data(), k_scale_.data(),  v_scale_.data(),    o_.data(),
-                          partial_o_.data(),    partial_lse_.data(), split_arrivals_.data(), probe_slots_.data(), &p_,
+                          partial_o_.data(),    partial_lse_.data(), probe_slots_.data(), &p_,
                           plan_.num_splits};
     launch_(args, plan_, nullptr);
   }
@@ -86,8 +82,7 @@ class DecodeCase final : public harness::Case {
     return {{"batch", double(p_.batch)},         {"q_heads", double(p_.q_heads)},
             {"kv_heads", double(p_.kv_heads)},   {"head_dim", double(p_.head_dim)},
             {"page_size", double(p_.page_size)}, {"context", double(*std::max_element(p_.context_lens.begin(), p_.context_lens.end()))},
-            {"window", double(p_.window)},       {"num_splits", double(plan_.num_splits)},
-            {"merge_in_kernel", plan_.merge_in_kernel ? 1.0 : 0.0}};
+            {"window", double(p_.window)},       {"num_splits", double(plan_.num_splits)}};
   }
 
  private:
@@ -106,7 +101,6 @@ class DecodeCase final : public harness::Case {
   std::vector<Set> sets_;
   gpu::DeviceBuffer<int> block_table_, context_lens_;
   gpu::DeviceBuffer<float> k_scale_, v_scale_, partial_o_, partial_lse_;
-  gpu::DeviceBuffer<unsigned> split_arrivals_;
   ProbeSlots probe_slots_;
   DeviceTensor o_;
 };

@@ -16,10 +16,6 @@ struct DecodePolicy {
   // memory-bound and prefers 2, with fewer, longer splits (batch 1, 64k: 79 -> 76.5 us).
   /* MinCtasPerSm = */ static constexpr int kMinCtasPerSm = 2;
   /* MinCtasPerSmFp8 = */ static constexpr int kMinCtasPerSmFp8 = 3;
-  // Up to this many splits the last CTA merges them (a few KB read from L2) instead of a
-  // second launch; above it the combine kernel merges in parallel (one CTA merging 32
-  // splits serially measured slower than the launch it saved: batch 1, 16k, 36 -> 46 us).
-  /* MergeInKernelMaxSplits = */ static constexpr int kMergeInKernelMaxSplits = 4;
 };
 
 // Tokens per warp tile: one page at page size 16, so a tile never spans two pages.

@@ -8,7 +8,6 @@
 // Scheduling knobs come from the Policy (decode_policy.hpp); the body is shared.
 #pragma once
 #include <cstdint>
-#include <stdexcept>
 
 #include "common/gpu/device.hpp"
 #include "common/gpu/kernel_traits.hpp"
@@ -35,10 +34,8 @@ struct Params {
   void* o;
   float* partial_o;
   float* partial_lse;
-  unsigned* split_arrivals;  // per (sequence, blockIdx.y): splits done; used when merge_in_kernel
   unsigned long long* probe_slots;  // gpu::kProbeSlots counters; null unless probes are built in
   int q_heads, kv_heads, page_size, max_pages_per_seq, window, num_splits, tiles_per_split;
-  bool merge_in_kernel;  // the last split CTA merges (DecodePlan::merge_in_kernel)
   float scale_log2;  // softmax scale * log2(e): scores live in the log2 domain (exp2)
 };
 
@@ -328,53 +325,6 @@ __device__ __forceinline__ void load_q(std::uint32_t (&qa)[kHeadDim / 16][4], co
     }
 }
 
-// Column d of one (sequence, head) merged over its splits by log-sum-exp weights
-// 2^(lse_s - max lse); zero when no split saw a key, as the reference. Plain loads: the
-// partials come from an earlier launch, or from CTAs this one synchronized with.
-__device__ __forceinline__ float merge_split_column(const Params& a, std::size_t slot0, int d, int head_dim) {
-  float m = -INFINITY;
-  for (int s = 0; s < a.num_splits; ++s) m = fmaxf(m, a.partial_lse[slot0 + s]);
-  if (m == -INFINITY) return 0.f;
-  float wsum = 0.f, o = 0.f;
-  for (int s = 0; s < a.num_splits; ++s) {
-    const float wgt = gpu::mma::fast_exp2(a.partial_lse[slot0 + s] - m);
-    wsum += wgt;
-    o += wgt * a.partial_o[(slot0 + s) * head_dim + d];
-  }
-  return wsum > 0.f ? o / wsum : 0.f;
-}
-
-// The split merge inside the kernel (DecodePlan::merge_in_kernel): once the CTA's partials
-// are written, one thread counts its arrival between device-scope fences (the pattern of a
-// cooperative grid sync); the last CTA of a (sequence, KV head chunk) to arrive merges every
-// split and re-arms the counter for the next launch. This saves the combine launch (about
-// 4 us at batch 16, 16k); it is chosen only for a few splits because one CTA merging 32
-// splits serially is slower than that launch (kernels/decode/README.md).
-template <DType kKv, int kHeadDim>
-__device__ void merge_splits_if_last(const Params& a, int seq, int head0, int rows) {
-  gpu::block_sync();  // every thread's partials are written
-  bool counted_last = false;
-  if (threadIdx.x == 0) {
-    unsigned* arrivals = a.split_arrivals + std::size_t(seq) * gridDim.y + blockIdx.y;
-    gpu::fence_device();  // release: this CTA's partials before its arrival
-    counted_last = gpu::atomic_add(arrivals, 1u) == unsigned(a.num_splits - 1);
-    if (counted_last) {
-      *arrivals = 0;  // every split has arrived; nothing else touches it this launch
-      gpu::fence_device();  // acquire: the other CTAs' partials after their arrivals
-    }
-  }
-  // Broadcast through the barrier, not a __shared__ flag: static shared memory would move
-  // the dynamic K/V stages off the start of the window.
-  if (!gpu::block_sync_or(counted_last)) return;
-  using E = Element<kQueryType<kKv>>;
-  for (int idx = threadIdx.x; idx < rows * kHeadDim; idx += blockDim.x) {
-    const int head = head0 + idx / kHeadDim, d = idx % kHeadDim;
-    const std::size_t row = std::size_t(seq) * a.q_heads + head;
-    E::store(static_cast<typename E::storage*>(a.o), row * kHeadDim + d,
-             merge_split_column(a, row * a.num_splits, d, kHeadDim));
-  }
-}
-
 // Each warp writes its (m, l, O) rows; the CTA merges them and writes the final output
 // (one split) or a normalized partial with its log-sum-exp (several splits).
 template <class Policy, DType kKv, int kHeadDim>
@@ -425,7 +375,6 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
       if (d == 0) a.partial_lse[slot] = l > 0.f ? m + log2f(l) : -INFINITY;
     }
   }
-  if (a.num_splits > 1 && a.merge_in_kernel) merge_splits_if_last<kKv, kHeadDim>(a, seq, head0, rows);
 }
 
 template <class Policy, DType kKv, int kHeadDim, class Dyn>
@@ -507,13 +456,25 @@ __global__ void __launch_bounds__(Policy::kWarps * kWarpSize, (kMinCtas<Policy, 
   probe.flush(a.probe_slots);
 }
 
-// Merges the splits of every (sequence, head) when the kernel did not (many splits).
+// Merges the splits of one (sequence, head): weights 2^(lse_s - max lse).
 template <DType kQ>
 __global__ void decode_combine_kernel(Params a, int head_dim) {
   using E = Element<kQ>;
-  const std::size_t row = std::size_t(blockIdx.y) * a.q_heads + blockIdx.x;
-  for (int d = threadIdx.x; d < head_dim; d += blockDim.x)
-    E::store(static_cast<typename E::storage*>(a.o), row * head_dim + d, merge_split_column(a, row * a.num_splits, d, head_dim));
+  const int head = blockIdx.x, seq = blockIdx.y;
+  const std::size_t slot0 = (std::size_t(seq) * a.q_heads + head) * a.num_splits;
+  float m = -INFINITY;
+  for (int s = 0; s < a.num_splits; ++s) m = fmaxf(m, a.partial_lse[slot0 + s]);
+  for (int d = threadIdx.x; d < head_dim; d += blockDim.x) {
+    float wsum = 0.f, o = 0.f;
+    if (m != -INFINITY)
+      for (int s = 0; s < a.num_splits; ++s) {
+        const float wgt = gpu::mma::fast_exp2(a.partial_lse[slot0 + s] - m);
+        wsum += wgt;
+        o += wgt * a.partial_o[(slot0 + s) * head_dim + d];
+      }
+    E::store(static_cast<typename E::storage*>(a.o), (std::size_t(seq) * a.q_heads + head) * head_dim + d,
+             wsum > 0.f ? o / wsum : 0.f);
+  }
 }
 
 template <class Policy, DType kKv, int kHeadDim>
@@ -521,11 +482,9 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
   const DecodeProblem& p = *args.problem;
   constexpr int kBytes = Smem<Policy, kKv, kHeadDim>::kBytes;
   Params a{args.q,      static_cast<const unsigned char*>(args.k_pool), static_cast<const unsigned char*>(args.v_pool),
-           args.block_table, args.context_lens, args.k_scale, args.v_scale, args.o, args.partial_o, args.partial_lse,
-           args.split_arrivals, args.probe_slots, p.q_heads, p.kv_heads, p.page_size, p.max_pages_per_seq, p.window,
-           plan.num_splits, plan.tiles_per_split, plan.merge_in_kernel, p.scale() * kLog2e};
-  if (plan.merge_in_kernel && !args.split_arrivals)
-    throw std::invalid_argument("paged decode: a plan that merges in the kernel needs split_arrivals (zeroed once)");
+           args.block_table, args.context_lens, args.k_scale, args.v_scale, args.o, args.partial_o, args.partial_lse, args.probe_slots,
+           p.q_heads,   p.kv_heads, p.page_size, p.max_pages_per_seq, p.window, plan.num_splits, plan.tiles_per_split,
+           p.scale() * kLog2e};
   auto kernel = paged_decode_kernel<Policy, kKv, kHeadDim, gpu::DynamicSmem<kBytes>>;
   // Once per instantiation: a runtime call between the timing events would be measured.
   static const bool smem_set = (gpu::set_max_dynamic_smem(kernel, kBytes), true);
@@ -534,7 +493,7 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
               gpu::LaunchConfig{dim3(plan.num_splits, p.kv_heads * decode_group_chunks(p), p.batch), dim3(Policy::kWarps * kWarpSize), kBytes,
                                 stream},
               a);
-  if (plan.num_splits > 1 && !plan.merge_in_kernel) {
+  if (plan.num_splits > 1) {
     gpu::launch("decode_combine", decode_combine_kernel<kQueryType<kKv>>,
                 gpu::LaunchConfig{dim3(p.q_heads, p.batch), dim3(kHeadDim), 0, stream}, a, kHeadDim);
   }
@@ -575,9 +534,7 @@ DecodePlan plan_paged_decode(const DecodeProblem& p, int forced_splits) {
     gpu::set_max_dynamic_smem(kernel, kBytes);
     return gpu::device_info().sm_count * gpu::max_active_blocks(kernel, Policy::kWarps * kWarpSize, kBytes);
   });
-  DecodePlan plan = plan_decode(p, slots, Policy::kWarps, forced_splits);
-  plan.merge_in_kernel = plan.num_splits > 1 && plan.num_splits <= Policy::kMergeInKernelMaxSplits;
-  return plan;
+  return plan_decode(p, slots, Policy::kWarps, forced_splits);
 }
 
 template <class Policy>

@@ -19,7 +19,6 @@ struct DecodeArgs {
   void* o;
   float* partial_o;    // [batch, q_heads, splits, head_dim] when splits > 1
   float* partial_lse;  // [batch, q_heads, splits], log2 domain
-  unsigned* split_arrivals;  // [batch, kv_heads x group chunks], zeroed once; kernels leave it zeroed
   unsigned long long* probe_slots;  // gpu::kProbeSlots wait-point counters, or null
   const DecodeProblem* problem;
   int num_splits;
@@ -33,9 +32,6 @@ struct DecodeArgs {
 struct DecodePlan {
   int num_splits = 1;
   int tiles_per_split = 0;
-  // Splits merged by the last CTA to finish (no second launch); chosen by
-  // plan_paged_decode when num_splits <= Policy::kMergeInKernelMaxSplits.
-  bool merge_in_kernel = false;
 };
 inline constexpr int kMinTilesPerWarp = 4;
 DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits = 0);

@@ -18,12 +18,11 @@ __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) 
 __device__ __forceinline__ int warp_id() { return static_cast<int>(threadIdx.x) / kWarpSize; }
 __device__ __forceinline__ int warp_group_id() { return static_cast<int>(threadIdx.x) / (4 * kWarpSize); }
 __device__ __forceinline__ void block_sync() { __syncthreads(); }
-// A barrier that also tells every thread whether any thread's predicate was true.
-__device__ __forceinline__ bool block_sync_or(bool pred) { return __syncthreads_or(pred) != 0; }
 __device__ __forceinline__ void warp_sync() { __syncwarp(); }
 
 // Whether the predicate holds in any lane of the warp (a warp-uniform branch condition).
 __device__ __forceinline__ bool warp_any(bool pred) { return __any_sync(0xffffffffu, pred) != 0; }
+
 template <class T>
 __device__ __forceinline__ T shfl_xor(T v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
 
@@ -65,10 +64,5 @@ inline constexpr bool kLaneCopyIsAsync = false;
 inline constexpr const char* kAsyncCopyMode = "cp.async";
 
 __device__ __forceinline__ std::uint64_t cycle_counter() { return static_cast<std::uint64_t>(clock64()); }
-
-// Cross-CTA hand-off within one kernel (the last CTA of a group reads what the others
-// wrote): a device-scope fence on each side of an arrival counter.
-__device__ __forceinline__ void fence_device() { __threadfence(); }
-__device__ __forceinline__ unsigned atomic_add(unsigned* counter, unsigned v) { return atomicAdd(counter, v); }
 
 }  // namespace schedlab::gpu

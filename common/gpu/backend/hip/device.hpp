@@ -16,13 +16,12 @@ __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) 
 __device__ __forceinline__ int warp_id() { return static_cast<int>(threadIdx.x) / kWarpSize; }
 __device__ __forceinline__ int warp_group_id() { return static_cast<int>(threadIdx.x) / (4 * kWarpSize); }
 __device__ __forceinline__ void block_sync() { __syncthreads(); }
-// A barrier that also tells every thread whether any thread's predicate was true.
-__device__ __forceinline__ bool block_sync_or(bool pred) { return __syncthreads_or(pred) != 0; }
 // A wave executes in lockstep; the fence keeps LDS traffic ordered around the sync point.
 __device__ __forceinline__ void warp_sync() { __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront"); }
 
 // Whether the predicate holds in any lane of the warp (a warp-uniform branch condition).
 __device__ __forceinline__ bool warp_any(bool pred) { return __any(pred) != 0; }
+
 template <class T>
 __device__ __forceinline__ T shfl_xor(T v, int mask) { return __shfl_xor(v, mask); }
 
@@ -88,9 +87,5 @@ __device__ __forceinline__ void async_wait_groups(bool newer_groups_full) {
 inline constexpr const char* kAsyncCopyMode = "global_load_lds (gfx950 lane-contiguous) / load+store";
 
 __device__ __forceinline__ std::uint64_t cycle_counter() { return __builtin_readcyclecounter(); }
-
-// Cross-CTA hand-off within one kernel (see the CUDA backend).
-__device__ __forceinline__ void fence_device() { __threadfence(); }
-__device__ __forceinline__ unsigned atomic_add(unsigned* counter, unsigned v) { return atomicAdd(counter, v); }
 
 }  // namespace schedlab::gpu
