@@ -41,6 +41,19 @@ void set_counters(benchmark::State& state, const Case& c, const AccuracyReport& 
 
 void run_case(benchmark::State& state, CaseSlot& slot, Clock& clock, const RunOptions& opts) {
   state.SetLabel(slot.label);
+  // One case resident at a time: a case keeps its inputs on the device, and an experiment's
+  // variants x shapes do not fit together (four decode variants at batch 64, context 64k
+  // hold 17-26 GB each). Google Benchmark runs a benchmark's repetitions back to back, so
+  // a case is still built, checked and warmed once per benchmark.
+  static CaseSlot* resident = nullptr;
+  if (resident != &slot) {
+    if (resident) {
+      resident->instance.reset();
+      resident->accuracy.reset();
+      resident->warmed = false;
+    }
+    resident = &slot;
+  }
   if (!slot.instance && slot.skip_reason.empty()) {
     try {
       slot.instance = slot.make();

@@ -146,6 +146,42 @@ MakePrefill host_kernel(float error) {
   return [error](const PrefillProblem& p) { return std::make_unique<HostPrefillCase>(p, error); };
 }
 
+// Counts the cases alive in this process; a second one alive at once leaves a marker file.
+class CountingCase final : public Case {
+ public:
+  CountingCase(const PrefillProblem& p, fs::path marker) : inner_(p, 0.f), marker_(std::move(marker)) {
+    if (++live_ > 1) std::ofstream(marker_) << "two cases resident at once\n";
+  }
+  ~CountingCase() override { --live_; }
+  void prepare(std::uint64_t seed, int sets) override { inner_.prepare(seed, sets); }
+  void poison_output() override { inner_.poison_output(); }
+  void launch(int set) override { inner_.launch(set); }
+  void synchronize() override {}
+  AccuracyReport check_accuracy(std::uint64_t seed) override { return inner_.check_accuracy(seed); }
+  Work work() const override { return inner_.work(); }
+  std::size_t input_set_bytes() const override { return inner_.input_set_bytes(); }
+  std::map<std::string, double> axes() const override { return inner_.axes(); }
+
+ private:
+  static inline int live_ = 0;
+  HostPrefillCase inner_;
+  fs::path marker_;
+};
+
+TEST_F(HarnessTest, OneCaseResidentAtATime) {
+  const fs::path marker = fs::temp_directory_path() / ("schedlab_resident_" + std::to_string(::getpid()));
+  fs::remove(marker);
+  const int rc = run(dir_, [&](Registry& r) {
+    for (const char* name : {"selftest/a", "selftest/b", "selftest/c"})
+      r.add<PrefillProblem>(name, "family=prefill", small_problem(),
+                            [&](const PrefillProblem& p) { return std::make_unique<CountingCase>(p, marker); });
+  }, {"--benchmark_repetitions=2"});
+  EXPECT_EQ(rc, 0);
+  EXPECT_FALSE(fs::exists(marker)) << slurp(marker);
+  fs::remove(marker);
+  EXPECT_EQ(files_in(dir_).size(), 1u);
+}
+
 TEST_F(HarnessTest, GoodAndBadVariantsBothRecordedBadAsError) {
   const int rc = run(dir_, [](Registry& r) {
     r.add<PrefillProblem>("selftest/good", "family=prefill;experiment=selftest;variant=good;baseline=good",
