@@ -83,5 +83,8 @@ if [ "$PHASE" != bench ] && [ -d .carry/probes ]; then
   done
 fi
 smi
-tar -C "$OUT/stage" -czf "$OUT/results.tgz" . && rm -rf "$OUT/stage"
+# A second invocation in the same device call must not overwrite the first one's archive.
+tgz=$OUT/results.tgz
+[ -e "$tgz" ] && tgz=$OUT/results-$(date +%s).tgz
+tar -C "$OUT/stage" -czf "$tgz" . && rm -rf "$OUT/stage"
 ls -la "$OUT"
