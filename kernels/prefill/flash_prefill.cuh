@@ -152,24 +152,29 @@ template <class Tile, int kRows, int kThreads>
 __device__ __forceinline__ void produce_tile(unsigned char* tile, const std::uint16_t* src, std::int64_t stride,
                                              int rows_left) {
   constexpr int kRowStep = kThreads / Tile::kChunks;
-  static_assert(kThreads % Tile::kChunks == 0 && kRowStep % 8 == 0 && kRows % kRowStep == 0,
+  static_assert(kThreads % Tile::kChunks == 0 && kRowStep % 8 == 0 && kRows % 8 == 0,
                 "every thread copies the same chunk column of rows kRowStep apart");
+  // kRows need not be a multiple of kRowStep (48-key tiles with 256 AMD threads at D=64):
+  // the last pass then leaves out the rows past the tile, whole waves at a time.
+  constexpr int kPasses = (kRows + kRowStep - 1) / kRowStep;
   const int row0 = static_cast<int>(threadIdx.x) / Tile::kChunks, chunk = static_cast<int>(threadIdx.x) % Tile::kChunks;
+  auto in_tile = [&](int i) { return kRows % kRowStep == 0 || row0 + i * kRowStep < kRows; };
   if constexpr (gpu::kLaneCopyIsAsync && !Tile::kPadded) {
     unsigned char* wave_base = tile + gpu::warp_id() * kWarpSize * 16;  // slot = thread: rows are unpadded
     const std::uint16_t* from = src + prefill_layout::lane_copy_source_chunk(row0, chunk) * 8;
 #pragma unroll
-    for (int i = 0; i < kRows / kRowStep; ++i) {
+    for (int i = 0; i < kPasses; ++i) {
       const int row = min(row0 + i * kRowStep, rows_left - 1);
-      gpu::async_copy_16_lanes(wave_base + i * kRowStep * Tile::kRowBytes, from + row * stride);
+      if (in_tile(i)) gpu::async_copy_16_lanes(wave_base + i * kRowStep * Tile::kRowBytes, from + row * stride);
     }
   } else {
     unsigned char* dst = tile + Tile::offset(row0, chunk);
     const std::uint16_t* from = src + row0 * stride + chunk * 8;
 #pragma unroll
-    for (int i = 0; i < kRows / kRowStep; ++i) {
+    for (int i = 0; i < kPasses; ++i) {
       const bool valid = row0 + i * kRowStep < rows_left;
-      gpu::async_copy_16(dst + i * kRowStep * Tile::kRowBytes, valid ? from + i * kRowStep * stride : src, valid);
+      if (in_tile(i))
+        gpu::async_copy_16(dst + i * kRowStep * Tile::kRowBytes, valid ? from + i * kRowStep * stride : src, valid);
     }
   }
 }
@@ -343,7 +348,9 @@ struct Cta {
   mutable gpu::WaitProbe probe;  // cycles at the waits below (opt-in build; else empty)
 
   // A thread's copies per commit group: one K or V tile with one buffer, both with more
-  // (AMD's counter counts copies; NVIDIA's groups ignore it).
+  // (AMD's counter counts copies; NVIDIA's groups ignore it). Rounded down where threads
+  // copy unequal counts (produce_tile's last pass): a wave that copies more then waits for
+  // more than it needs, never for less.
   static constexpr int kCopiesPerTile = Cfg::kBlockN * Cfg::KvTile::kChunks / Cfg::kThreads;
   static constexpr int kCopiesPerGroup = (Policy::kKvBuffers == 1 ? 1 : 2) * kCopiesPerTile;
 

@@ -7,11 +7,25 @@
 
 namespace schedlab::experiments::prefill_tuning {
 
+// The PrefillPolicy defaults these candidates were first measured against (4 warps x 16
+// rows, 64-key double-buffered tiles, Q in registers, separate K/V fragments, O always
+// rescaled), spelled out so each name keeps meaning the configuration it was timed as.
+struct first_defaults : kernels::PrefillPolicy {
+  /* Warps = */ static constexpr int kWarps = 4;
+  /* WarpRows = */ static constexpr int kWarpRows = 16;
+  /* QInRegisters = */ static constexpr bool kQInRegisters = true;
+  /* QkUnroll = */ static constexpr int kQkUnroll = 1;
+  /* BlockN = */ static constexpr int kBlockN = 64;
+  /* KvBuffers = */ static constexpr int kKvBuffers = 2;
+  /* KvFragments = */ static constexpr kernels::KvFragments kKvFragments = kernels::KvFragments::Separate;
+  /* RescaleThreshold = */ static constexpr float kRescaleThreshold = 0.f;
+};
+
 // The first default: 8 warps of 16 rows, built with the project's flags.
-struct w8_n64 : kernels::PrefillPolicy {
+struct w8_n64 : first_defaults {
   /* Warps = */ static constexpr int kWarps = 8;
 };
-struct w4_n64_ftz : kernels::PrefillPolicy {
+struct w4_n64_ftz : first_defaults {
   /* Warps = */ static constexpr int kWarps = 4;
 };
 // Wider K/V tiles: the per-tile costs (barrier, copies, max reductions, O rescale) spread
@@ -31,7 +45,7 @@ struct w4_n128_single_ftz : w4_n64_ftz {
 // and V fragments in one union (V is loaded only after the last QK op): ptxas fits N=64 in
 // 255 registers with an 8-byte spill, N=32 in 232 without. Each K/V fragment now feeds two
 // m16 tiles, so shared-memory reads per matrix op halve (kernels/prefill/README.md).
-struct w4_r32_union_ftz : kernels::PrefillPolicy {
+struct w4_r32_union_ftz : first_defaults {
   /* Warps = */ static constexpr int kWarps = 4;
   /* WarpRows = */ static constexpr int kWarpRows = 32;
   /* QInRegisters = */ static constexpr bool kQInRegisters = false;
@@ -83,7 +97,7 @@ struct w8_r32_union_n32_ftz : w8_r32_union_ftz {
 // to w4_n64_ftz / w4_pipe_ftz at head dim 128 (see kernels/prefill/README.md).
 // 32 rows per warp: each K/V fragment feeds two m16 tiles (half the ldmatrix traffic per
 // flop); Q re-read from shared memory per k16 step (FA2's layout at head dim 128).
-struct w4_r32_qs_ftz : kernels::PrefillPolicy {
+struct w4_r32_qs_ftz : first_defaults {
   /* Warps = */ static constexpr int kWarps = 4;
   /* WarpRows = */ static constexpr int kWarpRows = 32;
   /* QInRegisters = */ static constexpr bool kQInRegisters = false;
@@ -95,7 +109,7 @@ struct w8_r32_qs_n32_ftz : w4_r32_qs_n32_ftz {
   /* Warps = */ static constexpr int kWarps = 8;
 };
 // QK of tile j+1 issued before the softmax of tile j (three K/V buffers).
-struct w4_pipe_ftz : kernels::PrefillPolicy {
+struct w4_pipe_ftz : first_defaults {
   /* Warps = */ static constexpr int kWarps = 4;
   /* KvBuffers = */ static constexpr int kKvBuffers = 3;
   /* PipelineQk = */ static constexpr bool kPipelineQk = true;

@@ -17,12 +17,14 @@ What is checked, honestly:
     none. The gap between the PV v_mfma group of tile j - 1 and the QK v_mfma group of
     tile j (the one holding the loop's s_barrier) holds a ds_read in BOTH variants: K(j)
     can only be read after that barrier, so the compiler places K reads there too. What
-    differs is how many: pinned holds exactly the fenced first-step K reads there, the
-    default hoists the K reads of several k16 steps ahead of the first QK v_mfma (observed:
-    2 against 8 at head dim 128, 2 against 6 at 64).
+    differs is how many: pinned holds the fenced first-step K reads there (plus that
+    step's Q re-reads: the defaults read Q from shared memory), the default hoists the reads
+    of more k16 steps ahead of the first QK v_mfma (observed, default against pinned: 6
+    against 4 at head dim 128, 7 against 4 at 64).
   - prefill_sched_barrier, gfx950 interleaved: the sched_group_barrier pairs (DS_READ 1,
     MFMA m16 tiles) are in the code, and in the QK group after the barrier (all but at most
-    one of) the v_mfmas each come right after a ds_read; in the default half or fewer do.
+    one of) the K reads are each followed directly by their v_mfmas; in the default clearly
+    fewer are (11 against 6 of 12 at head dim 64, 23 against 15 of 24 at 128).
   - prefill_kv_tiles, sm_90a: separate registers put a transposed V load (LDSM.16.MT88)
     before the softmax's first MUFU.EX2; the union does not.
   - prefill_lds_buffers, sm_90a: one buffer waits four times per tile (BAR.SYNC) against
@@ -143,6 +145,8 @@ def _code(lines: list[str]) -> list[str]:
 
 
 MFMA = re.compile(r"^v_mfma_f32_16x16x16")
+# The PrefillPolicy defaults the experiments' variants start from (prefill_policy.hpp).
+BLOCK_N, M_TILES = 48, 2  # keys per K/V tile; 16-row tiles per warp (32-row warps)
 DS_READ = re.compile(r"^ds_read")
 
 
@@ -212,7 +216,9 @@ def test_gfx950_pinned_fences_the_k_load(compiled):
             start, end = _pv_to_qk_gap(pinned)
             assert start < fences[0] < fences[1] < end, (start, fences, end)
             pinned_reads = _gap_reads(pinned)
-            assert len(pinned_reads) == len(fenced_reads), (pinned_reads, fenced_reads)
+            # Besides the fenced K reads the gap holds the first k16 step's Q re-reads (the
+            # defaults read Q from shared memory): at most one per 16-row tile.
+            assert len(fenced_reads) <= len(pinned_reads) <= len(fenced_reads) + M_TILES, (pinned_reads, fenced_reads)
             default_reads = _gap_reads(_code(default))
             # Both variants have a ds_read between the groups (the barrier orders K(j) after
             # PV(j-1) either way); the default hoists more K reads there than the pinned step.
@@ -242,19 +248,22 @@ def test_gfx950_interleaved_groups(compiled):
     observed = {}
     for head_dim in (64, 128):
         body = _raw_body(text, _kernel(names, "prefill_sched_barrier", "interleaved", head_dim))
+        # One K read, then the matrix ops it feeds: one per 16-row tile of the warp on AMD.
         ds = [line for line in body if "sched_group_barrier mask(0x00000100) size(1) SyncID(0)" in line]
-        mfma = [line for line in body if "sched_group_barrier mask(0x00000008) size(1) SyncID(0)" in line]
+        mfma = [line for line in body if f"sched_group_barrier mask(0x00000008) size({M_TILES}) SyncID(0)" in line]
         assert ds and len(ds) == len(mfma)
-        qk_mfmas = (head_dim // 16) * (64 // 16)  # k16 steps x 16-key blocks (kBlockN 64, one m16 tile)
+        qk_mfmas = (head_dim // 16) * (BLOCK_N // 16) * M_TILES  # k16 steps x 16-key blocks x 16-row tiles
         for variant in ("interleaved", "compiler"):
             code = _code(_raw_body(text, _kernel(names, "prefill_sched_barrier", variant, head_dim)))
             start, _ = _pv_to_qk_gap(code)
             observed[(variant, head_dim)] = _mfmas_after_a_read(code, start, qk_mfmas)
-        # Interleaved: all but at most one QK v_mfma come right after a ds_read (observed: 15
-        # of 16 at head dim 64, 31 of 32 at 128); the compiler's order groups reads and matrix
-        # ops (observed: 7 of 16 and 12 of 32).
-        assert observed[("interleaved", head_dim)] >= qk_mfmas - 1, observed
-        assert observed[("compiler", head_dim)] <= qk_mfmas // 2, observed
+        # A K read feeds M_TILES v_mfma, so at most qk_mfmas / M_TILES of them can follow a
+        # read directly. Interleaved: all but at most one of those groups start right after
+        # its read; the compiler's own order does so for clearly fewer (observed with the
+        # current defaults: 11 vs 6 of 12 groups at head dim 64, 23 vs 15 of 24 at 128).
+        groups = qk_mfmas // M_TILES
+        assert observed[("interleaved", head_dim)] >= groups - 1, observed
+        assert observed[("compiler", head_dim)] <= observed[("interleaved", head_dim)] - groups // 4, observed
     print("QK v_mfma right after a ds_read (of", "the QK group):", observed)
 
 

@@ -20,7 +20,8 @@ __device__ __forceinline__ void block_sync() { __syncthreads(); }
 __device__ __forceinline__ void warp_sync() { __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront"); }
 
 // Whether the predicate holds in any lane of the warp (a warp-uniform branch condition).
-__device__ __forceinline__ bool warp_any(bool pred) { return __any(pred) != 0; }
+// A ballot, not __any: that one is an ockl library call the device-only compile keeps.
+__device__ __forceinline__ bool warp_any(bool pred) { return __builtin_amdgcn_ballot_w64(pred) != 0; }
 
 template <class T>
 __device__ __forceinline__ T shfl_xor(T v, int mask) { return __shfl_xor(v, mask); }
