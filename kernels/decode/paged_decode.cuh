@@ -404,17 +404,13 @@ __global__ void __launch_bounds__(Policy::kWarps * kWarpSize, (kMinCtas<Policy, 
   auto k_buf = [&](int b) { return wbase + b * 2 * T::kRawBytes; };
   auto v_buf = [&](int b) { return wbase + b * 2 * T::kRawBytes + T::kRawBytes; };
 
-  // Prologue: the first page id (peeled) and the first kStages tiles in flight, then Q, so
-  // that the Q loads and the first copies overlap instead of taking turns (each is a DRAM
-  // round trip before any data streams). Without a window the first page id does not depend
-  // on the context length, so it is read without waiting for it (clamped into the table
-  // row: a split past the sequence's end reads an entry it never uses).
-  int next_page = 0;
-  if (a.window == 0)
-    next_page = page_of<Policy>(
-        a, seq, min(split * a.tiles_per_split + w, a.max_pages_per_seq * a.page_size / kDecodeTileTokens - 1));
-  else if (my_tiles > 0)
-    next_page = page_of<Policy>(a, seq, tile_at(0));
+  std::uint32_t qa[kHeadDim / 16][4];
+  load_q<kKv, kHeadDim>(qa, a, seq, head0, rows);
+  const float scale_log2 = a.scale_log2 * (a.k_scale ? a.k_scale[kvh] : 1.f);
+  Softmax<kHeadDim> st;
+
+  // Prologue: the first page id (peeled) and the first kStages tiles in flight.
+  int next_page = my_tiles > 0 ? page_of<Policy>(a, seq, tile_at(0)) : 0;
   auto issue = [&](int i) {
     if constexpr (Policy::kStageHints) gpu::set_priority<1>();
     if (i < my_tiles) {
@@ -426,10 +422,6 @@ __global__ void __launch_bounds__(Policy::kWarps * kWarpSize, (kMinCtas<Policy, 
     if constexpr (Policy::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
   };
   for (int i = 0; i < kStagesHere; ++i) issue(i);
-  std::uint32_t qa[kHeadDim / 16][4];
-  load_q<kKv, kHeadDim>(qa, a, seq, head0, rows);
-  const float scale_log2 = a.scale_log2 * (a.k_scale ? a.k_scale[kvh] : 1.f);
-  Softmax<kHeadDim> st;
 
   for (int i = 0; i < my_tiles; ++i) {
     const int b = i % kStagesHere;
