@@ -84,6 +84,7 @@ std::optional<Platform> gpu_platform() {
   p.context["sched_hints"] = gpu::kSchedHintsHonored ? "honored" : "no-op on this backend";
   p.context["set_priority"] = gpu::kPriorityHonored ? "honored" : "no-op on this backend";
   p.context["async_copy"] = gpu::kAsyncCopyMode;
+  p.context["dependent_launch"] = gpu::api::kDependentLaunch ? "programmatic (griddepcontrol)" : "none: ordinary launch";
   // The decode kernel's m16n8k16 fragments (emulated on AMD) and the prefill kernel's warp tile.
   p.context["matrix_instruction"] = gpu::mma::kMatrixInstruction;
   p.context["prefill_matrix_instruction"] = gpu::attn::kMatrixInstruction;

@@ -65,4 +65,11 @@ inline constexpr const char* kAsyncCopyMode = "cp.async";
 
 __device__ __forceinline__ std::uint64_t cycle_counter() { return static_cast<std::uint64_t>(clock64()); }
 
+// In a kernel launched with LaunchConfig::overlap_prior: wait until the previous kernel in
+// the stream has finished and its writes are visible (PTX griddepcontrol, sm_90).
+__device__ __forceinline__ void wait_prior_grid() { asm volatile("griddepcontrol.wait;\n" ::: "memory"); }
+// In the kernel a dependent launch follows: once every CTA has called this (or exited), the
+// dependent kernel may be scheduled; it still waits in wait_prior_grid() for this one's writes.
+__device__ __forceinline__ void allow_dependent_launch() { asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory"); }
+
 }  // namespace schedlab::gpu

@@ -25,6 +25,26 @@ inline status_t memcpy_d2d_async(void* d, const void* s, std::size_t n, stream_t
 }
 inline status_t memset_async(void* d, int v, std::size_t n, stream_t st) { return cudaMemsetAsync(d, v, n, st); }
 inline status_t device_synchronize() { return cudaDeviceSynchronize(); }
+
+// Programmatic dependent launch (sm_90): the kernel may be scheduled while the previous one
+// in the stream is finishing; it must call gpu::wait_prior_grid() before reading that
+// kernel's output.
+inline constexpr bool kDependentLaunch = true;
+template <class... KernelArgs, class... Args>
+status_t launch_dependent(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, std::size_t smem, stream_t stream,
+                          Args&&... args) {
+  cudaLaunchAttribute attr{};
+  attr.id = cudaLaunchAttributeProgrammaticStreamSerialization;
+  attr.val.programmaticStreamSerializationAllowed = 1;
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = grid;
+  cfg.blockDim = block;
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cfg.attrs = &attr;
+  cfg.numAttrs = 1;
+  return cudaLaunchKernelEx(&cfg, kernel, static_cast<KernelArgs>(args)...);
+}
 inline status_t stream_create(stream_t* s) { return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking); }
 inline status_t stream_destroy(stream_t s) { return cudaStreamDestroy(s); }
 inline status_t stream_synchronize(stream_t s) { return cudaStreamSynchronize(s); }

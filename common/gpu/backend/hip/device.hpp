@@ -89,4 +89,8 @@ inline constexpr const char* kAsyncCopyMode = "global_load_lds (gfx950 lane-cont
 
 __device__ __forceinline__ std::uint64_t cycle_counter() { return __builtin_readcyclecounter(); }
 
+// No dependent launch on HIP (api::launch_dependent is an ordinary launch): nothing to wait for.
+__device__ __forceinline__ void wait_prior_grid() {}
+__device__ __forceinline__ void allow_dependent_launch() {}
+
 }  // namespace schedlab::gpu

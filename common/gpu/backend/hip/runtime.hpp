@@ -25,6 +25,16 @@ inline status_t memcpy_d2d_async(void* d, const void* s, std::size_t n, stream_t
 }
 inline status_t memset_async(void* d, int v, std::size_t n, stream_t st) { return hipMemsetAsync(d, v, n, st); }
 inline status_t device_synchronize() { return hipDeviceSynchronize(); }
+
+// No programmatic dependent launch on HIP: an ordinary launch (gpu::wait_prior_grid() is a
+// no-op there, and the stream orders the kernels as usual).
+inline constexpr bool kDependentLaunch = false;
+template <class... KernelArgs, class... Args>
+status_t launch_dependent(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, std::size_t smem, stream_t stream,
+                          Args&&... args) {
+  kernel<<<grid, block, smem, stream>>>(static_cast<KernelArgs>(args)...);
+  return hipGetLastError();
+}
 inline status_t stream_create(stream_t* s) { return hipStreamCreateWithFlags(s, hipStreamNonBlocking); }
 inline status_t stream_destroy(stream_t s) { return hipStreamDestroy(s); }
 inline status_t stream_synchronize(stream_t s) { return hipStreamSynchronize(s); }
