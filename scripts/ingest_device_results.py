@@ -42,7 +42,12 @@ def copy_results(stage: Path, results: Path) -> dict[tuple[str, str], Path]:
             continue
         dest = results / device / experiment / f.name
         if dest.exists():
-            raise SystemExit(f"{dest} exists: results are never written over")
+            # The same archive ingested again (with a later one of the same session): fine.
+            if dest.read_bytes() != f.read_bytes():
+                raise SystemExit(f"{dest} exists and differs: results are never written over")
+            newest[(device, experiment)] = dest
+            print(f"already  {dest}")
+            continue
         dest.parent.mkdir(parents=True, exist_ok=True)
         shutil.copy2(f, dest)
         newest[(device, experiment)] = dest
@@ -82,10 +87,16 @@ def ncu_run_times_us(csv: Path, kernels_per_run: int) -> list[float]:
     return [sum(times[i:i + kernels_per_run]) for i in range(0, len(times) - kernels_per_run + 1, kernels_per_run)]
 
 
-def ingest_ncu(stage: Path, results: Path, newest: dict) -> list[dict]:
+def ingest_ncu(stage: Path, results: Path, newest: dict, profiled_build: str | None = None) -> list[dict]:
     rows = []
+    attached: list[Path] = []  # the results files the profiles attach to
     # device_full.sh writes the CSVs to results/ncu/ (the device is the one the run's results name)
     devices = sorted({d for d, _ in newest})
+    if not devices:  # a profiles-only archive: the one device that has results
+        known = sorted(p.name for p in results.iterdir() if p.is_dir() and p.name != "static") if results.is_dir() else []
+        devices = known if len(known) == 1 else []
+        if len(known) > 1:
+            print(f"ncu      skipped: a profiles-only archive and several devices under {results} ({known})")
     for device_dir, device in [(stage / "results" / "ncu", d) for d in devices[:1]]:
         if not device_dir.is_dir():
             continue
@@ -119,12 +130,17 @@ def ingest_ncu(stage: Path, results: Path, newest: dict) -> list[dict]:
             if run is None:
                 print(f"ncu      {experiment}: no results file of this run to attach to; skipped")
                 continue
-            path = write_stall_file(records, run_context(run), run.parent,
-                                    extra_context={"profiler": "ncu --clock-control none, one run per variant"})
+            attached.append(run)
+            extra = {"profiler": "ncu --clock-control none, one run per variant"}
+            if profiled_build:  # profiles of a separate build, attached to the run they re-profile
+                extra["profiled_build"] = profiled_build
+            path = write_stall_file(records, run_context(run), run.parent, extra_context=extra)
             print(f"stalls   {path}")
         if rows:
-            ctx = run_context(next(iter(newest.values())))
+            ctx = run_context(next(iter(newest.values())) if newest else attached[0])
             ctx["tolerance"] = str(AGREEMENT_TOLERANCE)
+            if profiled_build:
+                ctx["profiled_build"] = profiled_build
             out = results / device / "harness_vs_ncu" / f"{utc_stamp()}-{commit_tag(ctx)}.json"
             out.parent.mkdir(parents=True, exist_ok=True)
             out.write_text(json.dumps({"context": ctx, "records": rows}, indent=1))
@@ -147,6 +163,8 @@ def main(argv=None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("tgz", type=Path, nargs="+", help="archives of one device session, oldest first")
     ap.add_argument("--results", type=Path, default=Path("results"))
+    ap.add_argument("--profiled-build", help="for a profiles-only archive: the build that was profiled "
+                    "(commit, and why its kernels are those of the results it attaches to)")
     args = ap.parse_args(argv)
     with tempfile.TemporaryDirectory() as tmp:
         stage = Path(tmp)
@@ -154,7 +172,7 @@ def main(argv=None) -> int:
             with tarfile.open(tgz) as tar:
                 tar.extractall(stage)
         newest = copy_results(stage, args.results)
-        rows = ingest_ncu(stage, args.results, newest)
+        rows = ingest_ncu(stage, args.results, newest, args.profiled_build)
         ingest_probes(stage, args.results)
     for r in rows:
         h = f"{r['harness_median_us']:.1f}" if r["harness_median_us"] else "-"

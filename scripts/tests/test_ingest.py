@@ -1,0 +1,37 @@
+"""ingest_device_results: an archive ingested again is not an error, a changed file is."""
+import json
+import tarfile
+from pathlib import Path
+
+import pytest
+
+import ingest_device_results as ingest
+
+
+def _archive(tmp_path: Path, name: str, real_time: float) -> Path:
+    stage = tmp_path / f"stage_{name}"
+    f = stage / "results" / "h200" / "toy_experiment" / "20260101T000000Z-abcdef1234.json"
+    f.parent.mkdir(parents=True)
+    f.write_text(json.dumps({"context": {"schedlab_commit": "abcdef1234"},
+                             "benchmarks": [{"run_name": "toy/a", "aggregate_name": "median", "real_time": real_time}]}))
+    tgz = tmp_path / f"{name}.tgz"
+    with tarfile.open(tgz, "w:gz") as tar:
+        tar.add(stage, arcname=".")
+    return tgz
+
+
+def test_same_archive_twice_is_fine(tmp_path):
+    results = tmp_path / "results"
+    tgz = _archive(tmp_path, "a", 1.0)
+    assert ingest.main([str(tgz), "--results", str(results)]) == 0
+    assert ingest.main([str(tgz), "--results", str(results)]) == 0
+    assert len(list((results / "h200" / "toy_experiment").glob("*.json"))) == 1
+
+
+def test_a_changed_file_is_never_written_over(tmp_path):
+    results = tmp_path / "results"
+    assert ingest.main([str(_archive(tmp_path, "a", 1.0)), "--results", str(results)]) == 0
+    with pytest.raises(SystemExit, match="differs"):
+        ingest.main([str(_archive(tmp_path, "b", 2.0)), "--results", str(results)])
+    kept = json.loads(next((results / "h200" / "toy_experiment").glob("*.json")).read_text())
+    assert kept["benchmarks"][0]["real_time"] == 1.0
