@@ -20,8 +20,13 @@ t0=$(date +%s)
 left() { echo $(( ${BUDGET_S:-520} - ($(date +%s) - t0) )); }
 if [ "$PHASE" != ncu ]; then
 if [ "${RUN_TESTS:-1}" != 0 ]; then
-  $B/schedlab_gpu_tests --gtest_output=xml:"$OUT/logs/gpu_tests.xml" >"$OUT/logs/gpu_tests.txt" 2>&1
-  echo "gpu tests rc=$? $(grep -E '^\[  (PASSED|FAILED)' "$OUT/logs/gpu_tests.txt" | tr '\n' ' ')"
+  # One binary per family (schedlab_gpu_tests_decode, _prefill): whichever came in .carry/bin.
+  for t in $B/schedlab_gpu_tests_*; do
+    [ -x "$t" ] || continue
+    tn=$(basename "$t")
+    $t --gtest_output=xml:"$OUT/logs/$tn.xml" >"$OUT/logs/$tn.txt" 2>&1
+    echo "$tn rc=$? $(grep -E '^\[  (PASSED|FAILED)' "$OUT/logs/$tn.txt" | tr '\n' ' ')"
+  done
 fi
 flags=(--benchmark_repetitions=${REPS:-5} --benchmark_min_time=${MIN_TIME:-0.05} --benchmark_report_aggregates_only=false)
 # BENCHES (a glob, default every bench) splits a long run over two device calls.

@@ -53,14 +53,16 @@ class DecodeCase final : public harness::Case {
     o_ = DeviceTensor(p_.q_dtype, std::size_t(p_.batch) * p_.q_heads * p_.head_dim);
     probe_slots_.allocate();
     const std::size_t slots = std::size_t(p_.batch) * p_.q_heads * plan_.num_splits;
-    if (plan_.num_splits > 1) {
+    if (plan_.needs_combine()) {
       partial_o_ = gpu::DeviceBuffer<float>(slots * p_.head_dim);
       partial_lse_ = gpu::DeviceBuffer<float>(slots);
     }
+    // The dynamic schedule's counters start at zero; each launch leaves them zero again.
+    if (plan_.needs_schedule()) schedule_ = upload(std::vector<int>(decode_schedule_ints(p_), 0));
   }
   void poison_output() override {
     o_.poison();
-    if (plan_.num_splits > 1) {
+    if (plan_.needs_combine()) {
       gpu::poison(partial_o_.data(), partial_o_.bytes(), nullptr);
       gpu::poison(partial_lse_.data(), partial_lse_.bytes(), nullptr);
     }
@@ -68,8 +70,8 @@ class DecodeCase final : public harness::Case {
   void launch(int s) override {
     const DecodeArgs args{sets_[s].q.data(),   sets_[s].k.data(), sets_[s].v.data(),  block_table_.data(),
                           context_lens_.data(), k_scale_.data(),  v_scale_.data(),    o_.data(),
-                          partial_o_.data(),    partial_lse_.data(), probe_slots_.data(), &p_,
-                          plan_.num_splits};
+                          partial_o_.data(),    partial_lse_.data(), probe_slots_.data(), schedule_.data(),
+                          &p_,                  plan_.num_splits};
     launch_(args, plan_, nullptr);
   }
   void synchronize() override { SCHEDLAB_GPU_CHECK(gpu::api::device_synchronize()); }
@@ -82,7 +84,8 @@ class DecodeCase final : public harness::Case {
     return {{"batch", double(p_.batch)},         {"q_heads", double(p_.q_heads)},
             {"kv_heads", double(p_.kv_heads)},   {"head_dim", double(p_.head_dim)},
             {"page_size", double(p_.page_size)}, {"context", double(*std::max_element(p_.context_lens.begin(), p_.context_lens.end()))},
-            {"window", double(p_.window)},       {"num_splits", double(plan_.num_splits)}};
+            {"window", double(p_.window)},       {"num_splits", double(plan_.num_splits)},
+            {"persistent_ctas", double(plan_.ctas)}};
   }
 
  private:
@@ -99,7 +102,7 @@ class DecodeCase final : public harness::Case {
   DecodeLaunch launch_;
   DecodePlan plan_;
   std::vector<Set> sets_;
-  gpu::DeviceBuffer<int> block_table_, context_lens_;
+  gpu::DeviceBuffer<int> block_table_, context_lens_, schedule_;
   gpu::DeviceBuffer<float> k_scale_, v_scale_, partial_o_, partial_lse_;
   ProbeSlots probe_slots_;
   DeviceTensor o_;

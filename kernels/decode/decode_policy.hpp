@@ -4,12 +4,26 @@
 
 namespace schedlab::kernels {
 
+// How a sequence's tiles are divided among warps.
+//   split:       fixed ranges, one per CTA of a (split, KV head, sequence) grid.
+//   shared_tail: the same grid, but the last tiles of each (sequence, KV head) are handed out
+//                by a counter its split CTAs share (with one split, as `split`).
+//   persistent:  one wave of persistent CTAs whose warps, when their sequence runs out, move to
+//                the unfinished one with the most tiles left.
+enum class TileSchedule { split, shared_tail, persistent };
+
 struct DecodePolicy {
   /* Warps = */ static constexpr int kWarps = 4;            // each streams its own 16-token tiles
+  /* WarpsFp8 = */ static constexpr int kWarpsFp8 = 4;       // the same, with fp8 KV
   /* KvBuffers = */ static constexpr int kKvBuffers = 2;     // shared K/V tiles per warp; 1 = seed 000's choice
   /* PrefetchPageIndex = */ static constexpr bool kPrefetchPageIndex = true;  // next page id one tile ahead (seed 000)
   /* StageHints = */ static constexpr bool kStageHints = false;  // issue(1) / qk_softmax(0) / pv(1) priorities (seed 000)
   /* StreamKv = */ static constexpr bool kStreamKv = true;   // K fragments streamed into the dot, V on demand (seed 002)
+  // Who computes which tiles (TileSchedule below).
+  /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::split;
+  // With a shared tail or a persistent grid: the share of each (sequence, KV head)'s tiles split
+  // statically among its warps; only the rest pass through its counter.
+  /* StaticPercent = */ static constexpr int kStaticPercent = 85;
   // CTAs per SM asked of the compiler (__launch_bounds__), which caps registers. Measured on
   // the H200 (kernels/decode/README.md): fp8, which waits on latency rather than on memory,
   // gains from 3 CTAs (12 warps) per SM (151 -> 139 us at batch 16, 16k); 16-bit KV is

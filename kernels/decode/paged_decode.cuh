@@ -8,6 +8,7 @@
 // Scheduling knobs come from the Policy (decode_policy.hpp); the body is shared.
 #pragma once
 #include <cstdint>
+#include <stdexcept>
 
 #include "common/gpu/device.hpp"
 #include "common/gpu/kernel_traits.hpp"
@@ -35,6 +36,9 @@ struct Params {
   float* partial_o;
   float* partial_lse;
   unsigned long long* probe_slots;  // gpu::kProbeSlots counters; null unless probes are built in
+  int* schedule;                    // shared tail or persistent: the counters of struct Schedule, else null
+  int units;                        // (sequence, KV head, chunk) work units
+  bool persistent;                  // the grid is persistent (the combine reads its join counts)
   int q_heads, kv_heads, page_size, max_pages_per_seq, window, num_splits, tiles_per_split;
   float scale_log2;  // softmax scale * log2(e): scores live in the log2 domain (exp2)
 };
@@ -76,13 +80,15 @@ inline constexpr int kStages = Policy::kKvBuffers * (kKv == DType::fp8_e4m3 ? 2 
 
 template <class Policy, DType kKv>
 inline constexpr int kMinCtas = kKv == DType::fp8_e4m3 ? Policy::kMinCtasPerSmFp8 : Policy::kMinCtasPerSm;
+template <class Policy, DType kKv>
+inline constexpr int kWarpsOf = kKv == DType::fp8_e4m3 ? Policy::kWarpsFp8 : Policy::kWarps;
 
 template <class Policy, DType kKv, int kHeadDim>
 struct Smem {
   using T = Tile<kKv, kHeadDim>;
   static constexpr int kPerWarp = kStages<Policy, kKv> * 2 * T::kRawBytes;  // raw K+V stages
-  static constexpr int kCombine = Policy::kWarps * kDecodeMaxGroup * (kHeadDim + 2) * 4;
-  static constexpr int kBytes = kPerWarp * Policy::kWarps > kCombine ? kPerWarp * Policy::kWarps : kCombine;
+  static constexpr int kCombine = kWarpsOf<Policy, kKv> * kDecodeMaxGroup * (kHeadDim + 2) * 4;
+  static constexpr int kBytes = kPerWarp * kWarpsOf<Policy, kKv> > kCombine ? kPerWarp * kWarpsOf<Policy, kKv> : kCombine;
 };
 
 // Operand type of the matrix unit: fp8 KV is converted to f16 in registers, exactly (every
@@ -355,10 +361,10 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
   for (int idx = threadIdx.x; idx < rows * kHeadDim; idx += blockDim.x) {
     const int row = idx / kHeadDim, d = idx % kHeadDim;
     float m = -INFINITY;
-    for (int w = 0; w < Policy::kWarps; ++w) m = fmaxf(m, smem[(w * kDecodeMaxGroup + row) * kStride + kHeadDim]);
+    for (int w = 0; w < kWarpsOf<Policy, kKv>; ++w) m = fmaxf(m, smem[(w * kDecodeMaxGroup + row) * kStride + kHeadDim]);
     float l = 0.f, o = 0.f;
     if (m != -INFINITY) {
-      for (int w = 0; w < Policy::kWarps; ++w) {
+      for (int w = 0; w < kWarpsOf<Policy, kKv>; ++w) {
         const float* r = smem + (w * kDecodeMaxGroup + row) * kStride;
         const float c = gpu::mma::fast_exp2(r[kHeadDim] - m);
         l += r[kHeadDim + 1] * c;
@@ -377,53 +383,90 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
   }
 }
 
-template <class Policy, DType kKv, int kHeadDim, class Dyn>
-__global__ void __launch_bounds__(Policy::kWarps * kWarpSize, (kMinCtas<Policy, kKv>)) paged_decode_kernel(Params a) {
-  static_assert(Dyn::kBytes == Smem<Policy, kKv, kHeadDim>::kBytes, "launch and kernel disagree on shared memory");
+// Where a warp's tiles come from. take() returns the next tile to issue (-1: none left) and
+// peek() the one after it, so its page id can be fetched a tile ahead.
+// Static: warp w of a split takes tiles lo + w, lo + w + kWarps, ...
+struct StaticTiles {
+  int lo, step, count, i = 0;
+  __device__ int peek() const { return i < count ? lo + i * step : -1; }
+  __device__ int take() {
+    const int t = peek();
+    ++i;
+    return t;
+  }
+};
+
+// Dynamic: a unit's first tiles (Policy::kStaticPercent of them) are split among the warps
+// that start on it, interleaved as in a static split; the rest are handed out kChunk at a
+// time by a counter every warp on the unit shares. Each grab is issued kChunk - 1 tiles
+// before its tiles are needed: under load an atomic's round trip is as long as a tile's copy,
+// and grabbing one tile a single tile ahead made every shape 15-35% slower on the H200.
+template <int kChunk>
+struct DynamicTiles {
+  int* counter;
+  int lo, n, first_dynamic;  // the unit's tiles are lo .. lo + n - 1; lo + first_dynamic + k is handed out
+  int cur, left, step;       // the range being handed out: `left` tiles cur, cur + step, ...
+  int pending = 0;           // lane 0: the counter value of the grab in flight
+  bool grabbed = false, done = false;
+  __device__ void maybe_grab() {
+    if (grabbed || done || left > kChunk - 1) return;
+    pending = gpu::lane_id() == 0 ? atomicAdd(counter, kChunk) : 0;
+    grabbed = true;
+  }
+  __device__ void refill() {  // the range is spent: the grab in flight is the next one
+    const int k = first_dynamic + gpu::shfl(pending, 0);
+    grabbed = false;
+    cur = lo + k;
+    step = 1;
+    left = k < n ? min(kChunk, n - k) : 0;
+    done = left == 0;
+    maybe_grab();
+  }
+  __device__ void start() {
+    maybe_grab();
+    if (left == 0) refill();
+  }
+  __device__ int peek() const { return left > 0 ? cur : -1; }
+  __device__ int take() {
+    const int t = peek();
+    if (t < 0) return t;
+    cur += step;
+    --left;
+    maybe_grab();
+    if (left == 0 && !done) refill();
+    return t;
+  }
+};
+
+// The warp's pipeline over the tiles of its source: kStages tiles in flight in its own
+// shared-memory stages, each computed (qk, softmax, pv) once its copies have landed.
+template <class Policy, DType kKv, int kHeadDim, class Source>
+__device__ __forceinline__ void stream_tiles(Source& src, Softmax<kHeadDim>& st, const std::uint32_t (&qa)[kHeadDim / 16][4],
+                                             const Params& a, unsigned char* wbase, int seq, int kvh, int first_key,
+                                             int seq_len, float scale_log2, gpu::WaitProbe& probe) {
   using T = Tile<kKv, kHeadDim>;
   constexpr int kStagesHere = kStages<Policy, kKv>;
-  extern __shared__ __align__(16) unsigned char smem[];
-  gpu::WaitProbe probe;
-  // A GQA group of more than kDecodeMaxGroup heads is split over several CTAs (each reads
-  // the KV head again): blockIdx.y is kv head x chunk of at most 16 query heads.
-  const int group = a.q_heads / a.kv_heads;
-  const int chunks = (group + kDecodeMaxGroup - 1) / kDecodeMaxGroup;
-  const int split = blockIdx.x, kvh = blockIdx.y / chunks, chunk = blockIdx.y % chunks, seq = blockIdx.z;
-  const int head0 = kvh * group + chunk * kDecodeMaxGroup;
-  const int rows = min(kDecodeMaxGroup, group - chunk * kDecodeMaxGroup);
-  const int seq_len = a.context_lens[seq];
-  const int first_key = a.window > 0 ? max(0, seq_len - a.window) : 0;
-  const int tile_lo = first_key / kDecodeTileTokens + split * a.tiles_per_split;
-  const int tile_hi = min((seq_len + kDecodeTileTokens - 1) / kDecodeTileTokens, tile_lo + a.tiles_per_split);
-  // Warp w takes tiles tile_lo + w, tile_lo + w + kWarps, ...
-  const int w = gpu::warp_id();
-  const int my_tiles = tile_hi - tile_lo - w > 0 ? (tile_hi - tile_lo - w + Policy::kWarps - 1) / Policy::kWarps : 0;
-  auto tile_at = [&](int i) { return tile_lo + w + i * Policy::kWarps; };
-
-  unsigned char* wbase = smem + w * Smem<Policy, kKv, kHeadDim>::kPerWarp;
   auto k_buf = [&](int b) { return wbase + b * 2 * T::kRawBytes; };
   auto v_buf = [&](int b) { return wbase + b * 2 * T::kRawBytes + T::kRawBytes; };
-
-  std::uint32_t qa[kHeadDim / 16][4];
-  load_q<kKv, kHeadDim>(qa, a, seq, head0, rows);
-  const float scale_log2 = a.scale_log2 * (a.k_scale ? a.k_scale[kvh] : 1.f);
-  Softmax<kHeadDim> st;
-
-  // Prologue: the first page id (peeled) and the first kStages tiles in flight.
-  int next_page = my_tiles > 0 ? page_of<Policy>(a, seq, tile_at(0)) : 0;
-  auto issue = [&](int i) {
+  // The first page id is peeled; with kPrefetchPageIndex each issue then fetches the next one.
+  int next_page = src.peek() >= 0 ? page_of<Policy>(a, seq, src.peek()) : 0;
+  auto issue = [&](int b) {
     if constexpr (Policy::kStageHints) gpu::set_priority<1>();
-    if (i < my_tiles) {
-      const int page = Policy::kPrefetchPageIndex ? next_page : page_of<Policy>(a, seq, tile_at(i));
-      if (Policy::kPrefetchPageIndex && i + 1 < my_tiles) next_page = page_of<Policy>(a, seq, tile_at(i + 1));
-      issue_tile<kKv, kHeadDim>(a, k_buf(i % kStagesHere), v_buf(i % kStagesHere), kvh, tile_at(i), page, seq_len);
+    const int tile = src.take();
+    if (tile >= 0) {
+      const int page = Policy::kPrefetchPageIndex ? next_page : page_of<Policy>(a, seq, tile);
+      if (Policy::kPrefetchPageIndex && src.peek() >= 0) next_page = page_of<Policy>(a, seq, src.peek());
+      issue_tile<kKv, kHeadDim>(a, k_buf(b), v_buf(b), kvh, tile, page, seq_len);
     }
     gpu::async_commit();  // an empty group keeps the wait counts uniform
     if constexpr (Policy::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
+    return tile;
   };
-  for (int i = 0; i < kStagesHere; ++i) issue(i);
+  int in_flight[kStagesHere];  // tile of each stage, oldest first (-1: none)
+#pragma unroll
+  for (int i = 0; i < kStagesHere; ++i) in_flight[i] = issue(i);
 
-  for (int i = 0; i < my_tiles; ++i) {
+  for (int i = 0; in_flight[0] >= 0; ++i) {
     const int b = i % kStagesHere;
     probe.before();
     gpu::async_wait<kStagesHere - 1, 2 * T::kRawChunksPerLane>();
@@ -435,7 +478,7 @@ __global__ void __launch_bounds__(Policy::kWarps * kWarpSize, (kMinCtas<Policy, 
     if constexpr (Policy::kStageHints) gpu::set_priority<0>();
     if constexpr (T::kFp8) qk_scores_fp8<Policy, kHeadDim>(s, qa, k_buf(b));
     else qk_scores<Policy, kKv, kHeadDim>(s, qa, k_buf(b));
-    online_softmax<Policy, kKv, kHeadDim>(s, st, pa, scale_log2, tile_at(i), first_key, seq_len);
+    online_softmax<Policy, kKv, kHeadDim>(s, st, pa, scale_log2, in_flight[0], first_key, seq_len);
     if constexpr (Policy::kStageHints) {
       gpu::sched_barrier<gpu::Sched::NONE>();
       gpu::set_priority<1>();
@@ -445,15 +488,223 @@ __global__ void __launch_bounds__(Policy::kWarps * kWarpSize, (kMinCtas<Policy, 
     else pv_accumulate<Policy, kKv, kHeadDim>(st, pa, v_buf(b));
     if constexpr (Policy::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
     gpu::warp_sync();  // every lane is done reading this stage before it is refilled
+#pragma unroll
+    for (int j = 0; j + 1 < kStagesHere; ++j) in_flight[j] = in_flight[j + 1];
     // STAGE issue (priority 1 under stage hints)
-    issue(i + kStagesHere);
+    in_flight[kStagesHere - 1] = issue(b);
   }
   gpu::async_wait<0>();
+}
+
+// What a CTA works on: one (sequence, KV head, chunk of at most 16 query heads).
+struct WorkUnit {
+  int seq, kvh, head0, rows, seq_len, first_key, tile_lo, tile_hi;
+  __device__ WorkUnit(const Params& a, int seq_, int kvh_, int chunk) : seq(seq_), kvh(kvh_) {
+    const int group = a.q_heads / a.kv_heads;
+    head0 = kvh * group + chunk * kDecodeMaxGroup;
+    rows = min(kDecodeMaxGroup, group - chunk * kDecodeMaxGroup);
+    seq_len = a.context_lens[seq];
+    first_key = a.window > 0 ? max(0, seq_len - a.window) : 0;
+    tile_lo = first_key / kDecodeTileTokens;
+    tile_hi = (seq_len + kDecodeTileTokens - 1) / kDecodeTileTokens;
+  }
+  // Units are numbered (sequence, KV head, chunk), chunk fastest.
+  __device__ static WorkUnit of(const Params& a, int unit) {
+    const int chunks = (a.q_heads / a.kv_heads + kDecodeMaxGroup - 1) / kDecodeMaxGroup;
+    return WorkUnit(a, unit / (a.kv_heads * chunks), (unit / chunks) % a.kv_heads, unit % chunks);
+  }
+};
+
+// The (split, KV head x chunk, sequence) grid: CTA `split` covers tiles_per_split tiles of its
+// unit, its warps interleaved over them; the warps then merge in shared memory. With a shared
+// tail (a.schedule set) the unit's first kStaticPercent tiles are interleaved over all its
+// splits' warps and the rest come from the unit's counter, kChunk at a time.
+template <class Policy, DType kKv, int kHeadDim>
+__device__ void decode_split(const Params& a, unsigned char* smem, gpu::WaitProbe& probe) {
+  const int chunks = (a.q_heads / a.kv_heads + kDecodeMaxGroup - 1) / kDecodeMaxGroup;
+  const int split = blockIdx.x, w = gpu::warp_id();
+  const WorkUnit u(a, blockIdx.z, blockIdx.y / chunks, blockIdx.y % chunks);
+  std::uint32_t qa[kHeadDim / 16][4];
+  load_q<kKv, kHeadDim>(qa, a, u.seq, u.head0, u.rows);
+  const float scale_log2 = a.scale_log2 * (a.k_scale ? a.k_scale[u.kvh] : 1.f);
+  Softmax<kHeadDim> st;
+  auto run = [&](auto& src) {
+    stream_tiles<Policy, kKv, kHeadDim>(src, st, qa, a, smem + w * Smem<Policy, kKv, kHeadDim>::kPerWarp, u.seq, u.kvh,
+                                        u.first_key, u.seq_len, scale_log2, probe);
+  };
+  bool shared = false;
+  if constexpr (Policy::kTileSchedule != TileSchedule::split) shared = a.schedule != nullptr;
+  if (shared) {
+    const int n = u.tile_hi - u.tile_lo, warps = a.num_splits * kWarpsOf<Policy, kKv>;
+    const int share = n * Policy::kStaticPercent / 100 / warps;
+    DynamicTiles<2 * kStages<Policy, kKv>> src{a.schedule + blockIdx.z * gridDim.y + blockIdx.y, u.tile_lo, n,
+                                                share * warps, u.tile_lo + split * kWarpsOf<Policy, kKv> + w, share, warps};
+    src.start();
+    run(src);
+  } else {
+    const int lo = u.tile_lo + split * a.tiles_per_split;
+    const int hi = min(u.tile_hi, lo + a.tiles_per_split);
+    StaticTiles src{lo + w, kWarpsOf<Policy, kKv>, hi - lo - w > 0 ? (hi - lo - w + kWarpsOf<Policy, kKv> - 1) / kWarpsOf<Policy, kKv> : 0};
+    run(src);
+  }
   gpu::allow_dependent_launch();  // the split combine may be scheduled once every CTA is here
   probe.before();
   gpu::block_sync();  // the K/V stages become the warps' combine space
   probe.after(gpu::WaitPoint::BlockBarrier);
-  combine_warps<Policy, kKv, kHeadDim>(st, reinterpret_cast<float*>(smem), a, seq, kvh, split, head0, rows);
+  combine_warps<Policy, kKv, kHeadDim>(st, reinterpret_cast<float*>(smem), a, u.seq, u.kvh, split, u.head0, u.rows);
+}
+
+// Dynamic tiles: a warp writes its own normalized partial and log-sum-exp to a slot of the
+// split combine, no shared memory involved.
+template <DType kKv, int kHeadDim>
+__device__ void write_warp_partial(Softmax<kHeadDim>& st, const Params& a, const WorkUnit& u, int slot) {
+  const int g = gpu::mma::frag_lane() / 4, t = gpu::mma::frag_lane() % 4;
+  const float v_scale = a.v_scale ? a.v_scale[u.kvh] : 1.f;
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    st.l[r] += gpu::shfl_xor(st.l[r], 1);
+    st.l[r] += gpu::shfl_xor(st.l[r], 2);
+    const int row = g + 8 * r;
+    if (row >= u.rows) continue;
+    const std::size_t at = (std::size_t(u.seq) * a.q_heads + u.head0 + row) * a.num_splits + slot;
+    const float inv = st.l[r] > 0.f ? v_scale / st.l[r] : 0.f;
+    float* o = a.partial_o + at * kHeadDim;
+#pragma unroll
+    for (int n = 0; n < kHeadDim / 8; ++n) {
+      o[Tile<kKv, kHeadDim>::o_column(n, 2 * t)] = st.o[n][2 * r] * inv;
+      o[Tile<kKv, kHeadDim>::o_column(n, 2 * t + 1)] = st.o[n][2 * r + 1] * inv;
+    }
+    if (t == 0) a.partial_lse[at] = st.l[r] > 0.f ? st.m[r] + log2f(st.l[r]) : -INFINITY;
+  }
+}
+
+// The schedule's counters (decode_schedule_ints): next tile and joins per unit, the published
+// joins per unit for the combine, the warps that have left, and whether every unit is drained.
+struct Schedule {
+  int* next_tile;
+  int* joined;
+  int* published;
+  int* left;
+  int* drained;
+  __device__ explicit Schedule(const Params& a)
+      : next_tile(a.schedule), joined(a.schedule + a.units), published(a.schedule + 2 * a.units),
+        left(a.schedule + 3 * a.units), drained(a.schedule + 3 * a.units + 1) {}
+};
+
+// Warps of a persistent grid of `total` that start on a unit (warp gw starts on gw % units).
+// They own its first partial slots; warps that join later take the ones after.
+__device__ inline int starters_of(const Params& a, int unit, int total) {
+  return unit < total ? (total - unit + a.units - 1) / a.units : 0;
+}
+__device__ inline int joiner_slots(const Params& a, int unit, int total) {
+  return a.num_splits - starters_of(a, unit, total);
+}
+// Tiles of a unit of n split statically among its starters (Policy::kStaticPercent, rounded
+// down to a multiple of the starters); the counter hands out the rest.
+template <class Policy>
+__device__ inline int static_share(const Params& a, int unit, int total, int n) {
+  const int starters = starters_of(a, unit, total);
+  return starters > 0 ? n * Policy::kStaticPercent / 100 / starters * starters : 0;
+}
+
+// The unit a warp moves to when its own has no tiles left: the one with the most tiles not
+// yet handed out and a free partial slot (the nearest after `after` among equals), or -1.
+// Lanes read kScanBatch units each before using any (one round trip per batch, not per
+// unit: a unit-by-unit scan cost the dynamic grid 10-20 us at its end). Nothing is ever
+// handed back, so once a scan finds no unit every later one would too: it says so in
+// `drained` and later scans stop at that.
+inline constexpr int kScanBatch = 4;
+template <class Policy>
+__device__ inline int next_unit(const Params& a, const Schedule& sch, int after, int total) {
+  if (gpu::load_coherent(sch.drained)) return -1;
+  const int lane = gpu::lane_id();
+  int best = 0, best_at = a.units;  // tiles left, distance after `after`
+  for (int base = 0; base < a.units; base += kWarpSize * kScanBatch) {
+    // joined: joiner slots still free; tiles: the unit's dynamic ones; taken: those handed out
+    int joined[kScanBatch], taken[kScanBatch], tiles[kScanBatch];
+#pragma unroll
+    for (int b = 0; b < kScanBatch; ++b) {
+      const int d = base + b * kWarpSize + lane, unit = (after + 1 + d) % a.units;
+      joined[b] = d < a.units ? joiner_slots(a, unit, total) - gpu::load_coherent(sch.joined + unit) : 0;
+      taken[b] = d < a.units ? gpu::load_coherent(sch.next_tile + unit) : 0;
+      if (d < a.units) {
+        const WorkUnit u = WorkUnit::of(a, unit);
+        tiles[b] = u.tile_hi - u.tile_lo - static_share<Policy>(a, unit, total, u.tile_hi - u.tile_lo);
+      } else {
+        tiles[b] = 0;
+      }
+    }
+#pragma unroll
+    for (int b = 0; b < kScanBatch; ++b) {
+      const int left = joined[b] > 0 ? tiles[b] - taken[b] : 0;
+      if (left > best) {
+        best = left;
+        best_at = base + b * kWarpSize + lane;
+      }
+    }
+  }
+  for (int off = kWarpSize / 2; off > 0; off /= 2) {
+    const int other = gpu::shfl_xor(best, off), other_at = gpu::shfl_xor(best_at, off);
+    if (other > best || (other == best && other_at < best_at)) {
+      best = other;
+      best_at = other_at;
+    }
+  }
+  if (best > 0) return (after + 1 + best_at) % a.units;
+  if (lane == 0) *sch.drained = 1;
+  return -1;
+}
+
+// Dynamic tiles: warp gw of the persistent grid starts on unit gw % units, then moves on
+// (next_unit) until no unit has tiles left. The last warp to leave publishes the join
+// counts for the combine and zeroes the counters for the next launch.
+template <class Policy, DType kKv, int kHeadDim>
+__device__ void decode_dynamic(const Params& a, unsigned char* smem, gpu::WaitProbe& probe) {
+  const Schedule sch(a);
+  const int w = gpu::warp_id(), gw = blockIdx.x * kWarpsOf<Policy, kKv> + w, total = gridDim.x * kWarpsOf<Policy, kKv>;
+  unsigned char* wbase = smem + w * Smem<Policy, kKv, kHeadDim>::kPerWarp;
+  bool first = true;  // a warp's static share is in its first unit only, even if it comes back
+  for (int unit = gw % a.units; unit >= 0; unit = next_unit<Policy>(a, sch, unit, total), first = false) {
+    const int starters = starters_of(a, unit, total);
+    const int slot = first ? gw / a.units
+                           : starters + gpu::shfl(gpu::lane_id() == 0 ? atomicAdd(sch.joined + unit, 1) : 0, 0);
+    if (slot >= a.num_splits) continue;  // full: the warps on it finish it
+    const WorkUnit u = WorkUnit::of(a, unit);
+    std::uint32_t qa[kHeadDim / 16][4];
+    load_q<kKv, kHeadDim>(qa, a, u.seq, u.head0, u.rows);  // in flight while the first tiles are grabbed
+    const float scale_log2 = a.scale_log2 * (a.k_scale ? a.k_scale[u.kvh] : 1.f);
+    // The warps that start here (gw = unit + j * units) share its first tiles; joiners have none.
+    const int n = u.tile_hi - u.tile_lo, fixed = static_share<Policy>(a, unit, total, n);
+    DynamicTiles<2 * kStages<Policy, kKv>> src{sch.next_tile + unit, u.tile_lo, n, fixed,
+                                                u.tile_lo + gw / a.units, first ? fixed / max(starters, 1) : 0, starters};
+    src.start();
+    Softmax<kHeadDim> st;
+    stream_tiles<Policy, kKv, kHeadDim>(src, st, qa, a, wbase, u.seq, u.kvh, u.first_key, u.seq_len, scale_log2, probe);
+    write_warp_partial<kKv, kHeadDim>(st, a, u, slot);  // a slot taken is always written, if empty
+  }
+  gpu::allow_dependent_launch();
+  gpu::fence_device();  // this warp's joins and partials before its leaving is counted
+  const bool last = gpu::shfl(gpu::lane_id() == 0 ? int(atomicAdd(sch.left, 1) == total - 1) : 0, 0);
+  if (!last) return;
+  gpu::fence_device();
+  for (int unit = gpu::lane_id(); unit < a.units; unit += kWarpSize) {
+    sch.published[unit] = starters_of(a, unit, total) + min(gpu::load_coherent(sch.joined + unit), joiner_slots(a, unit, total));
+    sch.joined[unit] = 0;
+    sch.next_tile[unit] = 0;
+  }
+  if (gpu::lane_id() == 0) {
+    *sch.left = 0;
+    *sch.drained = 0;
+  }
+}
+
+template <class Policy, DType kKv, int kHeadDim, bool kDynamic, class Dyn>
+__global__ void __launch_bounds__((kWarpsOf<Policy, kKv> * kWarpSize), (kMinCtas<Policy, kKv>)) paged_decode_kernel(Params a) {
+  static_assert(Dyn::kBytes == Smem<Policy, kKv, kHeadDim>::kBytes, "launch and kernel disagree on shared memory");
+  extern __shared__ __align__(16) unsigned char smem[];
+  gpu::WaitProbe probe;
+  if constexpr (kDynamic) decode_dynamic<Policy, kKv, kHeadDim>(a, smem, probe);
+  else decode_split<Policy, kKv, kHeadDim>(a, smem, probe);
   probe.flush(a.probe_slots);
 }
 
@@ -473,8 +724,14 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
   gpu::wait_prior_grid();  // the decode kernel's partials are complete and visible
   const int head = blockIdx.x, seq = blockIdx.y, w = gpu::warp_id(), lane = gpu::lane_id();
   const std::size_t slot0 = (std::size_t(seq) * a.q_heads + head) * a.num_splits;
+  // Splits fill every slot; a persistent grid as many as warps worked on the head's unit.
+  const int group = a.q_heads / a.kv_heads, chunks = (group + kDecodeMaxGroup - 1) / kDecodeMaxGroup;
+  const int unit = (seq * a.kv_heads + head / group) * chunks + (head % group) / kDecodeMaxGroup;
+  const int slots = a.persistent ? Schedule(a).published[unit] : a.num_splits;
+  // A shared tail's counter is zeroed for the next launch here, the decode grid being done.
+  if (a.schedule && !a.persistent && threadIdx.x == 0 && head % group % kDecodeMaxGroup == 0) a.schedule[unit] = 0;
   float m = -INFINITY;
-  for (int sp = threadIdx.x; sp < a.num_splits; sp += blockDim.x) m = fmaxf(m, a.partial_lse[slot0 + sp]);
+  for (int sp = threadIdx.x; sp < slots; sp += blockDim.x) m = fmaxf(m, a.partial_lse[slot0 + sp]);
   for (int off = kWarpSize / 2; off > 0; off /= 2) m = fmaxf(m, gpu::shfl_xor(m, off));
   if (lane == 0) warp_max[w] = m;
   gpu::block_sync();
@@ -482,7 +739,7 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
   for (int i = 1; i < kCombineWarps; ++i) m = fmaxf(m, warp_max[i]);
   float o[kCols] = {}, wsum = 0.f;
   if (m != -INFINITY) {
-    for (int sp = w; sp < a.num_splits; sp += kCombineWarps) {
+    for (int sp = w; sp < slots; sp += kCombineWarps) {
       const float wgt = gpu::mma::fast_exp2(a.partial_lse[slot0 + sp] - m);
       const float* src = a.partial_o + (slot0 + sp) * kHeadDim + lane * kCols;
       wsum += wgt;
@@ -505,23 +762,36 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
   }
 }
 
+template <class Policy, DType kKv, int kHeadDim, bool kDynamic>
+auto decode_kernel() {
+  return paged_decode_kernel<Policy, kKv, kHeadDim, kDynamic, gpu::DynamicSmem<Smem<Policy, kKv, kHeadDim>::kBytes>>;
+}
+
 template <class Policy, DType kKv, int kHeadDim>
 void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream_t stream) {
   const DecodeProblem& p = *args.problem;
   constexpr int kBytes = Smem<Policy, kKv, kHeadDim>::kBytes;
+  if (plan.dynamic() && Policy::kTileSchedule != TileSchedule::persistent)
+    throw std::invalid_argument("paged decode: a persistent plan for a policy without a persistent schedule");
+  if (plan.needs_schedule() && !args.schedule) throw std::invalid_argument("paged decode: the plan needs the schedule counters");
   Params a{args.q,      static_cast<const unsigned char*>(args.k_pool), static_cast<const unsigned char*>(args.v_pool),
            args.block_table, args.context_lens, args.k_scale, args.v_scale, args.o, args.partial_o, args.partial_lse, args.probe_slots,
+           plan.needs_schedule() ? args.schedule : nullptr, decode_work_pairs(p), plan.dynamic(),
            p.q_heads,   p.kv_heads, p.page_size, p.max_pages_per_seq, p.window, plan.num_splits, plan.tiles_per_split,
            p.scale() * kLog2e};
-  auto kernel = paged_decode_kernel<Policy, kKv, kHeadDim, gpu::DynamicSmem<kBytes>>;
-  // Once per instantiation: a runtime call between the timing events would be measured.
-  static const bool smem_set = (gpu::set_max_dynamic_smem(kernel, kBytes), true);
-  (void)smem_set;
-  gpu::launch("paged_decode", kernel,
-              gpu::LaunchConfig{dim3(plan.num_splits, p.kv_heads * decode_group_chunks(p), p.batch), dim3(Policy::kWarps * kWarpSize), kBytes,
-                                stream},
-              a);
-  if (plan.num_splits > 1) {
+  const dim3 block(kWarpsOf<Policy, kKv> * kWarpSize);
+  auto run = [&]<bool kDynamic>(dim3 grid) {
+    auto kernel = decode_kernel<Policy, kKv, kHeadDim, kDynamic>();
+    // Once per kernel: a runtime call between the timing events would be measured.
+    static const bool smem_set = (gpu::set_max_dynamic_smem(kernel, kBytes), true);
+    (void)smem_set;
+    gpu::launch("paged_decode", kernel, gpu::LaunchConfig{grid, block, kBytes, stream}, a);
+  };
+  if constexpr (Policy::kTileSchedule == TileSchedule::persistent) {
+    if (plan.dynamic()) run.template operator()<true>(dim3(plan.ctas));
+  }
+  if (!plan.dynamic()) run.template operator()<false>(dim3(plan.num_splits, p.kv_heads * decode_group_chunks(p), p.batch));
+  if (plan.needs_combine()) {
     gpu::launch("decode_combine", decode_combine_kernel<kQueryType<kKv>, kHeadDim>,
                 gpu::LaunchConfig{dim3(p.q_heads, p.batch), dim3(kCombineWarps * kWarpSize), 0, stream,
                                   /*overlap_prior=*/true},
@@ -558,13 +828,19 @@ decltype(auto) dispatch(const DecodeProblem& p, F&& f) {
 template <class Policy>
 DecodePlan plan_paged_decode(const DecodeProblem& p, int forced_splits) {
   using namespace decode_detail;
-  const int slots = dispatch(p, [&]<DType kKv, int kHeadDim>() {
+  return dispatch(p, [&]<DType kKv, int kHeadDim>() {
     constexpr int kBytes = Smem<Policy, kKv, kHeadDim>::kBytes;
-    auto kernel = paged_decode_kernel<Policy, kKv, kHeadDim, gpu::DynamicSmem<kBytes>>;
+    const gpu::DeviceInfo dev = gpu::device_info();
+    // A policy whose stages do not fit this device is a skipped case, not a failed run.
+    if (kBytes > dev.smem_per_block_optin)
+      throw UnsupportedProblem("paged decode: this policy needs " + std::to_string(kBytes / 1024) +
+                               " KiB of shared memory per CTA; the device allows " +
+                               std::to_string(dev.smem_per_block_optin / 1024) + " KiB");
+    auto kernel = decode_kernel<Policy, kKv, kHeadDim, Policy::kTileSchedule == TileSchedule::persistent>();
     gpu::set_max_dynamic_smem(kernel, kBytes);
-    return gpu::device_info().sm_count * gpu::max_active_blocks(kernel, Policy::kWarps * kWarpSize, kBytes);
+    const int slots = dev.sm_count * gpu::max_active_blocks(kernel, kWarpsOf<Policy, kKv> * kWarpSize, kBytes);
+    return plan_decode(p, slots, kWarpsOf<Policy, kKv>, forced_splits, Policy::kTileSchedule);
   });
-  return plan_decode(p, slots, Policy::kWarps, forced_splits);
 }
 
 template <class Policy>

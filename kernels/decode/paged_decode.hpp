@@ -5,6 +5,7 @@
 
 #include "common/gpu/runtime.hpp"
 #include "common/problem.hpp"
+#include "kernels/decode/decode_policy.hpp"
 
 namespace schedlab::kernels {
 
@@ -20,6 +21,7 @@ struct DecodeArgs {
   float* partial_o;    // [batch, q_heads, splits, head_dim] when splits > 1
   float* partial_lse;  // [batch, q_heads, splits], log2 domain
   unsigned long long* probe_slots;  // gpu::kProbeSlots wait-point counters, or null
+  int* schedule;  // decode_schedule_ints(p) work counters when plan.ctas > 0: zero when allocated, left zero
   const DecodeProblem* problem;
   int num_splits;
 };
@@ -29,12 +31,36 @@ struct DecodeArgs {
 // that the context is split so that the CTAs fill the slots in one wave (a partial second
 // wave would leave most SMs idle at the end), never leaving a warp fewer than
 // kMinTilesPerWarp tiles (each split also costs a partial write and a share of the combine).
+//
+// With a persistent schedule (TileSchedule::persistent) the grid is `ctas` persistent CTAs, never
+// more than the resident slots. Each (sequence, KV head) has a tile counter; a warp joins
+// one, takes its tiles one at a time, and when they run out writes its partial and joins
+// the unfinished one with the most tiles left. num_splits is then the partial slots per
+// query row: the warps that start on a sequence plus kDynamicJoins that may join later.
+//
+// With a shared tail (TileSchedule::shared_tail) and more than one split, the split CTAs of a
+// (sequence, KV head) take its last tiles from a counter.
 struct DecodePlan {
   int num_splits = 1;
   int tiles_per_split = 0;
+  int ctas = 0;              // persistent CTAs (TileSchedule::persistent); 0: a (split, head, sequence) grid
+  bool shared_tail = false;  // split CTAs share each unit's last tiles
+  bool dynamic() const { return ctas > 0; }
+  bool needs_combine() const { return dynamic() || num_splits > 1; }
+  bool needs_schedule() const { return dynamic() || shared_tail; }
 };
 inline constexpr int kMinTilesPerWarp = 4;
-DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits = 0);
+inline constexpr int kDynamicJoins = 16;
+// forced_splits > 0 forces the (split, head, sequence) grid with that many splits, for any
+// schedule (a persistent one then runs as shared_tail).
+DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits = 0,
+                       TileSchedule schedule = TileSchedule::split);
+
+// Work units of the dynamic schedule: (sequence, KV head, chunk of at most 16 query heads).
+int decode_work_pairs(const DecodeProblem& p);
+// Its counters: next tile and joined warps per unit, the published join count per unit, the
+// count of warps that have left, and a flag set once no unit has tiles left.
+inline int decode_schedule_ints(const DecodeProblem& p) { return 3 * decode_work_pairs(p) + 2; }
 
 // The plan for Policy on the current device (its occupancy read from the runtime).
 template <class Policy>

@@ -1,6 +1,6 @@
 // Paged decode against the double reference on the H200, every experiment policy: ragged
 // lengths, shuffled block tables, sliding window, GQA, fp8 with scales, split-K on and off,
-// and a KV pool past 4 GiB. Label: gpu.
+// a dynamic tile schedule relaunched, and a KV pool past 4 GiB. Label: gpu.
 #include <gtest/gtest.h>
 
 #include "common/gpu/runtime.hpp"
@@ -8,6 +8,7 @@
 #include "experiments/decode_lds_buffers/policy.hpp"
 #include "experiments/decode_page_prefetch/policy.hpp"
 #include "experiments/decode_stage_priority/policy.hpp"
+#include "experiments/decode_tile_schedule/policy.hpp"
 #include "kernels/decode/decode_case.hpp"
 
 namespace schedlab::kernels {
@@ -21,6 +22,13 @@ struct Config {
   int window;
   int forced_splits;  // 0: the heuristic
 };
+
+std::vector<int> many_lengths(int n) {
+  std::vector<int> lens(n);
+  for (int i = 0; i < n; ++i) lens[i] = 1 + (i * 37) % 300;
+  lens[n / 2] = 20000;
+  return lens;
+}
 
 std::vector<Config> configs() {
   return {
@@ -38,6 +46,9 @@ std::vector<Config> configs() {
       {"window_nosplit", {4000, 300}, 32, 8, 128, 16, DType::bf16, 1000, 1},
       {"fp8_scales", {1, 15, 17, 3000}, 32, 8, 128, 16, DType::fp8_e4m3, 0, 0},
       {"fp8_window_d64", {3000, 70}, 16, 4, 64, 64, DType::fp8_e4m3, 333, 0},
+      // More (sequence, KV head) units than a dynamic grid has warps: units no warp starts on
+      // are found by the warps that run out.
+      {"many_units_ragged", many_lengths(700), 32, 8, 128, 16, DType::bf16, 0, 0},
   };
 }
 
@@ -57,7 +68,9 @@ using Policies = ::testing::Types<
     experiments::decode_stage_priority::plain, experiments::decode_stage_priority::stage_priority,
     experiments::decode_page_prefetch::load_on_use, experiments::decode_lds_buffers::single,
     experiments::decode_lds_buffers::triple_buffer, experiments::decode_lds_buffers::double_3ctas,
-    experiments::decode_kv_streaming::resident, experiments::decode_kv_streaming::streaming>;
+    experiments::decode_kv_streaming::resident, experiments::decode_kv_streaming::streaming,
+    experiments::decode_tile_schedule::shared_tail, experiments::decode_tile_schedule::persistent,
+    experiments::decode_tile_schedule::wide>;
 TYPED_TEST_SUITE(DecodeGpu, Policies);
 
 TYPED_TEST(DecodeGpu, MatchesReferenceOnEveryConfig) {
@@ -70,6 +83,32 @@ TYPED_TEST(DecodeGpu, MatchesReferenceOnEveryConfig) {
     EXPECT_TRUE(acc.passed) << cfg.name << ": " << acc.message;
     EXPECT_EQ(acc.nonfinite, 0u) << cfg.name;
   }
+}
+
+// The schedule counters are left zero by each launch (by the combine for a shared tail, by
+// the last warp of a persistent grid): relaunched, with the output poisoned in between, the
+// result is still right (a stale counter would skip tiles).
+template <class Policy>
+void relaunch_and_check(bool persistent) {
+  const std::vector<int> lens = {1, 15, 17, 3000, 9000};
+  DecodeProblem p = make_decode_problem(5, 32, 8, 128, 16, lens, DType::bf16, 3, 7);
+  DecodeCase c(p, DecodeKernel::of<Policy>());
+  ASSERT_TRUE(c.plan().needs_schedule());
+  ASSERT_EQ(c.plan().dynamic(), persistent);
+  c.prepare(3, 1);
+  for (int i = 0; i < 4; ++i) {
+    c.poison_output();
+    c.launch(0);
+    c.synchronize();
+    const AccuracyReport acc = c.check_accuracy(3 + i);
+    EXPECT_TRUE(acc.passed) << "launch " << i << ": " << acc.message;
+  }
+}
+TEST(DecodeGpuSchedule, SharedTailRelaunches) {
+  relaunch_and_check<experiments::decode_tile_schedule::shared_tail>(false);
+}
+TEST(DecodeGpuSchedule, PersistentRelaunches) {
+  relaunch_and_check<experiments::decode_tile_schedule::persistent>(true);
 }
 
 // Pages placed past 4 GiB of the pool: 32-bit offsets would wrap and read the wrong page.

@@ -25,6 +25,14 @@ __device__ __forceinline__ bool warp_any(bool pred) { return __any_sync(0xffffff
 
 template <class T>
 __device__ __forceinline__ T shfl_xor(T v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }
+template <class T>
+__device__ __forceinline__ T shfl(T v, int src_lane) { return __shfl_sync(0xffffffffu, v, src_lane); }
+
+// Device-scope fence: this thread's earlier global writes and atomics are seen by every
+// later observer of its later ones (a work counter handed between CTAs).
+__device__ __forceinline__ void fence_device() { __threadfence(); }
+// A load of a word other CTAs change with atomics: not served from this SM's L1.
+__device__ __forceinline__ int load_coherent(const int* p) { return *static_cast<const volatile int*>(p); }
 
 template <Sched kMask>
 __device__ __forceinline__ void sched_barrier() {}
