@@ -7,8 +7,8 @@ using namespace schedlab;
 
 int main(int argc, char** argv) {
   namespace x = experiments::decode_lds_buffers;
-  const kernels::DecodeExperiment<x::single, x::double_buffer, x::triple_buffer, x::double_3ctas> experiment{
-      "decode_lds_buffers", "single", {"single", "double_buffer", "triple_buffer", "double_3ctas"}};
+  const kernels::DecodeExperiment<x::single, x::double_buffer, x::triple_buffer, x::double_3ctas, x::double_bulk> experiment{
+      "decode_lds_buffers", "single", {"single", "double_buffer", "triple_buffer", "double_3ctas", "double_bulk"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

@@ -11,4 +11,6 @@ template void launch_paged_decode<experiments::decode_lds_buffers::triple_buffer
 template DecodePlan plan_paged_decode<experiments::decode_lds_buffers::triple_buffer>(const DecodeProblem&, int);
 template void launch_paged_decode<experiments::decode_lds_buffers::double_3ctas>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
 template DecodePlan plan_paged_decode<experiments::decode_lds_buffers::double_3ctas>(const DecodeProblem&, int);
+template void launch_paged_decode<experiments::decode_lds_buffers::double_bulk>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
+template DecodePlan plan_paged_decode<experiments::decode_lds_buffers::double_bulk>(const DecodeProblem&, int);
 }  // namespace schedlab::kernels

@@ -20,5 +20,11 @@ struct double_3ctas : kernels::DecodePolicy {
   /* KvBuffers = */ static constexpr int kKvBuffers = 2;
   /* MinCtasPerSm = */ static constexpr int kMinCtasPerSm = 3;
 };
+// The same two stages filled by bulk tensor copies (sm_90's TMA unit, one mbarrier per stage)
+// instead of 16-byte per-lane async copies; fp8 keeps the per-lane copies.
+struct double_bulk : kernels::DecodePolicy {
+  /* KvBuffers = */ static constexpr int kKvBuffers = 2;
+  /* BulkCopy = */ static constexpr bool kBulkCopy = true;
+};
 
 }  // namespace schedlab::experiments::decode_lds_buffers

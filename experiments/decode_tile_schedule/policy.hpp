@@ -28,5 +28,4 @@ struct wide : kernels::DecodePolicy {
   /* MinCtasPerSm = */ static constexpr int kMinCtasPerSm = 1;
   /* MinCtasPerSmFp8 = */ static constexpr int kMinCtasPerSmFp8 = 1;
 };
-
 }  // namespace schedlab::experiments::decode_tile_schedule

@@ -19,6 +19,10 @@ struct DecodePolicy {
   /* PrefetchPageIndex = */ static constexpr bool kPrefetchPageIndex = true;  // next page id one tile ahead (seed 000)
   /* StageHints = */ static constexpr bool kStageHints = false;  // issue(1) / qk_softmax(0) / pv(1) priorities (seed 000)
   /* StreamKv = */ static constexpr bool kStreamKv = true;   // K fragments streamed into the dot, V on demand (seed 002)
+  // Bulk tensor copies (sm_90 TMA: two 64-column boxes per K or V tile, completed on an
+  // mbarrier) instead of 16-byte per-lane async copies; 16-bit KV only (fp8 and AMD keep the
+  // per-lane copies).
+  /* BulkCopy = */ static constexpr bool kBulkCopy = false;
   // Who computes which tiles (TileSchedule below).
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::split;
   // With a shared tail or a persistent grid: the share of each (sequence, KV head)'s tiles split

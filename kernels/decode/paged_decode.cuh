@@ -7,8 +7,11 @@
 // and at batch 1 with 32 splits it cost more than the launch it saved.)
 // Scheduling knobs come from the Policy (decode_policy.hpp); the body is shared.
 #pragma once
+#include <climits>
 #include <cstdint>
+#include <map>
 #include <stdexcept>
+#include <utility>
 
 #include "common/gpu/device.hpp"
 #include "common/gpu/kernel_traits.hpp"
@@ -41,21 +44,31 @@ struct Params {
   bool persistent;                  // the grid is persistent (the combine reads its join counts)
   int q_heads, kv_heads, page_size, max_pages_per_seq, window, num_splits, tiles_per_split;
   float scale_log2;  // softmax scale * log2(e): scores live in the log2 domain (exp2)
+  // Bulk tensor copies: the K and V pools as 2D tensors of 16-bit elements, [pages x KV heads
+  // x page slots, head_dim] (encoded only for a policy that uses them).
+  gpu::api::TensorMap k_map, v_map;
 };
 
-// Byte geometry of one 16-token tile of K (or V) for a KV dtype and head dim.
-template <DType kKv, int kHeadDim>
+// Byte geometry of one 16-token tile of K (or V) for a KV dtype and head dim. kBoxes: the
+// layout bulk tensor copies write, 64-column boxes of 16 rows x 128 bytes with the 128-byte
+// swizzle, which like the per-lane XOR swizzle puts the 8 rows of an ldmatrix in 8 bank groups.
+template <DType kKv, int kHeadDim, bool kBoxes = false>
 struct Tile {
   static constexpr bool kFp8 = kKv == DType::fp8_e4m3;
+  static_assert(!(kBoxes && kFp8), "fp8 tiles are read by lanes through their own swizzle");
   static constexpr int kRawRowBytes = kHeadDim * (kFp8 ? 1 : 2);
   static constexpr int kRawBytes = kDecodeTileTokens * kRawRowBytes;
   static constexpr int kRawChunksPerLane = kRawBytes / 16 / kWarpSize;
   static constexpr int kRowBytes = kHeadDim * 2;  // 16-bit operands of the matrix unit
-  static constexpr int kBytes = kDecodeTileTokens * kRowBytes;
+  static constexpr int kStageBytes = kRawBytes;   // one tile in shared memory
+  static constexpr int kBoxCols = 64, kBoxBytes = kDecodeTileTokens * 128;
   static constexpr int kKSteps = kHeadDim / 16;   // k16 steps of S = Q K^T
   static_assert(kRawBytes % (16 * kWarpSize) == 0, "a tile must split into 16-byte chunks per lane");
   // XOR swizzle of 16-byte chunks by row: the 8 rows one ldmatrix reads hit 8 bank groups.
-  static __device__ int offset(int row, int chunk) { return row * kRowBytes + ((chunk ^ (row & 7)) * 16); }
+  static __device__ int offset(int row, int chunk) {
+    if constexpr (kBoxes) return (chunk / 8) * kBoxBytes + row * 128 + (((chunk % 8) ^ (row % 8)) * 16);
+    else return row * kRowBytes + ((chunk ^ (row & 7)) * 16);
+  }
   // fp8 tiles are read by the lanes themselves (ldmatrix has no 8-bit form on sm_90): their
   // chunks are swizzled within the row the same way.
   static constexpr int kRawChunksPerRow = kRawRowBytes / 16;
@@ -83,12 +96,22 @@ inline constexpr int kMinCtas = kKv == DType::fp8_e4m3 ? Policy::kMinCtasPerSmFp
 template <class Policy, DType kKv>
 inline constexpr int kWarpsOf = kKv == DType::fp8_e4m3 ? Policy::kWarpsFp8 : Policy::kWarps;
 
+// Bulk tensor copies (Policy::kBulkCopy) where the backend has them, for 16-bit KV; fp8 tiles
+// keep the per-lane copies, whose swizzle their lane-wise reads need.
+template <class Policy, DType kKv>
+inline constexpr bool kBulk = Policy::kBulkCopy && gpu::kHasBulkCopy && kKv != DType::fp8_e4m3;
+template <class Policy, DType kKv, int kHeadDim>
+using TileOf = Tile<kKv, kHeadDim, kBulk<Policy, kKv>>;
+
+// Per warp: kStages K+V stages, then (bulk copies) one mbarrier per stage after every warp's
+// stages and the combine space.
 template <class Policy, DType kKv, int kHeadDim>
 struct Smem {
-  using T = Tile<kKv, kHeadDim>;
-  static constexpr int kPerWarp = kStages<Policy, kKv> * 2 * T::kRawBytes;  // raw K+V stages
+  using T = TileOf<Policy, kKv, kHeadDim>;
+  static constexpr int kPerWarp = kStages<Policy, kKv> * 2 * T::kStageBytes;
   static constexpr int kCombine = kWarpsOf<Policy, kKv> * kDecodeMaxGroup * (kHeadDim + 2) * 4;
-  static constexpr int kBytes = kPerWarp * kWarpsOf<Policy, kKv> > kCombine ? kPerWarp * kWarpsOf<Policy, kKv> : kCombine;
+  static constexpr int kBarriers = kPerWarp * kWarpsOf<Policy, kKv> > kCombine ? kPerWarp * kWarpsOf<Policy, kKv> : kCombine;
+  static constexpr int kBytes = kBarriers + (kBulk<Policy, kKv> ? kWarpsOf<Policy, kKv> * kStages<Policy, kKv> * 8 : 0);
 };
 
 // Operand type of the matrix unit: fp8 KV is converted to f16 in registers, exactly (every
@@ -113,10 +136,10 @@ __device__ __forceinline__ int page_of(const Params& a, int seq, int tile) {
 
 // STAGE issue: async copies of the K and V tile into this warp's buffer. Offsets are 64-bit
 // (a pool can pass 4 GiB); tokens past the sequence end are zero-filled, not read.
-template <DType kKv, int kHeadDim>
+template <class Policy, DType kKv, int kHeadDim>
 __device__ __forceinline__ void issue_tile(const Params& a, unsigned char* k_buf, unsigned char* v_buf, int kvh,
                                            int tile, int page, int seq_len) {
-  using T = Tile<kKv, kHeadDim>;
+  using T = TileOf<Policy, kKv, kHeadDim>;
   const int slot0 = (tile * kDecodeTileTokens) % a.page_size;
   const std::int64_t base =
       ((std::int64_t(page) * a.kv_heads + kvh) * a.page_size + slot0) * std::int64_t(T::kRawRowBytes);
@@ -131,12 +154,84 @@ __device__ __forceinline__ void issue_tile(const Params& a, unsigned char* k_buf
   }
 }
 
+// STAGE issue with bulk tensor copies: lane 0 copies the K and V tile, 64 columns per box,
+// counted on the stage's mbarrier. Rows past the sequence end come along (a box is 16 rows)
+// and are dealt with in CopyPipe::wait.
+template <class Policy, DType kKv, int kHeadDim>
+__device__ __forceinline__ void issue_tile_bulk(const Params& a, unsigned char* k_buf, unsigned char* v_buf,
+                                                std::uint64_t* bar, int kvh, int tile, int page) {
+  using T = TileOf<Policy, kKv, kHeadDim>;
+  if (gpu::lane_id() != 0) return;
+  const int row = (page * a.kv_heads + kvh) * a.page_size + (tile * kDecodeTileTokens) % a.page_size;
+  gpu::mbarrier_arrive_expect_tx(bar, 2 * T::kRawBytes);
+#pragma unroll
+  for (int box = 0; box < kHeadDim / T::kBoxCols; ++box) {
+    gpu::bulk_tensor_copy_2d(k_buf + box * T::kBoxBytes, &a.k_map, box * T::kBoxCols, row, bar);
+    gpu::bulk_tensor_copy_2d(v_buf + box * T::kBoxBytes, &a.v_map, box * T::kBoxCols, row, bar);
+  }
+}
+
+// A warp's K/V stages and how they are filled: per-lane async copies in commit groups, or bulk
+// copies signalling one mbarrier per stage (whose phase bit per stage lives in `phases`).
+template <class Policy, DType kKv, int kHeadDim>
+struct CopyPipe {
+  using T = TileOf<Policy, kKv, kHeadDim>;
+  using S = Smem<Policy, kKv, kHeadDim>;
+  static constexpr int kStagesHere = kStages<Policy, kKv>;
+  unsigned char* base;
+  std::uint64_t* bars = nullptr;
+  unsigned phases = 0;
+  __device__ CopyPipe(unsigned char* smem, int warp) : base(smem + warp * S::kPerWarp) {
+    if constexpr (kBulk<Policy, kKv>) {
+      bars = reinterpret_cast<std::uint64_t*>(smem + S::kBarriers) + warp * kStagesHere;
+      if (gpu::lane_id() == 0) {
+        for (int b = 0; b < kStagesHere; ++b) gpu::mbarrier_init(bars + b, 1);
+        gpu::mbarrier_init_fence();
+      }
+      gpu::warp_sync();
+    }
+  }
+  __device__ unsigned char* k(int b) const { return base + b * 2 * T::kStageBytes; }
+  __device__ unsigned char* v(int b) const { return base + b * 2 * T::kStageBytes + T::kStageBytes; }
+  // tile < 0: nothing to copy (a per-lane pipe still commits an empty group, which keeps its
+  // wait counts uniform).
+  __device__ void issue(int b, const Params& a, int kvh, int tile, int page, int seq_len) {
+    if constexpr (kBulk<Policy, kKv>) {
+      if (tile >= 0) issue_tile_bulk<Policy, kKv, kHeadDim>(a, k(b), v(b), bars + b, kvh, tile, page);
+    } else {
+      if (tile >= 0) issue_tile<Policy, kKv, kHeadDim>(a, k(b), v(b), kvh, tile, page, seq_len);
+      gpu::async_commit();
+    }
+  }
+  // Stage b (the oldest in flight) has landed and every lane may read it. A bulk copy brings
+  // whole 16-row boxes: V rows past the sequence end (rows >= valid_rows) are zeroed, since P
+  // is 0 there but 0 x a stale NaN is not (K rows there are masked to -inf whatever they hold).
+  __device__ void wait(int b, int valid_rows) {
+    if constexpr (kBulk<Policy, kKv>) {
+      gpu::mbarrier_wait(bars + b, (phases >> b) & 1u);
+      phases ^= 1u << b;
+      if (valid_rows < kDecodeTileTokens) {
+        constexpr int kChunks = T::kRowBytes / 16;
+        for (int i = gpu::lane_id(); i < (kDecodeTileTokens - valid_rows) * kChunks; i += kWarpSize)
+          *reinterpret_cast<uint4*>(v(b) + T::offset(valid_rows + i / kChunks, i % kChunks)) = uint4{0, 0, 0, 0};
+        gpu::fence_proxy_async_smem();  // before a later bulk copy lands in the same bytes
+      }
+    } else {
+      gpu::async_wait<kStagesHere - 1, 2 * T::kRawChunksPerLane>();
+    }
+    gpu::warp_sync();
+  }
+  __device__ void drain() {
+    if constexpr (!kBulk<Policy, kKv>) gpu::async_wait<0>();
+  }
+};
+
 // STAGE qk: S (16 x 16 tokens, two n8 tiles) = Q K^T. Streaming loads each K fragment right
 // before its matrix instruction; resident loads the whole tile's fragments first (seed 002).
 template <class Policy, DType kKv, int kHeadDim>
 __device__ __forceinline__ void qk_scores(float (&s)[2][4], const std::uint32_t (&qa)[kHeadDim / 16][4],
                                           const unsigned char* k_tile) {
-  using T = Tile<kKv, kHeadDim>;
+  using T = TileOf<Policy, kKv, kHeadDim>;
   const int lane = gpu::mma::frag_lane();
   const int row = (lane / 16) * 8 + lane % 8;  // token; matrices 0,1: tokens 0-7, matrices 2,3: 8-15
   const int half = (lane / 8) % 2;             // which 8 columns of the k16 step
@@ -211,7 +306,7 @@ __device__ __forceinline__ void online_softmax(float (&s)[2][4], Softmax<kHeadDi
 template <class Policy, DType kKv, int kHeadDim>
 __device__ __forceinline__ void pv_accumulate(Softmax<kHeadDim>& st, const std::uint32_t (&pa)[4],
                                               const unsigned char* v_tile) {
-  using T = Tile<kKv, kHeadDim>;
+  using T = TileOf<Policy, kKv, kHeadDim>;
   const int lane = gpu::mma::frag_lane();
   const int row = ((lane / 8) % 2) * 8 + lane % 8;  // token; matrices 1 and 3 hold tokens 8-15
   const int half = lane / 16;                       // matrices 2,3: the second n8 tile
@@ -441,24 +536,23 @@ struct DynamicTiles {
 // The warp's pipeline over the tiles of its source: kStages tiles in flight in its own
 // shared-memory stages, each computed (qk, softmax, pv) once its copies have landed.
 template <class Policy, DType kKv, int kHeadDim, class Source>
-__device__ __forceinline__ void stream_tiles(Source& src, Softmax<kHeadDim>& st, const std::uint32_t (&qa)[kHeadDim / 16][4],
-                                             const Params& a, unsigned char* wbase, int seq, int kvh, int first_key,
-                                             int seq_len, float scale_log2, gpu::WaitProbe& probe) {
-  using T = Tile<kKv, kHeadDim>;
+__device__ __forceinline__ void stream_tiles(Source& src, CopyPipe<Policy, kKv, kHeadDim>& pipe, Softmax<kHeadDim>& st,
+                                             const std::uint32_t (&qa)[kHeadDim / 16][4], const Params& a, int seq,
+                                             int kvh, int first_key, int seq_len, float scale_log2,
+                                             gpu::WaitProbe& probe) {
+  using T = TileOf<Policy, kKv, kHeadDim>;
   constexpr int kStagesHere = kStages<Policy, kKv>;
-  auto k_buf = [&](int b) { return wbase + b * 2 * T::kRawBytes; };
-  auto v_buf = [&](int b) { return wbase + b * 2 * T::kRawBytes + T::kRawBytes; };
   // The first page id is peeled; with kPrefetchPageIndex each issue then fetches the next one.
   int next_page = src.peek() >= 0 ? page_of<Policy>(a, seq, src.peek()) : 0;
   auto issue = [&](int b) {
     if constexpr (Policy::kStageHints) gpu::set_priority<1>();
     const int tile = src.take();
+    int page = 0;
     if (tile >= 0) {
-      const int page = Policy::kPrefetchPageIndex ? next_page : page_of<Policy>(a, seq, tile);
+      page = Policy::kPrefetchPageIndex ? next_page : page_of<Policy>(a, seq, tile);
       if (Policy::kPrefetchPageIndex && src.peek() >= 0) next_page = page_of<Policy>(a, seq, src.peek());
-      issue_tile<kKv, kHeadDim>(a, k_buf(b), v_buf(b), kvh, tile, page, seq_len);
     }
-    gpu::async_commit();  // an empty group keeps the wait counts uniform
+    pipe.issue(b, a, kvh, tile, page, seq_len);
     if constexpr (Policy::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
     return tile;
   };
@@ -469,23 +563,22 @@ __device__ __forceinline__ void stream_tiles(Source& src, Softmax<kHeadDim>& st,
   for (int i = 0; in_flight[0] >= 0; ++i) {
     const int b = i % kStagesHere;
     probe.before();
-    gpu::async_wait<kStagesHere - 1, 2 * T::kRawChunksPerLane>();
-    gpu::warp_sync();
+    pipe.wait(b, min(kDecodeTileTokens, seq_len - in_flight[0] * kDecodeTileTokens));
     probe.after(gpu::WaitPoint::AsyncCopy);
     float s[2][4];
     std::uint32_t pa[4];
     // STAGE qk_softmax (priority 0 under stage hints)
     if constexpr (Policy::kStageHints) gpu::set_priority<0>();
-    if constexpr (T::kFp8) qk_scores_fp8<Policy, kHeadDim>(s, qa, k_buf(b));
-    else qk_scores<Policy, kKv, kHeadDim>(s, qa, k_buf(b));
+    if constexpr (T::kFp8) qk_scores_fp8<Policy, kHeadDim>(s, qa, pipe.k(b));
+    else qk_scores<Policy, kKv, kHeadDim>(s, qa, pipe.k(b));
     online_softmax<Policy, kKv, kHeadDim>(s, st, pa, scale_log2, in_flight[0], first_key, seq_len);
     if constexpr (Policy::kStageHints) {
       gpu::sched_barrier<gpu::Sched::NONE>();
       gpu::set_priority<1>();
     }
     // STAGE pv (priority 1 under stage hints)
-    if constexpr (T::kFp8) pv_accumulate_fp8<Policy, kHeadDim>(st, pa, v_buf(b));
-    else pv_accumulate<Policy, kKv, kHeadDim>(st, pa, v_buf(b));
+    if constexpr (T::kFp8) pv_accumulate_fp8<Policy, kHeadDim>(st, pa, pipe.v(b));
+    else pv_accumulate<Policy, kKv, kHeadDim>(st, pa, pipe.v(b));
     if constexpr (Policy::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
     gpu::warp_sync();  // every lane is done reading this stage before it is refilled
 #pragma unroll
@@ -493,7 +586,7 @@ __device__ __forceinline__ void stream_tiles(Source& src, Softmax<kHeadDim>& st,
     // STAGE issue (priority 1 under stage hints)
     in_flight[kStagesHere - 1] = issue(b);
   }
-  gpu::async_wait<0>();
+  pipe.drain();
 }
 
 // What a CTA works on: one (sequence, KV head, chunk of at most 16 query heads).
@@ -528,9 +621,9 @@ __device__ void decode_split(const Params& a, unsigned char* smem, gpu::WaitProb
   load_q<kKv, kHeadDim>(qa, a, u.seq, u.head0, u.rows);
   const float scale_log2 = a.scale_log2 * (a.k_scale ? a.k_scale[u.kvh] : 1.f);
   Softmax<kHeadDim> st;
+  CopyPipe<Policy, kKv, kHeadDim> pipe(smem, w);
   auto run = [&](auto& src) {
-    stream_tiles<Policy, kKv, kHeadDim>(src, st, qa, a, smem + w * Smem<Policy, kKv, kHeadDim>::kPerWarp, u.seq, u.kvh,
-                                        u.first_key, u.seq_len, scale_log2, probe);
+    stream_tiles<Policy, kKv, kHeadDim>(src, pipe, st, qa, a, u.seq, u.kvh, u.first_key, u.seq_len, scale_log2, probe);
   };
   bool shared = false;
   if constexpr (Policy::kTileSchedule != TileSchedule::split) shared = a.schedule != nullptr;
@@ -662,7 +755,7 @@ template <class Policy, DType kKv, int kHeadDim>
 __device__ void decode_dynamic(const Params& a, unsigned char* smem, gpu::WaitProbe& probe) {
   const Schedule sch(a);
   const int w = gpu::warp_id(), gw = blockIdx.x * kWarpsOf<Policy, kKv> + w, total = gridDim.x * kWarpsOf<Policy, kKv>;
-  unsigned char* wbase = smem + w * Smem<Policy, kKv, kHeadDim>::kPerWarp;
+  CopyPipe<Policy, kKv, kHeadDim> pipe(smem, w);  // its barriers' phases carry over from unit to unit
   bool first = true;  // a warp's static share is in its first unit only, even if it comes back
   for (int unit = gw % a.units; unit >= 0; unit = next_unit<Policy>(a, sch, unit, total), first = false) {
     const int starters = starters_of(a, unit, total);
@@ -679,7 +772,7 @@ __device__ void decode_dynamic(const Params& a, unsigned char* smem, gpu::WaitPr
                                                 u.tile_lo + gw / a.units, first ? fixed / max(starters, 1) : 0, starters};
     src.start();
     Softmax<kHeadDim> st;
-    stream_tiles<Policy, kKv, kHeadDim>(src, st, qa, a, wbase, u.seq, u.kvh, u.first_key, u.seq_len, scale_log2, probe);
+    stream_tiles<Policy, kKv, kHeadDim>(src, pipe, st, qa, a, u.seq, u.kvh, u.first_key, u.seq_len, scale_log2, probe);
     write_warp_partial<kKv, kHeadDim>(st, a, u, slot);  // a slot taken is always written, if empty
   }
   gpu::allow_dependent_launch();
@@ -699,9 +792,9 @@ __device__ void decode_dynamic(const Params& a, unsigned char* smem, gpu::WaitPr
 }
 
 template <class Policy, DType kKv, int kHeadDim, bool kDynamic, class Dyn>
-__global__ void __launch_bounds__((kWarpsOf<Policy, kKv> * kWarpSize), (kMinCtas<Policy, kKv>)) paged_decode_kernel(Params a) {
+__global__ void __launch_bounds__((kWarpsOf<Policy, kKv> * kWarpSize), (kMinCtas<Policy, kKv>)) paged_decode_kernel(const SCHEDLAB_GRID_CONSTANT Params a) {
   static_assert(Dyn::kBytes == Smem<Policy, kKv, kHeadDim>::kBytes, "launch and kernel disagree on shared memory");
-  extern __shared__ __align__(16) unsigned char smem[];
+  extern __shared__ __align__(1024) unsigned char smem[];  // 1024: the 128-byte swizzle's period, for bulk copies
   gpu::WaitProbe probe;
   if constexpr (kDynamic) decode_dynamic<Policy, kKv, kHeadDim>(a, smem, probe);
   else decode_split<Policy, kKv, kHeadDim>(a, smem, probe);
@@ -767,6 +860,21 @@ auto decode_kernel() {
   return paged_decode_kernel<Policy, kKv, kHeadDim, kDynamic, gpu::DynamicSmem<Smem<Policy, kKv, kHeadDim>::kBytes>>;
 }
 
+// The tensor map of a 16-bit KV pool, encoded once per pool (a host call per launch would sit
+// between the timing events).
+template <int kHeadDim>
+gpu::api::TensorMap pool_tensor_map(const void* pool, const DecodeProblem& p) {
+  using T = Tile<DType::bf16, kHeadDim, true>;
+  const std::uint64_t rows = std::uint64_t(p.num_pages) * p.kv_heads * p.page_size;
+  if (rows > std::uint64_t(INT32_MAX)) throw UnsupportedProblem("paged decode: bulk copies address rows with 32-bit coordinates");
+  static std::map<std::pair<const void*, std::uint64_t>, gpu::api::TensorMap> cache;
+  auto [it, fresh] = cache.try_emplace({pool, rows});
+  if (fresh)
+    SCHEDLAB_GPU_CHECK(gpu::api::encode_tensor_map_2d(&it->second, pool, kHeadDim, rows, kHeadDim * 2, T::kBoxCols,
+                                                      kDecodeTileTokens, 0));
+  return it->second;
+}
+
 template <class Policy, DType kKv, int kHeadDim>
 void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream_t stream) {
   const DecodeProblem& p = *args.problem;
@@ -779,6 +887,10 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
            plan.needs_schedule() ? args.schedule : nullptr, decode_work_pairs(p), plan.dynamic(),
            p.q_heads,   p.kv_heads, p.page_size, p.max_pages_per_seq, p.window, plan.num_splits, plan.tiles_per_split,
            p.scale() * kLog2e};
+  if constexpr (kBulk<Policy, kKv>) {
+    a.k_map = pool_tensor_map<kHeadDim>(args.k_pool, p);
+    a.v_map = pool_tensor_map<kHeadDim>(args.v_pool, p);
+  }
   const dim3 block(kWarpsOf<Policy, kKv> * kWarpSize);
   auto run = [&]<bool kDynamic>(dim3 grid) {
     auto kernel = decode_kernel<Policy, kKv, kHeadDim, kDynamic>();

@@ -70,7 +70,7 @@ using Policies = ::testing::Types<
     experiments::decode_lds_buffers::triple_buffer, experiments::decode_lds_buffers::double_3ctas,
     experiments::decode_kv_streaming::resident, experiments::decode_kv_streaming::streaming,
     experiments::decode_tile_schedule::shared_tail, experiments::decode_tile_schedule::persistent,
-    experiments::decode_tile_schedule::wide>;
+    experiments::decode_tile_schedule::wide, experiments::decode_lds_buffers::double_bulk>;
 TYPED_TEST_SUITE(DecodeGpu, Policies);
 
 TYPED_TEST(DecodeGpu, MatchesReferenceOnEveryConfig) {
@@ -120,8 +120,11 @@ TEST(DecodeGpuLargePool, PagesBeyondFourGiB) {
   for (std::size_t i = 0; i < p.block_table.size(); ++i) p.block_table[i] = p.num_pages - 1 - static_cast<int>(i);
   const double page_bytes = double(p.kv_heads) * p.page_size * p.head_dim * 2;
   ASSERT_GT((p.num_pages - 1 - double(p.block_table.size())) * page_bytes, 4.0 * (1u << 30));
+  // Per-lane copies with 64-bit offsets, and bulk tensor copies (64-bit base, row coordinates).
   const AccuracyReport acc = run_decode<experiments::decode_kv_streaming::streaming>(p, 0, 11);
   EXPECT_TRUE(acc.passed) << acc.message;
+  const AccuracyReport bulk = run_decode<experiments::decode_lds_buffers::double_bulk>(p, 0, 12);
+  EXPECT_TRUE(bulk.passed) << "bulk copies: " << bulk.message;
 }
 
 }  // namespace

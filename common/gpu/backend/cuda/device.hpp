@@ -54,6 +54,41 @@ __device__ __forceinline__ void async_copy_16(void* smem_dst, const void* gmem_s
 __device__ __forceinline__ void async_copy_16_lanes(void* smem_wave_base, const void* gmem_src) {
   async_copy_16(static_cast<char*>(smem_wave_base) + 16 * lane_id(), gmem_src);
 }
+// Bulk copies (sm_90's TMA unit): one instruction moves a contiguous run of bytes (a multiple
+// of 16, 16-byte aligned) from global to shared memory and counts them against an mbarrier in
+// shared memory, which completes its phase when the bytes it expects have landed.
+inline constexpr bool kHasBulkCopy = true;
+// Kernel parameters whose address is taken (a tensor map inside them): not copied to local memory.
+#define SCHEDLAB_GRID_CONSTANT __grid_constant__
+__device__ __forceinline__ unsigned smem_u32(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
+__device__ __forceinline__ void mbarrier_init(std::uint64_t* bar, int arrivals) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(arrivals) : "memory");
+}
+// Makes initialized barriers visible to the bulk-copy (async) proxy before it signals them.
+__device__ __forceinline__ void mbarrier_init_fence() { asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory"); }
+// One arrival that also adds `bytes` to the transfer count the phase waits for.
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(std::uint64_t* bar, int bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem_u32(bar)), "r"(bytes) : "memory");
+}
+// A box of a 2D tensor map (api::TensorMap, in kernel-parameter, constant or global memory)
+// at element coordinates (c0 inner, c1 outer); its shared destination is 1024-byte aligned
+// for the 128-byte swizzle.
+__device__ __forceinline__ void bulk_tensor_copy_2d(void* smem_dst, const void* map, int c0, int c1, std::uint64_t* bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], [%4];\n" ::"r"(
+          smem_u32(smem_dst)),
+      "l"(map), "r"(c0), "r"(c1), "r"(smem_u32(bar))
+      : "memory");
+}
+__device__ __forceinline__ void mbarrier_wait(std::uint64_t* bar, unsigned parity) {
+  asm volatile(
+      "{\n .reg .pred done;\n"
+      "WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n @!done bra WAIT_%=;\n}\n" ::"r"(smem_u32(bar)),
+      "r"(parity)
+      : "memory");
+}
+// Orders this thread's ordinary shared-memory writes before later bulk copies to the same bytes.
+__device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 __device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
 // Wait until at most kPendingGroups committed groups are still in flight.
 // kCopiesPerGroup matters on AMD only, whose counter counts copies, not groups.

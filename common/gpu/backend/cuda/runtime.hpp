@@ -1,9 +1,12 @@
 // CUDA runtime primitives behind schedlab::gpu (runtime.hpp). Each function maps one
 // vendor call; checking and RAII live in the generic layer so both backends share them.
 #pragma once
+#include <cuda.h>  // CUtensorMap and its enums (the encoder itself comes from the driver at run time)
+#include <cudaTypedefs.h>
 #include <cuda_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace schedlab::gpu::api {
 
@@ -45,6 +48,39 @@ status_t launch_dependent(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, 
   cfg.numAttrs = 1;
   return cudaLaunchKernelEx(&cfg, kernel, static_cast<KernelArgs>(args)...);
 }
+// Tensor maps for bulk tensor copies (sm_90's TMA): a 2D view of 16-bit elements, `inner`
+// per row and `outer` rows `row_bytes` apart, copied in boxes of box_inner x box_outer
+// elements into shared memory with the 128-byte swizzle (16-byte chunk c of row r lands at
+// chunk c ^ (r % 8) of its 128-byte row). l2_promotion: 0, 64, 128 or 256 bytes.
+using TensorMap = CUtensorMap;
+inline constexpr bool kHasTensorMaps = true;
+inline status_t encode_tensor_map_2d(TensorMap* map, const void* base, std::uint64_t inner, std::uint64_t outer,
+                                     std::uint64_t row_bytes, std::uint32_t box_inner, std::uint32_t box_outer,
+                                     int l2_promotion) {
+  // The driver's encoder, looked up once through the runtime (no link against libcuda).
+  static const auto encode = [] {
+    void* fn = nullptr;
+    cudaDriverEntryPointQueryResult found{};
+    if (cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &fn, 12000, cudaEnableDefault, &found) != cudaSuccess ||
+        found != cudaDriverEntryPointSuccess)
+      fn = nullptr;
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
+  }();
+  if (!encode) return cudaErrorNotSupported;
+  const cuuint64_t dims[2] = {inner, outer};
+  const cuuint64_t strides[1] = {row_bytes};
+  const cuuint32_t box[2] = {box_inner, box_outer};
+  const cuuint32_t element_strides[2] = {1, 1};
+  const CUtensorMapL2promotion promotion = l2_promotion == 64    ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+                                           : l2_promotion == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+                                           : l2_promotion == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                                                                 : CU_TENSOR_MAP_L2_PROMOTION_NONE;
+  const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, const_cast<void*>(base), dims, strides, box,
+                            element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, promotion,
+                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+
 inline status_t stream_create(stream_t* s) { return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking); }
 inline status_t stream_destroy(stream_t s) { return cudaStreamDestroy(s); }
 inline status_t stream_synchronize(stream_t s) { return cudaStreamSynchronize(s); }

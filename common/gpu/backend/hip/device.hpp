@@ -56,6 +56,17 @@ constexpr int waitcnt_vmcnt_imm() {
 
 // Per-thread destination: AMD has no async copy with an arbitrary LDS address per lane,
 // so this form is a plain load and store (the results record kAsyncCopyMode).
+// No bulk (TMA-style) copy on gfx942 / gfx950: kernels test kHasBulkCopy and use the per-lane
+// copies; these exist so that the shared source compiles, and trap if ever reached.
+inline constexpr bool kHasBulkCopy = false;
+#define SCHEDLAB_GRID_CONSTANT
+__device__ __forceinline__ void mbarrier_init(std::uint64_t*, int) { __builtin_trap(); }
+__device__ __forceinline__ void mbarrier_init_fence() { __builtin_trap(); }
+__device__ __forceinline__ void mbarrier_arrive_expect_tx(std::uint64_t*, int) { __builtin_trap(); }
+__device__ __forceinline__ void mbarrier_wait(std::uint64_t*, unsigned) { __builtin_trap(); }
+__device__ __forceinline__ void bulk_tensor_copy_2d(void*, const void*, int, int, std::uint64_t*) { __builtin_trap(); }
+__device__ __forceinline__ void fence_proxy_async_smem() { __builtin_trap(); }
+
 __device__ __forceinline__ void async_copy_16(void* smem_dst, const void* gmem_src, bool valid = true) {
   uint4 v = valid ? *static_cast<const uint4*>(gmem_src) : uint4{0, 0, 0, 0};
   *static_cast<uint4*>(smem_dst) = v;

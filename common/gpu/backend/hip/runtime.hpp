@@ -4,6 +4,7 @@
 #include <hip/hip_runtime.h>
 
 #include <cstddef>
+#include <cstdint>
 
 namespace schedlab::gpu::api {
 
@@ -35,6 +36,17 @@ status_t launch_dependent(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, 
   kernel<<<grid, block, smem, stream>>>(static_cast<KernelArgs>(args)...);
   return hipGetLastError();
 }
+// No tensor maps on AMD: the type keeps shared structs the same size and alignment;
+// encoding reports "not supported".
+struct alignas(64) TensorMap {
+  unsigned char opaque[128];
+};
+inline constexpr bool kHasTensorMaps = false;
+inline status_t encode_tensor_map_2d(TensorMap*, const void*, std::uint64_t, std::uint64_t, std::uint64_t,
+                                     std::uint32_t, std::uint32_t, int) {
+  return hipErrorNotSupported;
+}
+
 inline status_t stream_create(stream_t* s) { return hipStreamCreateWithFlags(s, hipStreamNonBlocking); }
 inline status_t stream_destroy(stream_t s) { return hipStreamDestroy(s); }
 inline status_t stream_synchronize(stream_t s) { return hipStreamSynchronize(s); }
