@@ -23,7 +23,7 @@ struct DecodePolicy {
   // mbarrier) instead of 16-byte per-lane async copies; 16-bit KV only (fp8 and AMD keep the
   // per-lane copies).
   /* BulkCopy = */ static constexpr bool kBulkCopy = false;
-  // Who computes which tiles (TileSchedule below).
+  // Who computes which tiles (TileSchedule, above).
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::split;
   // With a shared tail or a persistent grid: the share of each (sequence, KV head)'s tiles split
   // statically among its warps; only the rest pass through its counter.

@@ -478,8 +478,8 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
   }
 }
 
-// Where a warp's tiles come from. take() returns the next tile to issue (-1: none left) and
-// peek() the one after it, so its page id can be fetched a tile ahead.
+// Where a warp's tiles come from. take() returns the next tile to issue (-1: none left);
+// peek() returns what the next take() will, so that tile's page id can be fetched ahead.
 // Static: warp w of a split takes tiles lo + w, lo + w + kWarps, ...
 struct StaticTiles {
   int lo, step, count, i = 0;
