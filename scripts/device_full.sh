@@ -49,7 +49,9 @@ if [ "$PHASE" != bench ] && command -v ncu >/dev/null; then
   done
   mkdir -p "$R/ncu"
   # One profiled run per variant at the family's default shape. A decode run at batch 16,
-  # context 16k is two launches (the kernel, then the split combine); prefill is one. The
+  # context 16k is two launches (the kernel, then the split combine); prefill is one. A decode
+  # policy without a combine there (decode_tile_schedule/wide) is one: profile it on its own,
+  # NCU_DECODE selecting it and NCU_DECODE_LAUNCHES=1. The
   # CSV is named after the benchmark ('/' -> '+') so the ingest step can pair it.
   profile() {  # binary, shape filter, kernel regex, launches per run
     local b=$1 filter=$2 regex=$3 n=$4
@@ -69,7 +71,7 @@ if [ "$PHASE" != bench ] && command -v ncu >/dev/null; then
   }
   for b in $B/bench_decode_*; do
     [ "$(left)" -gt 30 ] || break
-    profile "$b" "${NCU_DECODE:-(bf16|fp8_e4m3)/batch:16/context:16384/page:16}" 'paged_decode_kernel|decode_combine_kernel' 2
+    profile "$b" "${NCU_DECODE:-(bf16|fp8_e4m3)/batch:16/context:16384/page:16}" 'paged_decode_kernel|decode_combine_kernel' "${NCU_DECODE_LAUNCHES:-2}"
   done
   for b in $B/bench_prefill_*; do
     [ "$(left)" -gt 30 ] || break
