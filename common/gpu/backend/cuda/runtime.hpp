@@ -54,10 +54,9 @@ status_t launch_dependent(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, 
 // chunk c ^ (r % 8) of its 128-byte row). l2_promotion: 0, 64, 128 or 256 bytes.
 using TensorMap = CUtensorMap;
 inline constexpr bool kHasTensorMaps = true;
-inline status_t encode_tensor_map_2d(TensorMap* map, const void* base, std::uint64_t inner, std::uint64_t outer,
-                                     std::uint64_t row_bytes, std::uint32_t box_inner, std::uint32_t box_outer,
-                                     int l2_promotion) {
-  // The driver's encoder, looked up once through the runtime (no link against libcuda).
+// The driver's tiled-tensor-map encoder, looked up once through the runtime (no link
+// against libcuda); null where the driver lacks it.
+inline PFN_cuTensorMapEncodeTiled_v12000 tensor_map_encoder() {
   static const auto encode = [] {
     void* fn = nullptr;
     cudaDriverEntryPointQueryResult found{};
@@ -66,19 +65,40 @@ inline status_t encode_tensor_map_2d(TensorMap* map, const void* base, std::uint
       fn = nullptr;
     return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(fn);
   }();
+  return encode;
+}
+inline CUtensorMapL2promotion l2_promotion_of(int bytes) {
+  return bytes == 64    ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
+         : bytes == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
+         : bytes == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
+                        : CU_TENSOR_MAP_L2_PROMOTION_NONE;
+}
+// A tensor map of `rank` dimensions of 16-bit elements, dims[0] innermost and contiguous;
+// strides_bytes[i] is the byte stride of dimension i + 1. Boxes land 128-byte swizzled;
+// elements outside the dims are zero-filled (so a box may cross the end of a sequence).
+inline status_t encode_tensor_map(TensorMap* map, const void* base, int rank, const std::uint64_t* dims,
+                                  const std::uint64_t* strides_bytes, const std::uint32_t* box, int l2_promotion) {
+  const auto encode = tensor_map_encoder();
   if (!encode) return cudaErrorNotSupported;
-  const cuuint64_t dims[2] = {inner, outer};
-  const cuuint64_t strides[1] = {row_bytes};
-  const cuuint32_t box[2] = {box_inner, box_outer};
-  const cuuint32_t element_strides[2] = {1, 1};
-  const CUtensorMapL2promotion promotion = l2_promotion == 64    ? CU_TENSOR_MAP_L2_PROMOTION_L2_64B
-                                           : l2_promotion == 128 ? CU_TENSOR_MAP_L2_PROMOTION_L2_128B
-                                           : l2_promotion == 256 ? CU_TENSOR_MAP_L2_PROMOTION_L2_256B
-                                                                 : CU_TENSOR_MAP_L2_PROMOTION_NONE;
-  const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, 2, const_cast<void*>(base), dims, strides, box,
-                            element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B, promotion,
-                            CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  cuuint64_t d[5], st[4];
+  cuuint32_t b[5], element_strides[5];
+  for (int i = 0; i < rank; ++i) {
+    d[i] = dims[i];
+    b[i] = box[i];
+    element_strides[i] = 1;
+    if (i + 1 < rank) st[i] = strides_bytes[i];
+  }
+  const CUresult r = encode(map, CU_TENSOR_MAP_DATA_TYPE_UINT16, rank, const_cast<void*>(base), d, st, b,
+                            element_strides, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                            l2_promotion_of(l2_promotion), CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   return r == CUDA_SUCCESS ? cudaSuccess : cudaErrorInvalidValue;
+}
+inline status_t encode_tensor_map_2d(TensorMap* map, const void* base, std::uint64_t inner, std::uint64_t outer,
+                                     std::uint64_t row_bytes, std::uint32_t box_inner, std::uint32_t box_outer,
+                                     int l2_promotion) {
+  const std::uint64_t dims[2] = {inner, outer};
+  const std::uint32_t box[2] = {box_inner, box_outer};
+  return encode_tensor_map(map, base, 2, dims, &row_bytes, box, l2_promotion);
 }
 
 inline status_t stream_create(stream_t* s) { return cudaStreamCreateWithFlags(s, cudaStreamNonBlocking); }

@@ -1,0 +1,13 @@
+// Benchmarks of prefill_intra_overlap: every variant on the prefill benchmark shapes.
+#include "common/harness/gpu_platform.hpp"
+#include "experiments/prefill_intra_overlap/policy.hpp"
+#include "kernels/hopper_prefill/hopper_prefill_bench.hpp"
+
+using namespace schedlab;
+
+int main(int argc, char** argv) {
+  const kernels::HopperPrefillExperiment<experiments::prefill_intra_overlap::overlapped, experiments::prefill_intra_overlap::serial> experiment{
+      "prefill_intra_overlap", "serial", {"overlapped", "serial"}};
+  return harness::bench_main(
+      argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
+}

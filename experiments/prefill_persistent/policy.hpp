@@ -1,0 +1,21 @@
+// A persistent grid (one CTA per SM walking the output tiles, the heaviest causal query
+// blocks of each head first) against one CTA per output tile; the depth of the K/V rings
+// (2 or 3 stages) as a second knob. Seed 004 and FlashAttention-3's tile scheduler.
+#pragma once
+#include "kernels/hopper_prefill/hopper_policy.hpp"
+
+namespace schedlab::experiments::prefill_persistent {
+
+using kernels::attention::TileSchedule;
+struct one_per_tile : kernels::HopperPrefillPolicy {
+  /* Schedule = */ static constexpr TileSchedule kSchedule = TileSchedule::OnePerTile;
+};
+struct persistent : kernels::HopperPrefillPolicy {
+  /* Schedule = */ static constexpr TileSchedule kSchedule = TileSchedule::Persistent;
+};
+struct persistent_3stages : kernels::HopperPrefillPolicy {
+  /* Schedule = */ static constexpr TileSchedule kSchedule = TileSchedule::Persistent;
+  /* Stages = */ static constexpr int kStages = 3;
+};
+
+}  // namespace schedlab::experiments::prefill_persistent

@@ -1,0 +1,8 @@
+// Kernel instantiations of prefill_pingpong: one per policy (read by the static resource report).
+#include "experiments/prefill_pingpong/policy.hpp"
+#include "kernels/hopper_prefill/hopper_prefill.cuh"
+
+namespace schedlab::kernels {
+template void launch_hopper_prefill<experiments::prefill_pingpong::pingpong>(const PrefillArgs&, gpu::api::stream_t);
+template void launch_hopper_prefill<experiments::prefill_pingpong::free_running>(const PrefillArgs&, gpu::api::stream_t);
+}  // namespace schedlab::kernels

@@ -1,0 +1,512 @@
+// Forward attention on Hopper in FlashAttention-3's structure (Shah et al. 2024, arXiv
+// 2407.08608, sections 3.1-3.2). A CTA owns 128 query rows of one (head, batch): two
+// consumer warpgroups of 64 rows each and, warp-specialized, one producer warpgroup. The
+// producer brings Q and the K/V tiles into a shared-memory ring with bulk tensor copies
+// (128-byte-swizzled 64-column boxes, zero-filled past the end of a sequence); each consumer
+// computes S = Q K^T with wgmma from shared memory, the online softmax in registers, and
+// O += P V with P from registers and V from shared memory (transposed operand), then writes
+// O / l. Every scheduling choice is a Policy member (hopper_policy.hpp): warp specialization
+// and register reallocation, ping-pong between the consumers, the intra-warpgroup overlap of
+// the two GEMMs with the softmax, the tile schedule, the ring depth.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <tuple>
+
+#include "common/gpu/backend/cuda/hopper.hpp"
+#include "common/gpu/device.hpp"
+#include "common/gpu/kernel_traits.hpp"
+#include "common/gpu/launch.hpp"
+#include "common/gpu/runtime.hpp"
+#include "kernels/attention/pipeline.hpp"
+#include "kernels/attention/tile_scheduler.hpp"
+#include "kernels/hopper_prefill/hopper_policy.hpp"
+#include "kernels/hopper_prefill/hopper_prefill.hpp"
+
+namespace schedlab::kernels::hopper_detail {
+
+using attention::PipelineState;
+using attention::TileCoord;
+using gpu::kWarpGroupThreads;
+using gpu::kWarpSize;
+namespace wgmma = gpu::wgmma;
+inline constexpr float kLog2e = 1.4426950408889634f;
+inline constexpr int kBoxCols = 64;      // head-dim columns of one 128-byte-swizzled box
+inline constexpr int kRowBytes = 128;    // one box row
+inline constexpr int kAtomBytes = 1024;  // 8 swizzled rows: the wgmma stride offset
+// Named barriers: 0 is __syncthreads; the ping-pong turns of consumer 0 and 1.
+inline constexpr int kTurnBarrier0 = 2;
+
+template <class Policy, int kHeadDimT>
+struct Config {
+  static constexpr int kHeadDim = kHeadDimT;
+  static constexpr int kConsumers = 2;  // consumer warpgroups
+  static constexpr int kWgRows = 64;    // query rows of one consumer (wgmma m64)
+  static constexpr int kBlockM = kConsumers * kWgRows;
+  static constexpr int kBlockN = Policy::kBlockN;
+  static constexpr int kStages = Policy::kStages;
+  static constexpr int kProducers = Policy::kWarpSpecialized ? 1 : 0;
+  static constexpr int kThreads = (kConsumers + kProducers) * kWarpGroupThreads;
+  static constexpr int kConsumerWarps = kConsumers * kWarpGroupThreads / kWarpSize;  // arrivals that free a stage
+  static constexpr int kColBlocks = kHeadDim / kBoxCols;
+  static constexpr int kQBytes = kBlockM * kHeadDim * 2;
+  static constexpr int kKvBytes = kBlockN * kHeadDim * 2;
+  static constexpr int kQkSteps = kHeadDim / 16;  // k16 steps of S = Q K^T
+  static constexpr int kPvSteps = kBlockN / 16;   // k16 steps of O += P V
+  static constexpr int kSRegs = kBlockN / 2;      // S accumulators per thread (m64 x kBlockN)
+  static constexpr int kORegs = kHeadDim / 2;     // O accumulators per thread (m64 x head dim)
+  static_assert(kHeadDim % kBoxCols == 0, "head dim in whole 64-column boxes");
+  static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "a K/V tile is whole k16 steps and one box of at most 256 rows");
+  static_assert(kStages >= 2 && kStages <= 4, "two to four stages in the K and V rings");
+  static_assert(Policy::kWarpSpecialized || !Policy::kRegisterRealloc,
+                "register reallocation moves registers from a producer warpgroup to the consumers");
+  static_assert(Policy::kWarpSpecialized || Policy::kSchedule == attention::TileSchedule::OnePerTile,
+                "without a producer warpgroup, a CTA computes one tile");
+  static_assert(!Policy::kRegisterRealloc ||
+                    Policy::kProducerRegs * kWarpGroupThreads + Policy::kConsumerRegs * kConsumers * kWarpGroupThreads <= 65536,
+                "the register budgets exceed the SM's register file");
+};
+
+// Shared storage: Q, the K and V rings, their barriers. Each tile is 1024-byte aligned (the
+// 128-byte swizzle repeats every 8 rows) and laid out as the copies leave it: kColBlocks
+// blocks of [rows][64 columns].
+template <class Cfg>
+struct SharedStorage {
+  alignas(kAtomBytes) unsigned char q[Cfg::kQBytes];
+  alignas(kAtomBytes) unsigned char k[Cfg::kStages][Cfg::kKvBytes];
+  alignas(kAtomBytes) unsigned char v[Cfg::kStages][Cfg::kKvBytes];
+  attention::TmaPipeline<Cfg::kStages> k_pipe, v_pipe;
+  std::uint64_t q_full;   // Q of the current tile has landed
+  std::uint64_t q_empty;  // the consumers are done with Q (persistent CTAs reload it)
+  static constexpr int kLaunchBytes = int(sizeof(SharedStorage)) + kAtomBytes;  // + alignment slack
+};
+
+struct Params {
+  gpu::api::TensorMap q_map, k_map, v_map;  // dims (head_dim, position, head, batch)
+  std::uint16_t* o;
+  int q_len, kv_len, q_heads, kv_heads;
+  bool causal;
+  float scale_log2;  // softmax scale * log2(e): scores live in the log2 domain (exp2)
+  attention::TileGrid tiles;
+};
+
+// The keys one output tile needs, the same for every role of the CTA.
+template <class Cfg>
+struct TileWork {
+  TileCoord t;
+  int q_row0, n_tiles, kv_head;
+  __device__ TileWork(const Params& a, TileCoord tile) : t(tile) {
+    q_row0 = t.m_block * Cfg::kBlockM;
+    kv_head = t.head / (a.q_heads / a.kv_heads);
+    const int last_row = min(q_row0 + Cfg::kBlockM, a.q_len) - 1;
+    const int key_end = a.causal ? min(a.kv_len, last_row + a.kv_len - a.q_len + 1) : a.kv_len;
+    n_tiles = key_end > 0 ? (key_end + Cfg::kBlockN - 1) / Cfg::kBlockN : 0;
+  }
+};
+
+// STAGE produce: the copies of one tile's Q and of K/V tile j, issued by one thread (the
+// producer warp's, or a consumer's without warp specialization).
+template <class Cfg>
+struct Loader {
+  const Params& a;
+  SharedStorage<Cfg>& s;
+  PipelineState<Cfg::kStages> k_state, v_state;
+  unsigned q_parity = 0;
+
+  __device__ void load_q(const TileWork<Cfg>& w) {
+    gpu::mbarrier_wait(&s.q_empty, q_parity ^ 1u);  // the consumers released the last tile's Q
+    gpu::mbarrier_arrive_expect_tx(&s.q_full, Cfg::kQBytes);
+#pragma unroll
+    for (int cb = 0; cb < Cfg::kColBlocks; ++cb)
+      gpu::bulk_tensor_copy_4d(s.q + cb * Cfg::kBlockM * kRowBytes, &a.q_map, cb * kBoxCols, w.q_row0, w.t.head,
+                               w.t.batch, &s.q_full);
+    q_parity ^= 1u;
+  }
+  template <bool kIsK>
+  __device__ void load_kv(const TileWork<Cfg>& w, int j) {
+    auto& pipe = kIsK ? s.k_pipe : s.v_pipe;
+    auto& state = kIsK ? k_state : v_state;
+    pipe.producer_acquire(state);  // every consumer warp released this stage
+    std::uint64_t* full = pipe.producer_expect(state, Cfg::kKvBytes);
+    unsigned char* dst = kIsK ? s.k[state.index()] : s.v[state.index()];
+#pragma unroll
+    for (int cb = 0; cb < Cfg::kColBlocks; ++cb)
+      gpu::bulk_tensor_copy_4d(dst + cb * Cfg::kBlockN * kRowBytes, kIsK ? &a.k_map : &a.v_map, cb * kBoxCols,
+                               j * Cfg::kBlockN, w.kv_head, w.t.batch, full);
+    ++state;
+  }
+  // The producer warpgroup's whole tile: K(j + 1) goes before V(j), since the overlapped
+  // consumer needs S(j + 1) before it multiplies by V(j).
+  __device__ void load_tile(const TileWork<Cfg>& w) {
+    load_q(w);
+    if (w.n_tiles > 0) load_kv<true>(w, 0);
+    for (int j = 0; j < w.n_tiles; ++j) {
+      if (j + 1 < w.n_tiles) load_kv<true>(w, j + 1);
+      load_kv<false>(w, j);
+    }
+  }
+};
+
+// Ping-pong: consumer c issues its matrix ops only in its turn and then hands the turn to
+// the other, so one's GEMMs run while the other does its softmax (FA3 3.1).
+template <bool kOn>
+struct TurnOrder {
+  int mine, other;
+  __device__ explicit TurnOrder(int consumer) : mine(kTurnBarrier0 + consumer), other(kTurnBarrier0 + 1 - consumer) {}
+  __device__ void begin() const {
+    if constexpr (kOn) gpu::named_barrier_sync(mine, 2 * kWarpGroupThreads);  // wait for my turn
+  }
+  __device__ void end() const {
+    if constexpr (kOn) gpu::named_barrier_arrive(other, 2 * kWarpGroupThreads);  // hand the turn over
+  }
+};
+
+// Online-softmax state of the thread's two rows (g and g + 8 of its warp's 16, g = lane / 4).
+struct RowState {
+  float m[2] = {-INFINITY, -INFINITY};  // running max, log2 domain
+  float l[2] = {0.f, 0.f};              // this thread's share of the running sum
+};
+
+// Accumulator element e of an m64 x N wgmma tile: row slot (e / 2) % 2, column 8 (e / 4) +
+// 2 (lane % 4) + e % 2 (PTX's wgmma D-fragment layout, per warp of the warpgroup).
+__device__ __forceinline__ int acc_slot(int e) { return (e >> 1) & 1; }
+__device__ __forceinline__ int acc_col(int e) { return 8 * (e >> 2) + 2 * (gpu::lane_id() & 3) + (e & 1); }
+__device__ __forceinline__ float quad_max(float x) {
+  x = fmaxf(x, gpu::shfl_xor(x, 1));
+  return fmaxf(x, gpu::shfl_xor(x, 2));
+}
+__device__ __forceinline__ float quad_sum(float x) {
+  x += gpu::shfl_xor(x, 1);
+  return x + gpu::shfl_xor(x, 2);
+}
+
+// STAGE 1: QK gemm, S (64 x kBlockN) = Q K^T, kQkSteps wgmma from shared memory, one group.
+template <class Cfg, class Op>
+__device__ __forceinline__ void issue_qk(float (&s)[Cfg::kSRegs], const unsigned char* q_rows, const unsigned char* k) {
+  wgmma::fence();
+#pragma unroll
+  for (int kk = 0; kk < Cfg::kQkSteps; ++kk) {
+    const int col = (kk / 4) , in_row = (kk % 4) * 32;  // 64-column block, byte offset of the k16 step in a row
+    const auto a = wgmma::descriptor(q_rows + col * Cfg::kBlockM * kRowBytes + in_row, 16, kAtomBytes);
+    const auto b = wgmma::descriptor(k + col * Cfg::kBlockN * kRowBytes + in_row, 16, kAtomBytes);
+    wgmma::mma_ss<Cfg::kBlockN, Op>(s, a, b, kk > 0);
+  }
+  wgmma::commit();
+}
+
+// STAGE 3: PV gemm, O (64 x head_dim) += P V: P from registers, V (keys x head_dim, stored
+// key-major) from shared memory as the transposed operand; one group.
+template <class Cfg, class Op>
+__device__ __forceinline__ void issue_pv(float (&o)[Cfg::kORegs], const std::uint32_t (&p)[Cfg::kPvSteps][4],
+                                         const unsigned char* v) {
+  wgmma::fence_operands(o);
+  wgmma::fence();
+#pragma unroll
+  for (int kk = 0; kk < Cfg::kPvSteps; ++kk) {
+    const auto b = wgmma::descriptor(v + kk * 16 * kRowBytes, Cfg::kBlockN * kRowBytes, kAtomBytes);
+    wgmma::mma_rs<Cfg::kHeadDim, Op>(o, p[kk], b, true);
+  }
+  wgmma::commit();
+}
+
+// STAGE 2: online softmax of one S tile, in place: S becomes P = exp2(S scale - m) (log2
+// domain); corr is the factor O must be rescaled by. kMask: the tile crosses the causal
+// diagonal or the end of the keys.
+template <class Cfg, bool kMask>
+__device__ __forceinline__ void softmax_tile(float (&s)[Cfg::kSRegs], RowState& st, float (&corr)[2], const Params& a,
+                                             int key0, int row0) {
+  float mx[2] = {-INFINITY, -INFINITY};
+#pragma unroll
+  for (int e = 0; e < Cfg::kSRegs; ++e) {
+    if constexpr (kMask) {
+      const int row = row0 + 8 * acc_slot(e), key = key0 + acc_col(e);
+      if (!(key < a.kv_len && (!a.causal || key <= row + a.kv_len - a.q_len))) s[e] = -INFINITY;
+    }
+    mx[acc_slot(e)] = fmaxf(mx[acc_slot(e)], s[e]);
+  }
+  float m_use[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const float m_new = fmaxf(st.m[r], quad_max(mx[r]) * a.scale_log2);
+    m_use[r] = m_new == -INFINITY ? 0.f : m_new;  // a row with no visible key yet: avoid inf - inf
+    corr[r] = gpu::mma::fast_exp2(st.m[r] - m_use[r]);
+    st.m[r] = m_new;
+    st.l[r] *= corr[r];
+  }
+#pragma unroll
+  for (int e = 0; e < Cfg::kSRegs; ++e) {
+    s[e] = gpu::mma::fast_exp2(fmaf(s[e], a.scale_log2, -m_use[acc_slot(e)]));
+    st.l[acc_slot(e)] += s[e];
+  }
+}
+
+template <class Cfg>
+__device__ __forceinline__ void rescale_o(float (&o)[Cfg::kORegs], const float (&corr)[2]) {
+#pragma unroll
+  for (int e = 0; e < Cfg::kORegs; ++e) o[e] *= corr[acc_slot(e)];
+}
+
+// P as the A operand of the PV wgmma: the D layout of S, k16 step kk, is already the
+// A-fragment layout (registers (g, 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8)).
+template <class Cfg, class Op>
+__device__ __forceinline__ void pack_p(std::uint32_t (&p)[Cfg::kPvSteps][4], const float (&s)[Cfg::kSRegs]) {
+#pragma unroll
+  for (int kk = 0; kk < Cfg::kPvSteps; ++kk)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) p[kk][i] = gpu::mma::pack2<Op>(s[8 * kk + 2 * i], s[8 * kk + 2 * i + 1]);
+}
+
+// STAGE 4: O / l to the output rows (rows past q_len are not written; a row that sees no
+// key is written as zeros, as the reference does).
+template <class Cfg, class Op>
+__device__ __forceinline__ void write_o(const float (&o)[Cfg::kORegs], const RowState& st, const Params& a,
+                                       const TileCoord& t, int row0) {
+  float inv[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+    const float l = quad_sum(st.l[r]);
+    inv[r] = l > 0.f ? 1.f / l : 0.f;
+  }
+#pragma unroll
+  for (int e = 0; e < Cfg::kORegs; e += 2) {
+    const int row = row0 + 8 * acc_slot(e);
+    if (row >= a.q_len) continue;
+    const std::int64_t at = ((std::int64_t(t.batch) * a.q_len + row) * a.q_heads + t.head) * Cfg::kHeadDim + acc_col(e);
+    *reinterpret_cast<std::uint32_t*>(a.o + at) = gpu::mma::pack2<Op>(o[e] * inv[acc_slot(e)], o[e + 1] * inv[acc_slot(e)]);
+  }
+}
+
+// One consumer warpgroup's view of the tile: its rows, masks, and the stages it reads.
+template <class Policy, class Cfg, class Op>
+struct Consumer {
+  const Params& a;
+  SharedStorage<Cfg>& s;
+  Loader<Cfg>* loader;  // non-null in the thread that issues copies without a producer warpgroup
+  TurnOrder<Policy::kPingPong> turn;
+  int consumer;
+  PipelineState<Cfg::kStages> k_state, v_state;
+
+  // A warp's lane 0 frees a stage once the warp's wgmma reads of it are complete; without a
+  // producer warpgroup the issuing thread then refills it with tile j + kStages.
+  template <bool kIsK>
+  __device__ void release(const TileWork<Cfg>& w, int j) {
+    auto& state = kIsK ? k_state : v_state;
+    if (gpu::lane_id() == 0) (kIsK ? s.k_pipe : s.v_pipe).consumer_release(state);
+    ++state;
+    if (loader && j + Cfg::kStages < w.n_tiles) loader->template load_kv<kIsK>(w, j + Cfg::kStages);
+    gpu::warp_sync();
+  }
+  __device__ bool masked(const TileWork<Cfg>& w, int j, int row0) const {
+    const int unmasked_end = a.causal ? min(a.kv_len, row0 + a.kv_len - a.q_len + 1) : a.kv_len;
+    return (j + 1) * Cfg::kBlockN > unmasked_end;
+  }
+  __device__ void softmax(float (&sc)[Cfg::kSRegs], RowState& st, float (&corr)[2], const TileWork<Cfg>& w, int j,
+                          int row0) const {
+    // The first visible key of the warpgroup's first row bounds the unmasked tiles.
+    if (masked(w, j, w.q_row0 + consumer * Cfg::kWgRows)) softmax_tile<Cfg, true>(sc, st, corr, a, j * Cfg::kBlockN, row0);
+    else softmax_tile<Cfg, false>(sc, st, corr, a, j * Cfg::kBlockN, row0);
+  }
+  __device__ const unsigned char* q_rows() const { return s.q + consumer * Cfg::kWgRows * kRowBytes; }
+
+  // Per tile: QK, softmax, PV, each GEMM waited for before the next step.
+  __device__ void mainloop_serial(const TileWork<Cfg>& w, float (&o)[Cfg::kORegs], RowState& st, int row0) {
+    for (int j = 0; j < w.n_tiles; ++j) {
+      float sc[Cfg::kSRegs];
+      s.k_pipe.consumer_wait(k_state);
+      turn.begin();
+      issue_qk<Cfg, Op>(sc, q_rows(), s.k[k_state.index()]);
+      turn.end();
+      wgmma::wait<0>();
+      wgmma::fence_operands(sc);
+      release<true>(w, j);
+      float corr[2];
+      softmax(sc, st, corr, w, j, row0);
+      rescale_o<Cfg>(o, corr);
+      std::uint32_t p[Cfg::kPvSteps][4];
+      pack_p<Cfg, Op>(p, sc);
+      s.v_pipe.consumer_wait(v_state);
+      turn.begin();
+      issue_pv<Cfg, Op>(o, p, s.v[v_state.index()]);
+      turn.end();
+      wgmma::wait<0>();
+      wgmma::fence_operands(o);
+      release<false>(w, j);
+    }
+  }
+
+  // FA3 Algorithm 2: S(j) = Q K(j)^T and O += P(j-1) V(j-1) issued together; the softmax of
+  // S(j) runs while the PV GEMM does, and O is rescaled once that GEMM is done.
+  __device__ void mainloop_overlapped(const TileWork<Cfg>& w, float (&o)[Cfg::kORegs], RowState& st, int row0) {
+    float sc[Cfg::kSRegs], corr[2];
+    std::uint32_t p[Cfg::kPvSteps][4];
+    s.k_pipe.consumer_wait(k_state);
+    turn.begin();
+    issue_qk<Cfg, Op>(sc, q_rows(), s.k[k_state.index()]);
+    turn.end();
+    wgmma::wait<0>();
+    wgmma::fence_operands(sc);
+    release<true>(w, 0);
+    softmax(sc, st, corr, w, 0, row0);  // O is still zero: nothing to rescale
+    pack_p<Cfg, Op>(p, sc);
+    for (int j = 1; j < w.n_tiles; ++j) {
+      s.k_pipe.consumer_wait(k_state);
+      s.v_pipe.consumer_wait(v_state);
+      turn.begin();
+      issue_qk<Cfg, Op>(sc, q_rows(), s.k[k_state.index()]);
+      issue_pv<Cfg, Op>(o, p, s.v[v_state.index()]);
+      turn.end();
+      wgmma::wait<1>();  // S(j) is done; PV(j - 1) may still run (it reads p)
+      wgmma::fence_operands(sc);
+      release<true>(w, j);
+      softmax(sc, st, corr, w, j, row0);
+      wgmma::wait<0>();
+      wgmma::fence_operands(o);
+      release<false>(w, j - 1);
+      rescale_o<Cfg>(o, corr);
+      pack_p<Cfg, Op>(p, sc);
+    }
+    s.v_pipe.consumer_wait(v_state);
+    turn.begin();
+    issue_pv<Cfg, Op>(o, p, s.v[v_state.index()]);
+    turn.end();
+    wgmma::wait<0>();
+    wgmma::fence_operands(o);
+    release<false>(w, w.n_tiles - 1);
+  }
+
+  __device__ void run_tile(const TileWork<Cfg>& w, unsigned& q_parity) {
+    const int warp_in_group = gpu::warp_id() % 4;
+    const int row0 = w.q_row0 + consumer * Cfg::kWgRows + warp_in_group * 16 + gpu::lane_id() / 4;
+    float o[Cfg::kORegs];
+#pragma unroll
+    for (int e = 0; e < Cfg::kORegs; ++e) o[e] = 0.f;
+    RowState st;
+    gpu::mbarrier_wait(&s.q_full, q_parity);
+    q_parity ^= 1u;
+    if (w.n_tiles > 0) {
+      if constexpr (Policy::kIntraOverlap) mainloop_overlapped(w, o, st, row0);
+      else mainloop_serial(w, o, st, row0);
+    }
+    if (gpu::lane_id() == 0) gpu::mbarrier_arrive(&s.q_empty);  // every QK that read Q is complete
+    write_o<Cfg, Op>(o, st, a, w.t, row0);
+  }
+};
+
+template <DType kT>
+using Operand = std::conditional_t<kT == DType::bf16, gpu::mma::Bf16, gpu::mma::F16>;
+
+template <class Policy, int kHeadDim>
+inline constexpr int kThreadsOf = Config<Policy, kHeadDim>::kThreads;
+
+template <class Policy, DType kT, int kHeadDim, class Dyn>
+__global__ void __launch_bounds__(kThreadsOf<Policy, kHeadDim>, 1) hopper_prefill_kernel(const __grid_constant__ Params a) {
+  using Cfg = Config<Policy, kHeadDim>;
+  using Storage = SharedStorage<Cfg>;
+  static_assert(Dyn::kBytes == Storage::kLaunchBytes, "launch and kernel disagree on shared memory");
+  extern __shared__ unsigned char smem_raw[];
+  const unsigned pad = (kAtomBytes - gpu::smem_u32(smem_raw) % kAtomBytes) % kAtomBytes;
+  Storage& s = *reinterpret_cast<Storage*>(smem_raw + pad);
+  if (threadIdx.x == 0) {
+    s.k_pipe.init(Cfg::kConsumerWarps);
+    s.v_pipe.init(Cfg::kConsumerWarps);
+    gpu::mbarrier_init(&s.q_full, 1);
+    gpu::mbarrier_init(&s.q_empty, Cfg::kConsumerWarps);
+    gpu::mbarrier_init_fence();
+  }
+  gpu::block_sync();  // barriers initialized before any role uses them
+
+  attention::TileScheduler<Policy::kSchedule> tiles(a.tiles);
+  TileCoord t;
+  const int group = gpu::warp_group_id();
+  if (Policy::kWarpSpecialized && group == 0) {
+    // Producer warpgroup: one thread issues every copy; the others have nothing to do.
+    if constexpr (Policy::kRegisterRealloc) gpu::regs_decrease<Policy::kProducerRegs>();
+    if (threadIdx.x == 0) {
+      Loader<Cfg> loader{a, s};
+      while (tiles.next(t)) loader.load_tile(TileWork<Cfg>(a, t));
+    }
+    return;
+  }
+  if constexpr (Policy::kRegisterRealloc) gpu::regs_increase<Policy::kConsumerRegs>();
+  const int consumer = group - Cfg::kProducers;
+  // Without a producer, thread 0 issues Q and the first kStages tiles, then refills each
+  // stage as it is released (Consumer::release).
+  Loader<Cfg> own_loader{a, s};
+  const bool issues_copies = !Policy::kWarpSpecialized && threadIdx.x == 0;
+  Consumer<Policy, Cfg, Operand<kT>> c{a, s, issues_copies ? &own_loader : nullptr, TurnOrder<Policy::kPingPong>(consumer),
+                                       consumer};
+  if (Policy::kPingPong && consumer == 1) c.turn.end();  // consumer 0 goes first
+  unsigned q_parity = 0;
+  while (tiles.next(t)) {
+    const TileWork<Cfg> w(a, t);
+    if (issues_copies) {
+      own_loader.load_q(w);
+      for (int j = 0; j < min(Cfg::kStages, w.n_tiles); ++j) {
+        own_loader.template load_kv<true>(w, j);
+        own_loader.template load_kv<false>(w, j);
+      }
+    }
+    gpu::warp_sync();
+    c.run_tile(w, q_parity);
+  }
+  if (Policy::kPingPong && consumer == 0) c.turn.begin();  // take consumer 1's last hand-over
+}
+
+// Tensor maps of Q, K, V: (head_dim, position, head, batch), boxes of 64 columns x `rows`;
+// encoded once per buffer and shape (a host call between the timing events would be timed).
+inline gpu::api::TensorMap qkv_tensor_map(const void* base, int head_dim, int len, int heads, int batch, int rows) {
+  static std::map<std::tuple<const void*, int, int, int, int, int>, gpu::api::TensorMap> cache;
+  auto [it, fresh] = cache.try_emplace({base, head_dim, len, heads, batch, rows});
+  if (fresh) {
+    const std::uint64_t dims[4] = {std::uint64_t(head_dim), std::uint64_t(len), std::uint64_t(heads), std::uint64_t(batch)};
+    const std::uint64_t strides[3] = {std::uint64_t(heads) * head_dim * 2, std::uint64_t(head_dim) * 2,
+                                      std::uint64_t(len) * heads * head_dim * 2};
+    const std::uint32_t box[4] = {std::uint32_t(kBoxCols), std::uint32_t(rows), 1, 1};
+    SCHEDLAB_GPU_CHECK(gpu::api::encode_tensor_map(&it->second, base, 4, dims, strides, box, 128));
+  }
+  return it->second;
+}
+
+template <class Policy, DType kT, int kHeadDim>
+void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
+  using Cfg = Config<Policy, kHeadDim>;
+  constexpr int kBytes = SharedStorage<Cfg>::kLaunchBytes;
+  const PrefillProblem& p = args.problem;
+  Params a{};
+  a.q_map = qkv_tensor_map(args.q, kHeadDim, p.q_len, p.q_heads, p.batch, Cfg::kBlockM);
+  a.k_map = qkv_tensor_map(args.k, kHeadDim, p.kv_len, p.kv_heads, p.batch, Cfg::kBlockN);
+  a.v_map = qkv_tensor_map(args.v, kHeadDim, p.kv_len, p.kv_heads, p.batch, Cfg::kBlockN);
+  a.o = static_cast<std::uint16_t*>(args.o);
+  a.q_len = p.q_len;
+  a.kv_len = p.kv_len;
+  a.q_heads = p.q_heads;
+  a.kv_heads = p.kv_heads;
+  a.causal = p.causal;
+  a.scale_log2 = p.scale() * kLog2e;
+  a.tiles = attention::TileGrid{(p.q_len + Cfg::kBlockM - 1) / Cfg::kBlockM, p.q_heads, p.batch, p.causal};
+  auto kernel = hopper_prefill_kernel<Policy, kT, kHeadDim, gpu::DynamicSmem<kBytes>>;
+  static const bool smem_raised = (gpu::set_max_dynamic_smem(kernel, kBytes), true);  // once per kernel
+  (void)smem_raised;
+  static const int sm_count = gpu::device_info().sm_count;
+  const dim3 grid = attention::TileScheduler<Policy::kSchedule>::grid(a.tiles, sm_count);
+  gpu::launch("hopper_prefill", kernel, gpu::LaunchConfig{grid, dim3(Cfg::kThreads), kBytes, stream}, a);
+}
+
+}  // namespace schedlab::kernels::hopper_detail
+
+namespace schedlab::kernels {
+
+template <class Policy>
+void launch_hopper_prefill(const PrefillArgs& args, gpu::api::stream_t stream) {
+  using namespace hopper_detail;
+  const PrefillProblem& p = args.problem;
+  require_support(p, hopper_prefill_support());
+  auto by_dim = [&]<DType kT>() {
+    if (p.head_dim == 64) launch_for<Policy, kT, 64>(args, stream);
+    else launch_for<Policy, kT, 128>(args, stream);
+  };
+  if (p.dtype == DType::bf16) by_dim.template operator()<DType::bf16>();
+  else by_dim.template operator()<DType::f16>();
+}
+
+}  // namespace schedlab::kernels
