@@ -4,5 +4,7 @@
 
 namespace schedlab::kernels {
 template void launch_hopper_prefill<experiments::prefill_intra_overlap::overlapped>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<experiments::prefill_intra_overlap::overlapped>(const PrefillProblem&);
 template void launch_hopper_prefill<experiments::prefill_intra_overlap::serial>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<experiments::prefill_intra_overlap::serial>(const PrefillProblem&);
 }  // namespace schedlab::kernels

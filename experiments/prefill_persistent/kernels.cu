@@ -4,6 +4,9 @@
 
 namespace schedlab::kernels {
 template void launch_hopper_prefill<experiments::prefill_persistent::one_per_tile>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<experiments::prefill_persistent::one_per_tile>(const PrefillProblem&);
 template void launch_hopper_prefill<experiments::prefill_persistent::persistent>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<experiments::prefill_persistent::persistent>(const PrefillProblem&);
 template void launch_hopper_prefill<experiments::prefill_persistent::persistent_3stages>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<experiments::prefill_persistent::persistent_3stages>(const PrefillProblem&);
 }  // namespace schedlab::kernels

@@ -13,9 +13,14 @@ struct one_per_tile : kernels::HopperPrefillPolicy {
 struct persistent : kernels::HopperPrefillPolicy {
   /* Schedule = */ static constexpr TileSchedule kSchedule = TileSchedule::Persistent;
 };
+// Three stages of 176-key K and V tiles do not fit 227 KiB at head dim 128: there the
+// three-stage variant keeps the 128-key tiles of the causal shape.
 struct persistent_3stages : kernels::HopperPrefillPolicy {
   /* Schedule = */ static constexpr TileSchedule kSchedule = TileSchedule::Persistent;
   /* Stages = */ static constexpr int kStages = 3;
+  static constexpr kernels::HopperTile tile(int head_dim, bool causal) {
+    return head_dim <= 64 ? HopperPrefillPolicy::tile(head_dim, causal) : HopperPrefillPolicy::tile(head_dim, true);
+  }
 };
 
 }  // namespace schedlab::experiments::prefill_persistent

@@ -4,5 +4,7 @@
 
 namespace schedlab::kernels {
 template void launch_hopper_prefill<experiments::prefill_pingpong::pingpong>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<experiments::prefill_pingpong::pingpong>(const PrefillProblem&);
 template void launch_hopper_prefill<experiments::prefill_pingpong::free_running>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<experiments::prefill_pingpong::free_running>(const PrefillProblem&);
 }  // namespace schedlab::kernels

@@ -2,11 +2,14 @@
 // is the model; the decode family's static/dynamic tile sources are the same idea over KV
 // tiles). A tile is (query block, head, batch). Every role of a CTA (producer and consumers)
 // walks the same deterministic sequence, so no tile id has to be handed between them.
-//   OnePerTile: one CTA per tile, grid (query blocks, heads, batch); the longest causal
-//     rows go first (blockIdx.x = 0 takes the last query block).
-//   Persistent: one CTA per SM walks tiles blockIdx.x, blockIdx.x + gridDim.x, ...; query
-//     blocks vary fastest, so the CTAs of one wave share a few heads' K/V in L2, and in
-//     causal problems each head's heaviest blocks come first.
+//   OnePerTile: one CTA per tile.
+//   Persistent: one CTA per SM walks tiles blockIdx.x, blockIdx.x + gridDim.x, ...
+// Both walk the tiles in one order (CTAs are dispatched in block order):
+//   - equal tiles (non-causal): query blocks fastest, so the CTAs of one wave share a few
+//     heads' K/V in L2;
+//   - causal: longest first across every head (all heads' last query block, then the one
+//     before, ...), the longest-processing-time order that balances unequal tiles; with
+//     `across_heads` false, longest first within each head only (query blocks fastest).
 #pragma once
 #include "common/gpu/device.hpp"
 
@@ -20,8 +23,22 @@ struct TileCoord {
 
 struct TileGrid {
   int m_blocks, heads, batch;
-  bool longest_first;  // causal: reverse the query blocks
+  bool longest_first;  // causal: the last query blocks (the most keys) first
+  bool across_heads;   // with longest_first: across every head, not within each
   __host__ __device__ int count() const { return m_blocks * heads * batch; }
+  // The tile at position `i` of the walk.
+  __device__ TileCoord at(int i) const {
+    int m, bh;
+    if (longest_first && across_heads) {
+      bh = i % (heads * batch);
+      m = m_blocks - 1 - i / (heads * batch);
+    } else {
+      m = i % m_blocks;
+      bh = i / m_blocks;
+      if (longest_first) m = m_blocks - 1 - m;
+    }
+    return {m, bh % heads, bh / heads};
+  }
 };
 
 template <TileSchedule kSchedule>
@@ -31,13 +48,12 @@ template <>
 struct TileScheduler<TileSchedule::OnePerTile> {
   TileGrid g;
   bool done = false;
-  static dim3 grid(const TileGrid& g, int /*sm_count*/) { return dim3(g.m_blocks, g.heads, g.batch); }
+  static dim3 grid(const TileGrid& g, int /*sm_count*/) { return dim3(g.count()); }
   __device__ explicit TileScheduler(const TileGrid& grid) : g(grid) {}
   __device__ bool next(TileCoord& t) {
     if (done) return false;
     done = true;
-    const int m = static_cast<int>(blockIdx.x);
-    t = {g.longest_first ? g.m_blocks - 1 - m : m, static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z)};
+    t = g.at(static_cast<int>(blockIdx.x));
     return true;
   }
 };
@@ -50,8 +66,7 @@ struct TileScheduler<TileSchedule::Persistent> {
   __device__ explicit TileScheduler(const TileGrid& grid) : g(grid), tile(static_cast<int>(blockIdx.x)) {}
   __device__ bool next(TileCoord& t) {
     if (tile >= g.count()) return false;
-    const int m = tile % g.m_blocks, bh = tile / g.m_blocks;
-    t = {g.longest_first ? g.m_blocks - 1 - m : m, bh % g.heads, bh / g.heads};
+    t = g.at(tile);
     tile += static_cast<int>(gridDim.x);
     return true;
   }

@@ -6,6 +6,14 @@
 
 namespace schedlab::kernels {
 
+// The tile shape of one (head dim, causal) instantiation.
+struct HopperTile {
+  int consumers;      // consumer warpgroups, 64 query rows each
+  int block_n;        // keys per K/V tile
+  int consumer_regs;  // registers a consumer thread takes with setmaxnreg
+  int row_chains;     // independent max / sum chains per row in the softmax
+};
+
 struct HopperPrefillPolicy {
   // A producer warpgroup issues every bulk copy and the consumer warpgroups only compute
   // (FA3 3.1). false: no producer; one consumer thread issues the copies between its tiles.
@@ -13,16 +21,28 @@ struct HopperPrefillPolicy {
   // setmaxnreg: the producer gives registers back, the consumers take them (FA3: 24 / 240).
   /* RegisterRealloc = */ static constexpr bool kRegisterRealloc = true;
   /* ProducerRegs = */ static constexpr int kProducerRegs = 24;
-  /* ConsumerRegs = */ static constexpr int kConsumerRegs = 240;
-  // Two consumer warpgroups take turns issuing their matrix ops through named barriers, so
-  // one's softmax runs while the other's GEMMs do (FA3 3.1, "ping-pong").
+  // The consumer warpgroups take turns issuing their matrix ops through named barriers, so
+  // one's softmax runs while another's GEMMs do (FA3 3.1, "ping-pong").
   /* PingPong = */ static constexpr bool kPingPong = true;
   // Inside a warpgroup, S(j+1) = Q K(j+1)^T and O += P(j) V(j) are issued before the softmax
   // of tile j+1 (FA3 3.2, Algorithm 2).
   /* IntraOverlap = */ static constexpr bool kIntraOverlap = true;
   /* Schedule = */ static constexpr attention::TileSchedule kSchedule = attention::TileSchedule::OnePerTile;
-  /* Stages = */ static constexpr int kStages = 2;   // K and V stages each in the shared ring
-  /* BlockN = */ static constexpr int kBlockN = 128;  // keys per K/V tile
+  // Causal tiles longest first across every head (true) or within each head (false).
+  /* LongestFirstAcrossHeads = */ static constexpr bool kLongestFirstAcrossHeads = true;
+  /* Stages = */ static constexpr int kStages = 2;  // K and V stages each in the shared ring
+  // > 0: keep a stale running max until a row's max grows by more than this (log2 units) and
+  // skip O *= corr when no row of the warp moved (FA4's conditional rescaling); P then
+  // reaches 2^threshold at most, which bf16 / f16 and the f32 sums hold.
+  /* RescaleThreshold = */ static constexpr float kRescaleThreshold = 8.f;
+  // Tile shapes: FA3's (hopper/tile_size.h: 128 x 176 non-causal and 128 x 128 causal at head
+  // dim 128, 192 query rows at 64), each confirmed on the H200 by the tuning bench
+  // (kernels/hopper_prefill/README.md). 3 consumers fit 160 registers each beside a 24-register
+  // producer; row chains helped only the 128-key tiles.
+  static constexpr HopperTile tile(int head_dim, bool causal) {
+    if (head_dim <= 64) return {3, 128, 160, 4};
+    return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 176, 240, 1};
+  }
 };
 
 }  // namespace schedlab::kernels

@@ -34,16 +34,18 @@ inline constexpr float kLog2e = 1.4426950408889634f;
 inline constexpr int kBoxCols = 64;      // head-dim columns of one 128-byte-swizzled box
 inline constexpr int kRowBytes = 128;    // one box row
 inline constexpr int kAtomBytes = 1024;  // 8 swizzled rows: the wgmma stride offset
-// Named barriers: 0 is __syncthreads; the ping-pong turns of consumer 0 and 1.
+// Named barriers: 0 is __syncthreads; kTurnBarrier0 + c is consumer c's ping-pong turn.
 inline constexpr int kTurnBarrier0 = 2;
 
-template <class Policy, int kHeadDimT>
+template <class Policy, int kHeadDimT, bool kCausalT>
 struct Config {
   static constexpr int kHeadDim = kHeadDimT;
-  static constexpr int kConsumers = 2;  // consumer warpgroups
+  static constexpr bool kCausal = kCausalT;
+  static constexpr HopperTile kTile = Policy::tile(kHeadDim, kCausal);
+  static constexpr int kConsumers = kTile.consumers;  // consumer warpgroups
   static constexpr int kWgRows = 64;    // query rows of one consumer (wgmma m64)
   static constexpr int kBlockM = kConsumers * kWgRows;
-  static constexpr int kBlockN = Policy::kBlockN;
+  static constexpr int kBlockN = kTile.block_n;
   static constexpr int kStages = Policy::kStages;
   static constexpr int kProducers = Policy::kWarpSpecialized ? 1 : 0;
   static constexpr int kThreads = (kConsumers + kProducers) * kWarpGroupThreads;
@@ -55,6 +57,9 @@ struct Config {
   static constexpr int kPvSteps = kBlockN / 16;   // k16 steps of O += P V
   static constexpr int kSRegs = kBlockN / 2;      // S accumulators per thread (m64 x kBlockN)
   static constexpr int kORegs = kHeadDim / 2;     // O accumulators per thread (m64 x head dim)
+  static constexpr int kRowChains = kTile.row_chains;
+  static constexpr int kConsumerRegs = kTile.consumer_regs;
+  static constexpr float kRescaleThreshold = Policy::kRescaleThreshold;
   static_assert(kHeadDim % kBoxCols == 0, "head dim in whole 64-column boxes");
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "a K/V tile is whole k16 steps and one box of at most 256 rows");
   static_assert(kStages >= 2 && kStages <= 4, "two to four stages in the K and V rings");
@@ -63,7 +68,7 @@ struct Config {
   static_assert(Policy::kWarpSpecialized || Policy::kSchedule == attention::TileSchedule::OnePerTile,
                 "without a producer warpgroup, a CTA computes one tile");
   static_assert(!Policy::kRegisterRealloc ||
-                    Policy::kProducerRegs * kWarpGroupThreads + Policy::kConsumerRegs * kConsumers * kWarpGroupThreads <= 65536,
+                    Policy::kProducerRegs * kWarpGroupThreads + kConsumerRegs * kConsumers * kWarpGroupThreads <= 65536,
                 "the register budgets exceed the SM's register file");
 };
 
@@ -85,7 +90,6 @@ struct Params {
   gpu::api::TensorMap q_map, k_map, v_map;  // dims (head_dim, position, head, batch)
   std::uint16_t* o;
   int q_len, kv_len, q_heads, kv_heads;
-  bool causal;
   float scale_log2;  // softmax scale * log2(e): scores live in the log2 domain (exp2)
   attention::TileGrid tiles;
 };
@@ -99,7 +103,7 @@ struct TileWork {
     q_row0 = t.m_block * Cfg::kBlockM;
     kv_head = t.head / (a.q_heads / a.kv_heads);
     const int last_row = min(q_row0 + Cfg::kBlockM, a.q_len) - 1;
-    const int key_end = a.causal ? min(a.kv_len, last_row + a.kv_len - a.q_len + 1) : a.kv_len;
+    const int key_end = Cfg::kCausal ? min(a.kv_len, last_row + a.kv_len - a.q_len + 1) : a.kv_len;
     n_tiles = key_end > 0 ? (key_end + Cfg::kBlockN - 1) / Cfg::kBlockN : 0;
   }
 };
@@ -148,11 +152,14 @@ struct Loader {
 };
 
 // Ping-pong: consumer c issues its matrix ops only in its turn and then hands the turn to
-// the other, so one's GEMMs run while the other does its softmax (FA3 3.1).
-template <bool kOn>
+// consumer c + 1 (round robin), so one's GEMMs run while the others do their softmax (FA3
+// 3.1). Each hand-over is one barrier of two warpgroups: the next one's sync, this one's
+// arrive. The last consumer opens consumer 0's first turn; consumer 0 takes the last hand-over.
+template <bool kOn, int kConsumers>
 struct TurnOrder {
   int mine, other;
-  __device__ explicit TurnOrder(int consumer) : mine(kTurnBarrier0 + consumer), other(kTurnBarrier0 + 1 - consumer) {}
+  __device__ explicit TurnOrder(int consumer)
+      : mine(kTurnBarrier0 + consumer), other(kTurnBarrier0 + (consumer + 1) % kConsumers) {}
   __device__ void begin() const {
     if constexpr (kOn) gpu::named_barrier_sync(mine, 2 * kWarpGroupThreads);  // wait for my turn
   }
@@ -211,37 +218,61 @@ __device__ __forceinline__ void issue_pv(float (&o)[Cfg::kORegs], const std::uin
 
 // STAGE 2: online softmax of one S tile, in place: S becomes P = exp2(S scale - m) (log2
 // domain); corr is the factor O must be rescaled by. kMask: the tile crosses the causal
-// diagonal or the end of the keys.
+// diagonal or the end of the keys. Row max and sum run as kRowChains independent chains
+// (chain c takes the 8-column blocks b with b % kRowChains == c).
 template <class Cfg, bool kMask>
 __device__ __forceinline__ void softmax_tile(float (&s)[Cfg::kSRegs], RowState& st, float (&corr)[2], const Params& a,
                                              int key0, int row0) {
-  float mx[2] = {-INFINITY, -INFINITY};
+  constexpr int kChains = Cfg::kRowChains;
+  auto chain = [](int e) { return (e >> 2) % kChains; };
+  float mx[2][kChains];
+#pragma unroll
+  for (int c = 0; c < kChains; ++c) mx[0][c] = mx[1][c] = -INFINITY;
+  // Keys at or past the row's limit are masked: one compare and select per element.
+  int limit[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r)
+    limit[r] = Cfg::kCausal ? min(a.kv_len, row0 + 8 * r + a.kv_len - a.q_len + 1) - key0 : a.kv_len - key0;
 #pragma unroll
   for (int e = 0; e < Cfg::kSRegs; ++e) {
-    if constexpr (kMask) {
-      const int row = row0 + 8 * acc_slot(e), key = key0 + acc_col(e);
-      if (!(key < a.kv_len && (!a.causal || key <= row + a.kv_len - a.q_len))) s[e] = -INFINITY;
-    }
-    mx[acc_slot(e)] = fmaxf(mx[acc_slot(e)], s[e]);
+    if constexpr (kMask) s[e] = acc_col(e) < limit[acc_slot(e)] ? s[e] : -INFINITY;
+    mx[acc_slot(e)][chain(e)] = fmaxf(mx[acc_slot(e)][chain(e)], s[e]);
   }
   float m_use[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    const float m_new = fmaxf(st.m[r], quad_max(mx[r]) * a.scale_log2);
+#pragma unroll
+    for (int c = 1; c < kChains; ++c) mx[r][0] = fmaxf(mx[r][0], mx[r][c]);
+    float m_new = fmaxf(st.m[r], quad_max(mx[r][0]) * a.scale_log2);
+    // Thresholded: the stale max stays while the new one is within the threshold above it
+    // (a row's first visible key always moves it from -inf).
+    if constexpr (Cfg::kRescaleThreshold > 0.f) m_new = m_new > st.m[r] + Cfg::kRescaleThreshold ? m_new : st.m[r];
     m_use[r] = m_new == -INFINITY ? 0.f : m_new;  // a row with no visible key yet: avoid inf - inf
     corr[r] = gpu::mma::fast_exp2(st.m[r] - m_use[r]);
     st.m[r] = m_new;
-    st.l[r] *= corr[r];
   }
+  float sum[2][kChains];
+#pragma unroll
+  for (int c = 0; c < kChains; ++c) sum[0][c] = sum[1][c] = 0.f;
 #pragma unroll
   for (int e = 0; e < Cfg::kSRegs; ++e) {
     s[e] = gpu::mma::fast_exp2(fmaf(s[e], a.scale_log2, -m_use[acc_slot(e)]));
-    st.l[acc_slot(e)] += s[e];
+    sum[acc_slot(e)][chain(e)] += s[e];
+  }
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {
+#pragma unroll
+    for (int c = 1; c < kChains; ++c) sum[r][0] += sum[r][c];
+    st.l[r] = st.l[r] * corr[r] + sum[r][0];
   }
 }
 
+// O *= corr. Thresholded (FA4): skipped unless some row of the warp moved its max, which
+// after the first tiles is rare, so the warp-uniform branch is almost never taken.
 template <class Cfg>
 __device__ __forceinline__ void rescale_o(float (&o)[Cfg::kORegs], const float (&corr)[2]) {
+  if constexpr (Cfg::kRescaleThreshold > 0.f)
+    if (!gpu::warp_any(corr[0] != 1.f || corr[1] != 1.f)) return;
 #pragma unroll
   for (int e = 0; e < Cfg::kORegs; ++e) o[e] *= corr[acc_slot(e)];
 }
@@ -282,10 +313,15 @@ struct Consumer {
   const Params& a;
   SharedStorage<Cfg>& s;
   Loader<Cfg>* loader;  // non-null in the thread that issues copies without a producer warpgroup
-  TurnOrder<Policy::kPingPong> turn;
+  TurnOrder<Policy::kPingPong, Cfg::kConsumers> turn;
   int consumer;
   PipelineState<Cfg::kStages> k_state, v_state;
 
+  // Q is free once the tile's last QK is complete: a persistent producer loads the next
+  // tile's Q while this one finishes its last softmax, PV and output.
+  __device__ void release_q_after(const TileWork<Cfg>& w, int j) const {
+    if (j == w.n_tiles - 1 && gpu::lane_id() == 0) gpu::mbarrier_arrive(&s.q_empty);
+  }
   // A warp's lane 0 frees a stage once the warp's wgmma reads of it are complete; without a
   // producer warpgroup the issuing thread then refills it with tile j + kStages.
   template <bool kIsK>
@@ -297,7 +333,7 @@ struct Consumer {
     gpu::warp_sync();
   }
   __device__ bool masked(const TileWork<Cfg>& w, int j, int row0) const {
-    const int unmasked_end = a.causal ? min(a.kv_len, row0 + a.kv_len - a.q_len + 1) : a.kv_len;
+    const int unmasked_end = Cfg::kCausal ? min(a.kv_len, row0 + a.kv_len - a.q_len + 1) : a.kv_len;
     return (j + 1) * Cfg::kBlockN > unmasked_end;
   }
   __device__ void softmax(float (&sc)[Cfg::kSRegs], RowState& st, float (&corr)[2], const TileWork<Cfg>& w, int j,
@@ -319,6 +355,7 @@ struct Consumer {
       wgmma::wait<0>();
       wgmma::fence_operands(sc);
       release<true>(w, j);
+      release_q_after(w, j);
       float corr[2];
       softmax(sc, st, corr, w, j, row0);
       rescale_o<Cfg>(o, corr);
@@ -346,6 +383,7 @@ struct Consumer {
     wgmma::wait<0>();
     wgmma::fence_operands(sc);
     release<true>(w, 0);
+    release_q_after(w, 0);
     softmax(sc, st, corr, w, 0, row0);  // O is still zero: nothing to rescale
     pack_p<Cfg, Op>(p, sc);
     for (int j = 1; j < w.n_tiles; ++j) {
@@ -358,6 +396,7 @@ struct Consumer {
       wgmma::wait<1>();  // S(j) is done; PV(j - 1) may still run (it reads p)
       wgmma::fence_operands(sc);
       release<true>(w, j);
+      release_q_after(w, j);
       softmax(sc, st, corr, w, j, row0);
       wgmma::wait<0>();
       wgmma::fence_operands(o);
@@ -386,8 +425,9 @@ struct Consumer {
     if (w.n_tiles > 0) {
       if constexpr (Policy::kIntraOverlap) mainloop_overlapped(w, o, st, row0);
       else mainloop_serial(w, o, st, row0);
+    } else if (gpu::lane_id() == 0) {
+      gpu::mbarrier_arrive(&s.q_empty);  // no key to see: Q was never read
     }
-    if (gpu::lane_id() == 0) gpu::mbarrier_arrive(&s.q_empty);  // every QK that read Q is complete
     write_o<Cfg, Op>(o, st, a, w.t, row0);
   }
 };
@@ -395,12 +435,13 @@ struct Consumer {
 template <DType kT>
 using Operand = std::conditional_t<kT == DType::bf16, gpu::mma::Bf16, gpu::mma::F16>;
 
-template <class Policy, int kHeadDim>
-inline constexpr int kThreadsOf = Config<Policy, kHeadDim>::kThreads;
+template <class Policy, int kHeadDim, bool kCausal>
+inline constexpr int kThreadsOf = Config<Policy, kHeadDim, kCausal>::kThreads;
 
-template <class Policy, DType kT, int kHeadDim, class Dyn>
-__global__ void __launch_bounds__(kThreadsOf<Policy, kHeadDim>, 1) hopper_prefill_kernel(const __grid_constant__ Params a) {
-  using Cfg = Config<Policy, kHeadDim>;
+template <class Policy, DType kT, int kHeadDim, bool kCausal, class Dyn>
+__global__ void __launch_bounds__(kThreadsOf<Policy, kHeadDim, kCausal>, 1)
+    hopper_prefill_kernel(const __grid_constant__ Params a) {
+  using Cfg = Config<Policy, kHeadDim, kCausal>;
   using Storage = SharedStorage<Cfg>;
   static_assert(Dyn::kBytes == Storage::kLaunchBytes, "launch and kernel disagree on shared memory");
   extern __shared__ unsigned char smem_raw[];
@@ -427,15 +468,15 @@ __global__ void __launch_bounds__(kThreadsOf<Policy, kHeadDim>, 1) hopper_prefil
     }
     return;
   }
-  if constexpr (Policy::kRegisterRealloc) gpu::regs_increase<Policy::kConsumerRegs>();
+  if constexpr (Policy::kRegisterRealloc) gpu::regs_increase<Cfg::kConsumerRegs>();
   const int consumer = group - Cfg::kProducers;
   // Without a producer, thread 0 issues Q and the first kStages tiles, then refills each
   // stage as it is released (Consumer::release).
   Loader<Cfg> own_loader{a, s};
   const bool issues_copies = !Policy::kWarpSpecialized && threadIdx.x == 0;
-  Consumer<Policy, Cfg, Operand<kT>> c{a, s, issues_copies ? &own_loader : nullptr, TurnOrder<Policy::kPingPong>(consumer),
-                                       consumer};
-  if (Policy::kPingPong && consumer == 1) c.turn.end();  // consumer 0 goes first
+  Consumer<Policy, Cfg, Operand<kT>> c{a, s, issues_copies ? &own_loader : nullptr,
+                                       TurnOrder<Policy::kPingPong, Cfg::kConsumers>(consumer), consumer};
+  if (Policy::kPingPong && consumer == Cfg::kConsumers - 1) c.turn.end();  // consumer 0 goes first
   unsigned q_parity = 0;
   while (tiles.next(t)) {
     const TileWork<Cfg> w(a, t);
@@ -467,11 +508,26 @@ inline gpu::api::TensorMap qkv_tensor_map(const void* base, int head_dim, int le
   return it->second;
 }
 
-template <class Policy, DType kT, int kHeadDim>
+inline const gpu::DeviceInfo& device() {
+  static const gpu::DeviceInfo info = gpu::device_info();  // once: a host query between timing events would be timed
+  return info;
+}
+
+template <class Policy, int kHeadDim, bool kCausal>
+void require_fits() {
+  constexpr int kBytes = SharedStorage<Config<Policy, kHeadDim, kCausal>>::kLaunchBytes;
+  if (kBytes > device().smem_per_block_optin)
+    throw UnsupportedProblem("hopper prefill: " + std::to_string(kBytes) + " bytes of shared memory at head dim " +
+                             std::to_string(kHeadDim) + ", over the device's " +
+                             std::to_string(device().smem_per_block_optin) + " per block");
+}
+
+template <class Policy, DType kT, int kHeadDim, bool kCausal>
 void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
-  using Cfg = Config<Policy, kHeadDim>;
+  using Cfg = Config<Policy, kHeadDim, kCausal>;
   constexpr int kBytes = SharedStorage<Cfg>::kLaunchBytes;
   const PrefillProblem& p = args.problem;
+  require_fits<Policy, kHeadDim, kCausal>();
   Params a{};
   a.q_map = qkv_tensor_map(args.q, kHeadDim, p.q_len, p.q_heads, p.batch, Cfg::kBlockM);
   a.k_map = qkv_tensor_map(args.k, kHeadDim, p.kv_len, p.kv_heads, p.batch, Cfg::kBlockN);
@@ -481,13 +537,13 @@ void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
   a.kv_len = p.kv_len;
   a.q_heads = p.q_heads;
   a.kv_heads = p.kv_heads;
-  a.causal = p.causal;
   a.scale_log2 = p.scale() * kLog2e;
-  a.tiles = attention::TileGrid{(p.q_len + Cfg::kBlockM - 1) / Cfg::kBlockM, p.q_heads, p.batch, p.causal};
-  auto kernel = hopper_prefill_kernel<Policy, kT, kHeadDim, gpu::DynamicSmem<kBytes>>;
+  a.tiles = attention::TileGrid{(p.q_len + Cfg::kBlockM - 1) / Cfg::kBlockM, p.q_heads, p.batch, kCausal,
+                                Policy::kLongestFirstAcrossHeads};
+  auto kernel = hopper_prefill_kernel<Policy, kT, kHeadDim, kCausal, gpu::DynamicSmem<kBytes>>;
   static const bool smem_raised = (gpu::set_max_dynamic_smem(kernel, kBytes), true);  // once per kernel
   (void)smem_raised;
-  static const int sm_count = gpu::device_info().sm_count;
+  const int sm_count = device().sm_count;
   const dim3 grid = attention::TileScheduler<Policy::kSchedule>::grid(a.tiles, sm_count);
   gpu::launch("hopper_prefill", kernel, gpu::LaunchConfig{grid, dim3(Cfg::kThreads), kBytes, stream}, a);
 }
@@ -501,12 +557,23 @@ void launch_hopper_prefill(const PrefillArgs& args, gpu::api::stream_t stream) {
   using namespace hopper_detail;
   const PrefillProblem& p = args.problem;
   require_support(p, hopper_prefill_support());
-  auto by_dim = [&]<DType kT>() {
-    if (p.head_dim == 64) launch_for<Policy, kT, 64>(args, stream);
-    else launch_for<Policy, kT, 128>(args, stream);
+  auto by_dim = [&]<DType kT, bool kCausal>() {
+    if (p.head_dim == 64) launch_for<Policy, kT, 64, kCausal>(args, stream);
+    else launch_for<Policy, kT, 128, kCausal>(args, stream);
   };
-  if (p.dtype == DType::bf16) by_dim.template operator()<DType::bf16>();
-  else by_dim.template operator()<DType::f16>();
+  auto by_mask = [&]<DType kT>() {
+    if (p.causal) by_dim.template operator()<kT, true>();
+    else by_dim.template operator()<kT, false>();
+  };
+  if (p.dtype == DType::bf16) by_mask.template operator()<DType::bf16>();
+  else by_mask.template operator()<DType::f16>();
+}
+
+template <class Policy>
+void require_hopper_prefill_fits(const PrefillProblem& p) {
+  using namespace hopper_detail;
+  if (p.head_dim == 64) p.causal ? require_fits<Policy, 64, true>() : require_fits<Policy, 64, false>();
+  else p.causal ? require_fits<Policy, 128, true>() : require_fits<Policy, 128, false>();
 }
 
 }  // namespace schedlab::kernels

@@ -17,4 +17,9 @@ inline KernelSupport hopper_prefill_support() {
 template <class Policy>
 void launch_hopper_prefill(const PrefillArgs& args, gpu::api::stream_t stream);
 
+// Throws UnsupportedProblem when the policy's shared storage at this problem's head dim
+// exceeds the device's per-block limit (the harness then skips the case with the reason).
+template <class Policy>
+void require_hopper_prefill_fits(const PrefillProblem& p);
+
 }  // namespace schedlab::kernels

@@ -24,6 +24,7 @@ struct HopperPrefillFamily {
     r.add<PrefillProblem>(name, harness::record_label("hopper_prefill", e, variant, dtype),
                           fa3_setting(s.seq_len, s.head_dim, s.causal, kDtype), [](const PrefillProblem& p) {
                             require_support(p, hopper_prefill_support());
+                            require_hopper_prefill_fits<Policy>(p);
                             return std::make_unique<PrefillCase>(p, launch_hopper_prefill<Policy>);
                           });
   }

@@ -72,5 +72,28 @@ TYPED_TEST(HopperPrefillGpu, MatchesReferenceOnEveryConfig) {
   }
 }
 
+// Two small shapes (ragged, causal GQA with q_len < kv_len) for compute-sanitizer's memcheck
+// and racecheck, which slow each launch by orders of magnitude.
+TYPED_TEST(HopperPrefillGpu, SmallShapesForSanitizer) {
+  std::uint64_t seed = std::random_device{}();
+  for (const Config& cfg : {configs()[0], configs()[1]}) {
+    PrefillProblem p;
+    p.batch = cfg.batch;
+    p.q_heads = cfg.q_heads;
+    p.kv_heads = cfg.kv_heads;
+    p.q_len = cfg.q_len;
+    p.kv_len = cfg.kv_len;
+    p.head_dim = cfg.head_dim;
+    p.causal = cfg.causal;
+    p.dtype = cfg.dtype;
+    PrefillCase c(p, launch_hopper_prefill<TypeParam>);
+    c.prepare(++seed, 1);
+    c.poison_output();
+    c.launch(0);
+    c.synchronize();
+    EXPECT_TRUE(c.check_accuracy(seed).passed) << cfg.name;
+  }
+}
+
 }  // namespace
 }  // namespace schedlab::kernels

@@ -1,0 +1,14 @@
+// Tile-shape and softmax candidates of the Hopper prefill family on the prefill benchmark shapes.
+#include "common/harness/gpu_platform.hpp"
+#include "kernels/hopper_prefill/hopper_prefill_bench.hpp"
+#include "kernels/hopper_prefill/tuning_policy.hpp"
+
+using namespace schedlab;
+namespace tuning = experiments::hopper_prefill_tuning;
+
+int main(int argc, char** argv) {
+  const kernels::HopperPrefillExperiment<tuning::defaults, tuning::no_threshold, tuning::n128, tuning::d64_m128, tuning::one_chain, tuning::per_head_order>
+      experiment{"hopper_prefill_tuning", "defaults", {"defaults", "no_threshold", "n128", "d64_m128", "one_chain", "per_head_order"}};
+  return harness::bench_main(
+      argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
+}

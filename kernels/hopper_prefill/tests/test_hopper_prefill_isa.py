@@ -1,0 +1,120 @@
+"""Machine-code evidence for the Hopper prefill experiments (sm_90a SASS), without a GPU.
+
+Reads the SASS the static report wrote for each experiment's kernels.cu when the build's
+static-report test already produced it (build/*/static_report_test/isa/...), and otherwise
+compiles those sources through scripts/resource_report.py (the same commands). Checks, for
+every instantiation (bf16 / f16, head dim 64 / 128, causal or not):
+  - the matrix products are warpgroup ops (HGMMA), with no mma.sync (HMMA) anywhere;
+  - Q, K and V arrive by bulk tensor copies (UTMALDG.4D);
+  - no local memory (LDL / STL): nothing spilled, in the consumers or anywhere else;
+  - register reallocation: the warp-specialized variants with setmaxnreg give the producer
+    24 registers and the consumers their named budget (240 with two consumer warpgroups at
+    head dim 128, 160 with three at 64); the even split and the variant without a producer
+    carry no USETMAXREG at all;
+  - ping-pong: the consumers hand turns over through named barriers of two warpgroups
+    (BAR.SYNC / BAR.ARV with 256 threads); the free-running baseline has neither, only the
+    CTA-wide barrier 0 of the set-up.
+Run: python3 -m pytest -q kernels/hopper_prefill/tests
+"""
+from __future__ import annotations
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "scripts"))
+import isa  # noqa: E402
+import resource_report  # noqa: E402
+
+EXPERIMENTS = ("prefill_pingpong", "prefill_warp_specialization", "prefill_intra_overlap", "prefill_persistent")
+PRODUCER_REGS = 24
+CONSUMER_REGS = {128: 240, 64: 160}  # the default tile shapes (kernels/hopper_prefill/hopper_policy.hpp)
+
+
+def _existing_sass(experiment: str) -> Path | None:
+    for report in sorted(ROOT.glob("build/*/static_report_test")):
+        sass = report / "isa" / "experiments" / experiment / "kernels.sm_90a.sass"
+        source = ROOT / "experiments" / experiment / "kernels.cu"
+        if sass.exists() and sass.stat().st_mtime >= source.stat().st_mtime:
+            return sass
+    return None
+
+
+@pytest.fixture(scope="session")
+def sass(tmp_path_factory) -> dict[str, dict[str, list[str]]]:
+    """{experiment: {mangled kernel: [instruction]}}."""
+    texts = {e: p.read_text() for e in EXPERIMENTS if (p := _existing_sass(e))}
+    missing = [e for e in EXPERIMENTS if e not in texts]
+    if missing:
+        if not (resource_report.find_cuda_tool("nvcc") and resource_report.find_cuda_tool("cuobjdump")):
+            pytest.skip("nvcc and cuobjdump not found: no sm_90a SASS")
+        out = tmp_path_factory.mktemp("hopper_isa")
+        entries = [f"{e}|{ROOT / 'experiments' / e / 'kernels.cu'}|sm_90a" for e in missing]
+        proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "resource_report.py"), "--out", str(out),
+                               "--root", str(ROOT), "--targets=sm_90a", "-j", "2", *entries],
+                              capture_output=True, text=True, cwd=ROOT)
+        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
+        for e in missing:
+            texts[e] = (out / "isa" / "experiments" / e / "kernels.sm_90a.sass").read_text()
+    return {e: isa.sass_functions(t) for e, t in texts.items()}
+
+
+def _kernels(functions: dict[str, list[str]], experiment: str, variant: str) -> dict[tuple[int, int, int], list[str]]:
+    """{(dtype, head_dim, causal): instructions} of one policy's hopper_prefill_kernel instantiations."""
+    pattern = re.compile(rf"hopper_prefill_kernel.*{experiment}{len(variant)}{variant}ELNS_5DTypeE(\d)ELi(\d+)ELb(\d)E")
+    found = {}
+    for name, body in functions.items():
+        if m := pattern.search(name):
+            found[tuple(int(g) for g in m.groups())] = body
+    assert len(found) == 8, f"{experiment}/{variant}: {len(found)} instantiations, expected 8 (2 dtypes x 2 dims x 2 masks)"
+    return found
+
+
+def _all_variants(functions, experiment):
+    variants = set()
+    for name in functions:
+        if m := re.search(rf"{experiment}(\d+)(\w+?)ELNS_5DTypeE", name):
+            variants.add(m.group(2)[: int(m.group(1))])
+    return sorted(variants)
+
+
+def _count(body: list[str], pattern: str) -> int:
+    return sum(1 for ins in body if re.search(pattern, ins))
+
+
+def test_every_kernel_uses_warpgroup_mma_and_bulk_copies_and_no_local_memory(sass):
+    for experiment, functions in sass.items():
+        for variant in _all_variants(functions, experiment):
+            for key, body in _kernels(functions, experiment, variant).items():
+                where = f"{experiment}/{variant} {key}"
+                assert _count(body, r"\bHGMMA\.64x\d+x16\.F32") > 0, f"{where}: no HGMMA"
+                assert _count(body, r"\bHMMA\.") == 0, f"{where}: mma.sync (HMMA) in a wgmma kernel"
+                assert _count(body, r"\bUTMALDG\.4D") > 0, f"{where}: no bulk tensor copy"
+                assert _count(body, r"\b(LDL|STL)(\.|\s)") == 0, f"{where}: local memory (spills)"
+
+
+def test_register_reallocation_only_where_the_policy_asks(sass):
+    fn = sass["prefill_warp_specialization"]
+    for (dtype, head_dim, causal), body in _kernels(fn, "prefill_warp_specialization", "ws_realloc").items():
+        dealloc = [i for i in body if i.startswith("USETMAXREG.DEALLOC")]
+        alloc = [i for i in body if i.startswith("USETMAXREG.TRY_ALLOC")]
+        assert dealloc and all(i.endswith(hex(PRODUCER_REGS)) for i in dealloc), dealloc
+        assert alloc and all(i.endswith(hex(CONSUMER_REGS[head_dim])) for i in alloc), (head_dim, alloc)
+    for variant in ("ws_even_regs", "no_ws"):
+        for key, body in _kernels(fn, "prefill_warp_specialization", variant).items():
+            assert _count(body, r"USETMAXREG") == 0, f"{variant} {key}: setmaxnreg present"
+
+
+def test_pingpong_hands_turns_through_named_barriers(sass):
+    fn = sass["prefill_pingpong"]
+    for key, body in _kernels(fn, "prefill_pingpong", "pingpong").items():
+        assert _count(body, r"^BAR\.SYNC\S* R\d+, 0x100") > 0, f"pingpong {key}: no turn sync"
+        assert _count(body, r"^(@!?P\d )?BAR\.ARV R\d+, 0x100") > 0, f"pingpong {key}: no turn hand-over"
+    for key, body in _kernels(fn, "prefill_pingpong", "free_running").items():
+        assert _count(body, r"BAR\.ARV") == 0, f"free_running {key}: BAR.ARV present"
+        syncs = [i for i in body if "BAR.SYNC" in i]
+        assert syncs and all(re.search(r"BAR\.SYNC\S* 0x0$", i) for i in syncs), f"free_running {key}: {syncs}"

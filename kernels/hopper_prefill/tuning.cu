@@ -1,0 +1,19 @@
+// Kernel instantiations of the Hopper prefill tuning candidates.
+#include "kernels/hopper_prefill/hopper_prefill.cuh"
+#include "kernels/hopper_prefill/tuning_policy.hpp"
+
+namespace schedlab::kernels {
+namespace tuning = experiments::hopper_prefill_tuning;
+template void launch_hopper_prefill<tuning::defaults>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<tuning::defaults>(const PrefillProblem&);
+template void launch_hopper_prefill<tuning::no_threshold>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<tuning::no_threshold>(const PrefillProblem&);
+template void launch_hopper_prefill<tuning::n128>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<tuning::n128>(const PrefillProblem&);
+template void launch_hopper_prefill<tuning::d64_m128>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<tuning::d64_m128>(const PrefillProblem&);
+template void launch_hopper_prefill<tuning::one_chain>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<tuning::one_chain>(const PrefillProblem&);
+template void launch_hopper_prefill<tuning::per_head_order>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<tuning::per_head_order>(const PrefillProblem&);
+}  // namespace schedlab::kernels

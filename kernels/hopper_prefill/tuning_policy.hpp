@@ -1,0 +1,40 @@
+// Candidates of the Hopper prefill family's tile shape and softmax, timed side by side by
+// bench_hopper_prefill_tuning (kernels/hopper_prefill/README.md has the table). Each is the
+// family's default policy with the members its name says changed.
+#pragma once
+#include "kernels/hopper_prefill/hopper_policy.hpp"
+
+namespace schedlab::experiments::hopper_prefill_tuning {
+
+using kernels::HopperTile;
+using Base = kernels::HopperPrefillPolicy;
+struct defaults : Base {};
+struct no_threshold : Base {
+  /* RescaleThreshold = */ static constexpr float kRescaleThreshold = 0.f;
+};
+// 128-key tiles at head dim 128 whether causal or not.
+struct n128 : Base {
+  static constexpr HopperTile tile(int head_dim, bool causal) {
+    return head_dim <= 64 ? Base::tile(head_dim, causal) : HopperTile{2, 128, 240, 4};
+  }
+};
+// Two consumer warpgroups (128 query rows) at head dim 64.
+struct d64_m128 : Base {
+  static constexpr HopperTile tile(int head_dim, bool causal) {
+    return head_dim <= 64 ? HopperTile{2, 128, 240, 4} : Base::tile(head_dim, causal);
+  }
+};
+// Causal tiles longest first within each head only.
+struct per_head_order : Base {
+  /* LongestFirstAcrossHeads = */ static constexpr bool kLongestFirstAcrossHeads = false;
+};
+// One chain per row everywhere.
+struct one_chain : Base {
+  static constexpr HopperTile tile(int head_dim, bool causal) {
+    HopperTile t = Base::tile(head_dim, causal);
+    t.row_chains = 1;
+    return t;
+  }
+};
+
+}  // namespace schedlab::experiments::hopper_prefill_tuning
