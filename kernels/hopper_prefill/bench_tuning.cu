@@ -7,8 +7,8 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillExperiment<tuning::defaults, tuning::no_threshold, tuning::n128, tuning::d64_m128, tuning::one_chain, tuning::per_head_order>
-      experiment{"hopper_prefill_tuning", "defaults", {"defaults", "no_threshold", "n128", "d64_m128", "one_chain", "per_head_order"}};
+  const kernels::HopperPrefillExperiment<tuning::defaults, tuning::no_threshold, tuning::n128, tuning::d64_m128, tuning::one_chain, tuning::lpt_across_heads>
+      experiment{"hopper_prefill_tuning", "defaults", {"defaults", "no_threshold", "n128", "d64_m128", "one_chain", "lpt_across_heads"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

@@ -28,8 +28,9 @@ struct HopperPrefillPolicy {
   // of tile j+1 (FA3 3.2, Algorithm 2).
   /* IntraOverlap = */ static constexpr bool kIntraOverlap = true;
   /* Schedule = */ static constexpr attention::TileSchedule kSchedule = attention::TileSchedule::OnePerTile;
-  // Causal tiles longest first across every head (true) or within each head (false).
-  /* LongestFirstAcrossHeads = */ static constexpr bool kLongestFirstAcrossHeads = true;
+  // Causal tiles longest first across every head (true) or within each head (false: the
+  // CTAs of a wave then share a few heads' K/V in L2, which measured faster; README).
+  /* LongestFirstAcrossHeads = */ static constexpr bool kLongestFirstAcrossHeads = false;
   /* Stages = */ static constexpr int kStages = 2;  // K and V stages each in the shared ring
   // > 0: keep a stale running max until a row's max grows by more than this (log2 units) and
   // skip O *= corr when no row of the warp moved (FA4's conditional rescaling); P then

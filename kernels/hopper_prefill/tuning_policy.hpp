@@ -24,9 +24,9 @@ struct d64_m128 : Base {
     return head_dim <= 64 ? HopperTile{2, 128, 240, 4} : Base::tile(head_dim, causal);
   }
 };
-// Causal tiles longest first within each head only.
-struct per_head_order : Base {
-  /* LongestFirstAcrossHeads = */ static constexpr bool kLongestFirstAcrossHeads = false;
+// Causal tiles longest first across every head (the longest-processing-time order).
+struct lpt_across_heads : Base {
+  /* LongestFirstAcrossHeads = */ static constexpr bool kLongestFirstAcrossHeads = true;
 };
 // One chain per row everywhere.
 struct one_chain : Base {
