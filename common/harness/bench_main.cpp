@@ -2,9 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cstdio>
-#include <ctime>
 #include <filesystem>
 #include <iostream>
 #include <vector>
@@ -44,15 +42,6 @@ std::string device_slug(const std::optional<gpu::DeviceInfo>& device) {
 }
 
 namespace {
-
-std::string utc_stamp() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
-}
 
 // A name no earlier run used: results are never written over.
 fs::path fresh_results_path(const fs::path& dir) {
@@ -143,6 +132,8 @@ int bench_main(int argc, char** argv, const std::string& experiment, const Regis
     auto ctx = provenance_context(platform->device ? &*platform->device : nullptr);
     ctx.insert(platform->context.begin(), platform->context.end());
     ctx["experiment"] = experiment;
+    ctx["run_id"] = run_id();
+    ctx["binary_sha256"] = sha256_file_hex("/proc/self/exe");
     add_benchmark_context(ctx);
     const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

@@ -2,6 +2,9 @@
 // through Google Benchmark and writes one new results file, atomically:
 //   results/<device>/<experiment>/<UTC time>-<commit>.json
 // A malformed problem aborts before anything is written; a failed run leaves no file.
+// Besides the build and device provenance, the context names the run (`run_id`: one id for
+// every binary of a sweep, from SCHEDLAB_RUN_ID) and the exact binary timed
+// (`binary_sha256`), so that comparisons stay within one run of one build.
 #pragma once
 #include <deque>
 #include <functional>

@@ -1,0 +1,144 @@
+// bench_main's own flags and what every results file's context records, driven on the host
+// with a stand-in case of fixed accuracy (the gate itself is tested in test_harness.cpp).
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/harness/bench_main.hpp"
+#include "common/harness/provenance.hpp"
+#include "common/problem.hpp"
+
+namespace schedlab::harness {
+namespace {
+
+namespace fs = std::filesystem;
+
+class SteadyClock final : public Clock {
+ public:
+  void flush_cache() override {}
+  void start() override { t0_ = std::chrono::steady_clock::now(); }
+  double stop_seconds() override { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0_).count(); }
+  std::size_t cache_bytes() const override { return 1 << 20; }
+
+ private:
+  std::chrono::steady_clock::time_point t0_;
+};
+
+// A "kernel" that passes the gate and takes a few microseconds; `trace` (if set) gets the
+// case's name appended each time Google Benchmark runs one of its repetitions.
+class StandInCase final : public Case {
+ public:
+  StandInCase(std::string name, fs::path trace) : name_(std::move(name)), trace_(std::move(trace)) {}
+  void prepare(std::uint64_t, int) override {}
+  void poison_output() override {}
+  void launch(int) override {
+    if (!trace_.empty() && !traced_) std::ofstream(trace_, std::ios::app) << name_ << "\n";
+    traced_ = true;
+    std::this_thread::sleep_for(std::chrono::microseconds(20));
+  }
+  void synchronize() override {}
+  AccuracyReport check_accuracy(std::uint64_t) override {
+    AccuracyReport r;
+    r.passed = true;
+    return r;
+  }
+  Work work() const override { return {1e6, 1e6}; }
+  std::size_t input_set_bytes() const override { return 1 << 30; }
+  std::map<std::string, double> axes() const override { return {}; }
+
+ private:
+  std::string name_;
+  fs::path trace_;
+  bool traced_ = false;
+};
+
+PrefillProblem any_problem() { return PrefillProblem{}; }
+
+void add_stand_in(Registry& r, const std::string& name, const fs::path& trace = {}) {
+  r.add<PrefillProblem>(name, "family=prefill;experiment=selftest", any_problem(),
+                        [name, trace](const PrefillProblem&) { return std::make_unique<StandInCase>(name, trace); });
+}
+
+PlatformFactory host_platform() {
+  return [] {
+    Platform p;
+    p.clock = std::make_unique<SteadyClock>();
+    return std::optional<Platform>(std::move(p));
+  };
+}
+
+// A benchmark binary's main() runs once per process (Google Benchmark keeps global state).
+int run_bench(const fs::path& dir, const Registrar& reg, const std::vector<std::string>& extra = {}) {
+  const pid_t pid = fork();
+  if (pid == 0) {
+    std::vector<std::string> args = {"schedlab_bench_main_tests", "--schedlab_out_dir=" + dir.string(),
+                                     "--benchmark_min_time=0.001"};
+    args.insert(args.end(), extra.begin(), extra.end());
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    _exit(bench_main(static_cast<int>(argv.size()), argv.data(), "selftest", reg, host_platform()));
+  }
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+}
+
+std::string slurp(const fs::path& p) {
+  std::ifstream in(p);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+class BenchMainTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    dir_ = fs::temp_directory_path() / ("schedlab_bench_main_" + std::to_string(::getpid()) + "_" +
+                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
+    fs::remove_all(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+  // The one results file of the run; empty if there is none.
+  std::string results() const {
+    if (!fs::exists(dir_)) return {};
+    std::vector<fs::path> files;
+    for (const auto& e : fs::directory_iterator(dir_)) files.push_back(e.path());
+    EXPECT_EQ(files.size(), 1u);
+    return files.size() == 1 ? slurp(files[0]) : std::string();
+  }
+  bool wrote_nothing() const { return !fs::exists(dir_) || fs::is_empty(dir_); }
+  fs::path dir_;
+};
+
+std::string context_entry(const std::string& key, const std::string& value) {
+  return "\"" + key + "\": \"" + value + "\"";
+}
+
+TEST_F(BenchMainTest, ContextNamesTheRunAndTheBinary) {
+  ::setenv("SCHEDLAB_RUN_ID", "sweep-0001", 1);
+  ASSERT_EQ(run_bench(dir_, [](Registry& r) { add_stand_in(r, "selftest/a"); }), 0);
+  ::unsetenv("SCHEDLAB_RUN_ID");
+  const std::string json = results();
+  EXPECT_NE(json.find(context_entry("run_id", "sweep-0001")), std::string::npos) << json;
+  // The child process ran this same executable.
+  EXPECT_NE(json.find(context_entry("binary_sha256", sha256_file_hex("/proc/self/exe"))), std::string::npos) << json;
+}
+
+TEST_F(BenchMainTest, RunIdIsGeneratedWhenNoneIsSet) {
+  ::unsetenv("SCHEDLAB_RUN_ID");
+  ASSERT_EQ(run_bench(dir_, [](Registry& r) { add_stand_in(r, "selftest/a"); }), 0);
+  const std::string json = results();
+  EXPECT_TRUE(std::regex_search(json, std::regex("\"run_id\": \"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}\"")))
+      << json;
+}
+
+}  // namespace
+}  // namespace schedlab::harness
