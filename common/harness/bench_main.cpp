@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <vector>
@@ -52,12 +53,29 @@ fs::path fresh_results_path(const fs::path& dir) {
   return p;
 }
 
+// Google Benchmark's reading of a boolean flag value (commandlineflags.cc, IsTruthyFlagValue):
+// empty is true; "0", "f", "n", "false", "no", "off" (any case) are false.
+bool truthy(std::string value) {
+  for (char& ch : value) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (value.empty()) return true;
+  if (value.size() == 1) return std::isalnum(static_cast<unsigned char>(value[0])) && value != "0" && value != "f" && value != "n";
+  return value != "false" && value != "no" && value != "off";
+}
+
+constexpr const char* kInterleaveFlag = "--benchmark_enable_random_interleaving";
+constexpr const char* kInterleaveEnv = "BENCHMARK_ENABLE_RANDOM_INTERLEAVING";
+
 struct Flags {
   std::string out_dir;
   std::string results_root = "results";
   bool profile_once = false;
   int profile_launches = 1;
   bool list_only = false;
+  // Repetitions of all benchmarks in a random order, so that drift over the run spreads over
+  // every variant instead of masquerading as the effect of one. On unless the command line
+  // (or Google Benchmark's environment variable) says otherwise.
+  bool random_interleaving = true;
+  bool interleaving_given = false;
   std::vector<char*> rest;
 };
 
@@ -75,11 +93,22 @@ Flags take_own_flags(int argc, char** argv) {
       f.profile_once = true;
       f.profile_launches = std::max(1, std::stoi(a.substr(launches_flag.size())));
     }
+    else if (a == kInterleaveFlag || a.rfind(std::string(kInterleaveFlag) + "=", 0) == 0) {
+      f.interleaving_given = true;  // the last one wins, as in Google Benchmark
+      f.random_interleaving = a == kInterleaveFlag || truthy(a.substr(std::string(kInterleaveFlag).size() + 1));
+      f.rest.push_back(argv[i]);
+    }
     else if (a.rfind("--benchmark_list_tests", 0) == 0 && a != "--benchmark_list_tests=false") {
       f.list_only = true;  // listing names is not a run: no results file
       f.rest.push_back(argv[i]);
     }
     else f.rest.push_back(argv[i]);
+  }
+  if (!f.interleaving_given) {
+    if (const char* env = std::getenv(kInterleaveEnv)) {
+      f.interleaving_given = true;
+      f.random_interleaving = truthy(env);
+    }
   }
   return f;
 }
@@ -106,7 +135,7 @@ int bench_main(int argc, char** argv, const std::string& experiment, const Regis
   Registry registry(*platform->clock, opts, platform->device ? &*platform->device : nullptr);
   try {
     registrar(registry);
-  } catch (const InvalidProblem& e) {
+  } catch (const std::invalid_argument& e) {  // InvalidProblem, a bad shape or variant list
     std::cerr << "schedlab: " << experiment << ": " << e.what() << "\n";
     return 2;
   }
@@ -118,8 +147,10 @@ int bench_main(int argc, char** argv, const std::string& experiment, const Regis
   const fs::path partial = dir / ("." + final_path.filename().string() + ".partial");
   std::string out_arg = "--benchmark_out=" + partial.string();
   std::string fmt_arg = "--benchmark_out_format=json";
+  std::string interleave_arg = std::string(kInterleaveFlag) + "=true";
   flags.rest.push_back(out_arg.data());
   flags.rest.push_back(fmt_arg.data());
+  if (!flags.interleaving_given) flags.rest.push_back(interleave_arg.data());
   int bargc = static_cast<int>(flags.rest.size());
   flags.rest.push_back(nullptr);
 
@@ -134,6 +165,7 @@ int bench_main(int argc, char** argv, const std::string& experiment, const Regis
     ctx["experiment"] = experiment;
     ctx["run_id"] = run_id();
     ctx["binary_sha256"] = sha256_file_hex("/proc/self/exe");
+    ctx["random_interleaving"] = flags.random_interleaving ? "true" : "false";
     add_benchmark_context(ctx);
     const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

@@ -58,6 +58,9 @@ std::string device_slug(const std::optional<gpu::DeviceInfo>& device);
 // from --schedlab_results_root, default "results"),
 // --schedlab_profile_once (one launch per configuration for a profiler; writes nothing),
 // --schedlab_profile_launches=N (N such launches, each after an L2 eviction).
+// Repetitions run in a random order across all benchmarks (Google Benchmark's
+// --benchmark_enable_random_interleaving, passed as true unless the command line or the
+// BENCHMARK_ENABLE_RANDOM_INTERLEAVING variable sets it); the context records which.
 int bench_main(int argc, char** argv, const std::string& experiment, const Registrar& registrar,
                const PlatformFactory& platform_factory);
 

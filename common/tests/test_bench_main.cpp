@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "common/harness/bench_main.hpp"
+#include "common/harness/experiment.hpp"
 #include "common/harness/provenance.hpp"
 #include "common/problem.hpp"
 
@@ -33,15 +34,17 @@ class SteadyClock final : public Clock {
 };
 
 // A "kernel" that passes the gate and takes a few microseconds; `trace` (if set) gets the
-// case's name appended each time Google Benchmark runs one of its repetitions.
+// case's name appended whenever a launch follows one of another case, so the file lists
+// the order in which benchmarks took turns.
 class StandInCase final : public Case {
  public:
   StandInCase(std::string name, fs::path trace) : name_(std::move(name)), trace_(std::move(trace)) {}
   void prepare(std::uint64_t, int) override {}
   void poison_output() override {}
   void launch(int) override {
-    if (!trace_.empty() && !traced_) std::ofstream(trace_, std::ios::app) << name_ << "\n";
-    traced_ = true;
+    static std::string last;
+    if (!trace_.empty() && last != name_) std::ofstream(trace_, std::ios::app) << name_ << "\n";
+    last = name_;
     std::this_thread::sleep_for(std::chrono::microseconds(20));
   }
   void synchronize() override {}
@@ -57,7 +60,6 @@ class StandInCase final : public Case {
  private:
   std::string name_;
   fs::path trace_;
-  bool traced_ = false;
 };
 
 PrefillProblem any_problem() { return PrefillProblem{}; }
@@ -138,6 +140,104 @@ TEST_F(BenchMainTest, RunIdIsGeneratedWhenNoneIsSet) {
   const std::string json = results();
   EXPECT_TRUE(std::regex_search(json, std::regex("\"run_id\": \"[0-9]{8}T[0-9]{6}Z-[0-9a-f]{8}\"")))
       << json;
+}
+
+std::vector<std::string> lines(const fs::path& p) {
+  std::vector<std::string> out;
+  std::ifstream in(p);
+  for (std::string line; std::getline(in, line);) out.push_back(line);
+  return out;
+}
+
+// Three benchmarks, six repetitions each: the order in which they took turns.
+std::vector<std::string> turns(const fs::path& dir, const std::vector<std::string>& extra) {
+  const fs::path trace = dir.string() + ".trace";
+  fs::remove(trace);
+  std::vector<std::string> args = {"--benchmark_repetitions=6"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  const int rc = run_bench(dir, [&](Registry& r) {
+    for (const char* name : {"selftest/a", "selftest/b", "selftest/c"}) add_stand_in(r, name, trace);
+  }, args);
+  EXPECT_EQ(rc, 0);
+  auto out = lines(trace);
+  fs::remove(trace);
+  return out;
+}
+
+// Run back to back, the three take 3 turns; shuffled, 18 repetitions fall into 3 runs with
+// probability 3! (6!)^3 / 18! < 1e-9.
+std::size_t count(const std::string& text, const std::string& what) {
+  std::size_t n = 0;
+  for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST_F(BenchMainTest, RepetitionsAreInterleavedByDefault) {
+  EXPECT_GT(turns(dir_, {}).size(), 3u);
+  const std::string json = results();
+  EXPECT_NE(json.find(context_entry("random_interleaving", "true")), std::string::npos);
+  // Every repetition is still recorded, with its device-style (manual) time, and the
+  // aggregates follow.
+  for (const char* name : {"selftest/a", "selftest/b", "selftest/c"}) {
+    EXPECT_EQ(count(json, "\"name\": \"" + std::string(name) + "/manual_time\","), 6u) << name;
+    EXPECT_EQ(count(json, "\"name\": \"" + std::string(name) + "/manual_time_median\","), 1u) << name;
+  }
+}
+
+TEST_F(BenchMainTest, InterleavingCanBeTurnedOff) {
+  EXPECT_EQ(turns(dir_, {"--benchmark_enable_random_interleaving=false"}),
+            (std::vector<std::string>{"selftest/a", "selftest/b", "selftest/c"}));
+  EXPECT_NE(results().find(context_entry("random_interleaving", "false")), std::string::npos);
+}
+
+TEST_F(BenchMainTest, TheLastInterleavingFlagWinsAndTheEnvironmentCounts) {
+  EXPECT_GT(turns(dir_, {"--benchmark_enable_random_interleaving=no", "--benchmark_enable_random_interleaving"}).size(),
+            3u);
+  fs::remove_all(dir_);
+  ::setenv("BENCHMARK_ENABLE_RANDOM_INTERLEAVING", "off", 1);
+  EXPECT_EQ(turns(dir_, {}).size(), 3u);
+  ::unsetenv("BENCHMARK_ENABLE_RANDOM_INTERLEAVING");
+  EXPECT_NE(results().find(context_entry("random_interleaving", "false")), std::string::npos);
+}
+
+// A family of two shapes whose rows carry the record label.
+struct TwoShapes {
+  static std::vector<int> shapes() { return {1, 2}; }
+  template <class Policy>
+  static void add(Registry& r, const VariantNames& v, int shape) {
+    const std::string name = v.experiment + "/" + v.variant + "/shape:" + std::to_string(shape);
+    r.add<PrefillProblem>(name, record_label("test", v, "bf16"), any_problem(),
+                          [name](const PrefillProblem&) { return std::make_unique<StandInCase>(name, fs::path()); });
+  }
+};
+struct PolicyA {};
+struct PolicyB {};
+
+TEST_F(BenchMainTest, BaselineIsRegisteredTwiceAsAnAaControl) {
+  const Experiment<TwoShapes, PolicyA, PolicyB> e{"exp", "b", {"a", "b"}};
+  ASSERT_EQ(run_bench(dir_, [&](Registry& r) { e.register_all(r); }), 0);
+  const std::string json = results();
+  for (const char* shape : {"1", "2"}) {
+    for (const char* variant : {"a", "b", "b_aa"})
+      EXPECT_NE(json.find("\"name\": \"exp/" + std::string(variant) + "/shape:" + shape), std::string::npos)
+          << variant << " " << shape << "\n" << json;
+  }
+  const std::string plain = "family=test;experiment=exp;variant=b;baseline=b;dtype=bf16;peer=0\"";
+  const std::string control = "family=test;experiment=exp;variant=b_aa;baseline=b;dtype=bf16;peer=0;control=aa\"";
+  EXPECT_NE(json.find(plain), std::string::npos) << json;
+  EXPECT_NE(json.find(control), std::string::npos) << json;
+  EXPECT_EQ(json.find("variant=a_aa"), std::string::npos);
+}
+
+TEST(ExperimentNames, RefusesDuplicatesAndTheControlsName) {
+  SteadyClock clock;
+  RunOptions opts;
+  Registry r(clock, opts);
+  const Experiment<TwoShapes, PolicyA, PolicyB> twice{"e", "a", {"a", "a"}};
+  EXPECT_THROW(twice.register_all(r), std::invalid_argument);
+  const Experiment<TwoShapes, PolicyA, PolicyB> clash{"e", "a", {"a", "a_aa"}};
+  EXPECT_THROW(clash.register_all(r), std::invalid_argument);
+  EXPECT_EQ(r.size(), 0u);
 }
 
 }  // namespace

@@ -363,7 +363,7 @@ namespace {
 struct NoShapes {  // a Family whose names are checked before any shape is registered
   static std::vector<int> shapes() { return {}; }
   template <class Policy>
-  static void add(Registry&, const ExperimentNames&, const std::string&, int) {}
+  static void add(Registry&, const VariantNames&, int) {}
 };
 struct PolicyA {};
 struct PolicyB {};

@@ -34,12 +34,11 @@ inline DecodeProblem decode_problem_for(const DecodeShape& s, std::uint64_t seed
 struct DecodeFamily {
   static std::vector<DecodeShape> shapes() { return decode_benchmark_shapes(); }
   template <class Policy>
-  static void add(harness::Registry& r, const harness::ExperimentNames& e, const std::string& variant,
-                  const DecodeShape& s) {
+  static void add(harness::Registry& r, const harness::VariantNames& v, const DecodeShape& s) {
     const std::string dtype(dtype_name(s.kv_dtype));
-    const std::string name = e.name + "/" + variant + "/" + dtype + "/batch:" + std::to_string(s.batch) +
+    const std::string name = v.experiment + "/" + v.variant + "/" + dtype + "/batch:" + std::to_string(s.batch) +
                              "/context:" + std::to_string(s.context) + "/page:" + std::to_string(s.page_size);
-    r.add<DecodeProblem>(name, harness::record_label("decode", e, variant, dtype), decode_problem_for(s),
+    r.add<DecodeProblem>(name, harness::record_label("decode", v, dtype), decode_problem_for(s),
                          [](const DecodeProblem& p) {
                            require_support(p, paged_decode_support());
                            return std::make_unique<DecodeCase>(p, DecodeKernel::of<Policy>());

@@ -28,12 +28,11 @@ struct PrefillFamily {
   static constexpr DType kDtype = DType::bf16;
   static std::vector<PrefillShape> shapes() { return prefill_benchmark_shapes(); }
   template <class Policy>
-  static void add(harness::Registry& r, const harness::ExperimentNames& e, const std::string& variant,
-                  const PrefillShape& s) {
+  static void add(harness::Registry& r, const harness::VariantNames& v, const PrefillShape& s) {
     const std::string dtype(dtype_name(kDtype));
-    const std::string name = e.name + "/" + variant + "/" + dtype + "/seq:" + std::to_string(s.seq_len) +
+    const std::string name = v.experiment + "/" + v.variant + "/" + dtype + "/seq:" + std::to_string(s.seq_len) +
                              "/head_dim:" + std::to_string(s.head_dim) + "/causal:" + std::to_string(int(s.causal));
-    r.add<PrefillProblem>(name, harness::record_label("prefill", e, variant, dtype),
+    r.add<PrefillProblem>(name, harness::record_label("prefill", v, dtype),
                           fa3_setting(s.seq_len, s.head_dim, s.causal, kDtype), [](const PrefillProblem& p) {
                             require_support(p, flash_prefill_support());
                             return std::make_unique<PrefillCase>(p, launch_flash_prefill<Policy>);
