@@ -17,6 +17,7 @@ namespace fs = std::filesystem;
 
 void Registry::add_slot(const std::string& name, const std::string& label,
                         std::function<std::unique_ptr<Case>()> make) {
+  if (!names_.insert(name).second) throw std::invalid_argument("benchmark " + name + " registered twice");
   CaseSlot& slot = slots_.emplace_back();
   slot.make = std::move(make);
   slot.label = label;
@@ -71,6 +72,8 @@ struct Flags {
   bool profile_once = false;
   int profile_launches = 1;
   bool list_only = false;
+  std::string tier = "default";
+  std::string axes;
   // Repetitions of all benchmarks in a random order, so that drift over the run spreads over
   // every variant instead of masquerading as the effect of one. On unless the command line
   // (or Google Benchmark's environment variable) says otherwise.
@@ -84,11 +87,15 @@ Flags take_own_flags(int argc, char** argv) {
   const std::string out_flag = "--schedlab_out_dir=";
   const std::string root_flag = "--schedlab_results_root=";
   const std::string launches_flag = "--schedlab_profile_launches=";
+  const std::string tier_flag = "--schedlab_tier=";
+  const std::string axes_flag = "--schedlab_axes=";
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind(out_flag, 0) == 0) f.out_dir = a.substr(out_flag.size());
     else if (a.rfind(root_flag, 0) == 0) f.results_root = a.substr(root_flag.size());
     else if (a == "--schedlab_profile_once") f.profile_once = true;
+    else if (a.rfind(tier_flag, 0) == 0) f.tier = a.substr(tier_flag.size());
+    else if (a.rfind(axes_flag, 0) == 0) f.axes = a.substr(axes_flag.size());
     else if (a.rfind(launches_flag, 0) == 0) {
       f.profile_once = true;
       f.profile_launches = std::max(1, std::stoi(a.substr(launches_flag.size())));
@@ -118,6 +125,14 @@ Flags take_own_flags(int argc, char** argv) {
 int bench_main(int argc, char** argv, const std::string& experiment, const Registrar& registrar,
                const PlatformFactory& platform_factory) {
   Flags flags = take_own_flags(argc, argv);
+  ShapeSelection shapes;
+  try {
+    shapes.tier = parse_tier(flags.tier);
+  } catch (const AxesError& e) {
+    std::cerr << "schedlab: " << experiment << ": --schedlab_tier: " << e.what() << "\n";
+    return 2;
+  }
+  shapes.axes = flags.axes;
   std::optional<Platform> platform;
   try {
     platform = platform_factory();
@@ -132,11 +147,15 @@ int bench_main(int argc, char** argv, const std::string& experiment, const Regis
   RunOptions opts;
   opts.profile_once = flags.profile_once;
   opts.profile_launches = flags.profile_launches;
-  Registry registry(*platform->clock, opts, platform->device ? &*platform->device : nullptr);
+  Registry registry(*platform->clock, opts, platform->device ? &*platform->device : nullptr, shapes);
   try {
     registrar(registry);
-  } catch (const std::invalid_argument& e) {  // InvalidProblem, a bad shape or variant list
+  } catch (const std::invalid_argument& e) {  // InvalidProblem, a bad shape, axes or variant list
     std::cerr << "schedlab: " << experiment << ": " << e.what() << "\n";
+    return 2;
+  }
+  if (shapes.from_axes() && !registry.shape_selection_read()) {
+    std::cerr << "schedlab: " << experiment << ": this benchmark registers fixed shapes and takes no --schedlab_axes\n";
     return 2;
   }
 
@@ -166,6 +185,8 @@ int bench_main(int argc, char** argv, const std::string& experiment, const Regis
     ctx["run_id"] = run_id();
     ctx["binary_sha256"] = sha256_file_hex("/proc/self/exe");
     ctx["random_interleaving"] = flags.random_interleaving ? "true" : "false";
+    ctx["tier"] = std::string(tier_name(shapes.tier));
+    ctx["axes_override"] = shapes.axes;
     add_benchmark_context(ctx);
     const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

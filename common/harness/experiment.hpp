@@ -2,7 +2,7 @@
 // family, each run on every shape of the family's benchmark set, plus an A/A control: the
 // baseline registered a second time, as variant "<baseline>_aa", whose difference from the
 // baseline is the noise floor of that shape. A Family provides
-//   static std::vector<Shape> shapes();
+//   static std::vector<Shape> shapes(const ShapeSelection&);  // the tier's, or --schedlab_axes'
 //   template <class Policy> static void add(Registry&, const VariantNames&, const Shape&);
 #pragma once
 #include <algorithm>
@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/harness/bench_main.hpp"
+#include "common/problem.hpp"
 
 namespace schedlab::harness {
 
@@ -37,13 +38,27 @@ inline std::string record_label(std::string_view family, const VariantNames& v, 
   return label;
 }
 
+// A shape the user asked for (--schedlab_axes) that the kernel cannot run is an error before
+// anything runs, naming the shape; a tier's shapes are skipped with the reason instead, per
+// configuration, as nvbench skips an impossible combination.
+template <class Problem>
+void require_support_of_requested(const Registry& r, const std::string& shape, const Problem& p,
+                                  const KernelSupport& support) {
+  if (!r.shape_selection().from_axes()) return;
+  try {
+    p.validate(support);
+  } catch (const InvalidProblem& e) {
+    throw AxesError("--schedlab_axes: shape " + shape + ": the kernel cannot run it: " + e.what());
+  }
+}
+
 template <class Family, class... Policies>
 struct Experiment {
   std::string name, baseline;
   std::vector<std::string> variants;  // one name per policy, in order
   void register_all(Registry& r) const {
     check_names();
-    for (const auto& shape : Family::shapes()) {
+    for (const auto& shape : Family::shapes(r.shape_selection())) {
       std::size_t i = 0;
       (Family::template add<Policies>(r, VariantNames{name, baseline, variants[i++], {}}, shape), ...);
       // The A/A control last in the shape, so that without interleaving drift between the

@@ -202,7 +202,7 @@ TEST_F(BenchMainTest, TheLastInterleavingFlagWinsAndTheEnvironmentCounts) {
 
 // A family of two shapes whose rows carry the record label.
 struct TwoShapes {
-  static std::vector<int> shapes() { return {1, 2}; }
+  static std::vector<int> shapes(const ShapeSelection&) { return {1, 2}; }
   template <class Policy>
   static void add(Registry& r, const VariantNames& v, int shape) {
     const std::string name = v.experiment + "/" + v.variant + "/shape:" + std::to_string(shape);
@@ -238,6 +238,73 @@ TEST(ExperimentNames, RefusesDuplicatesAndTheControlsName) {
   const Experiment<TwoShapes, PolicyA, PolicyB> clash{"e", "a", {"a", "a_aa"}};
   EXPECT_THROW(clash.register_all(r), std::invalid_argument);
   EXPECT_EQ(r.size(), 0u);
+}
+
+// A family whose shapes are a number n: tiers of 1, 2 and 3 shapes, any n from the axes.
+struct CountedShapes {
+  static std::vector<int> shapes(const ShapeSelection& selection) {
+    static const FamilyAxes axes{"counted", {{"n", "1", "a whole number"}}};
+    static const TierAxes tiers{.quick = {"n=1"}, .standard = {"n=1,2"}, .full = {"n=1,2,3"}};
+    return select_shapes(selection, axes, tiers, [](const AxisPoint& p) { return p.integer("n", 1); });
+  }
+  template <class Policy>
+  static void add(Registry& r, const VariantNames& v, int n) {
+    const std::string name = v.experiment + "/" + v.variant + "/n:" + std::to_string(n);
+    r.add<PrefillProblem>(name, record_label("test", v, "bf16"), any_problem(),
+                          [name](const PrefillProblem&) { return std::make_unique<StandInCase>(name, fs::path()); });
+  }
+};
+
+Registrar counted_experiment() {
+  return [](Registry& r) { Experiment<CountedShapes, PolicyA>{"exp", "a", {"a"}}.register_all(r); };
+}
+
+TEST_F(BenchMainTest, TierChoosesTheShapesAndIsRecorded) {
+  const std::pair<const char*, std::size_t> tiers[] = {{"quick", 1}, {"default", 2}, {"full", 3}};
+  for (const auto& [tier, shapes] : tiers) {
+    fs::remove_all(dir_);
+    ASSERT_EQ(run_bench(dir_, counted_experiment(), {std::string("--schedlab_tier=") + tier}), 0) << tier;
+    const std::string json = results();
+    EXPECT_EQ(count(json, "\"run_type\": \"iteration\""), 2 * shapes) << tier;  // variant and A/A control
+    EXPECT_NE(json.find(context_entry("tier", tier)), std::string::npos) << json;
+    EXPECT_NE(json.find(context_entry("axes_override", "")), std::string::npos) << json;
+  }
+  fs::remove_all(dir_);
+  ASSERT_EQ(run_bench(dir_, counted_experiment()), 0);  // no flag: the default tier
+  EXPECT_NE(results().find(context_entry("tier", "default")), std::string::npos);
+}
+
+TEST_F(BenchMainTest, AxesReplaceTheTiersShapesAndAreRecorded) {
+  ASSERT_EQ(run_bench(dir_, counted_experiment(), {"--schedlab_tier=quick", "--schedlab_axes=n=7,9"}), 0);
+  const std::string json = results();
+  for (const char* name : {"exp/a/n:7/", "exp/a/n:9/", "exp/a_aa/n:7/", "exp/a_aa/n:9/"})
+    EXPECT_NE(json.find(name), std::string::npos) << name;
+  EXPECT_EQ(json.find("exp/a/n:1/"), std::string::npos);
+  EXPECT_NE(json.find(context_entry("axes_override", "n=7,9")), std::string::npos) << json;
+  EXPECT_NE(json.find(context_entry("tier", "quick")), std::string::npos) << json;
+}
+
+// Each is an error before anything runs: exit 2 and no file, not even a directory's worth.
+TEST_F(BenchMainTest, BadTierOrAxesWriteNothing) {
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--schedlab_tier=fast"}, {"--schedlab_axes=m=1"}, {"--schedlab_axes=n=x"},
+        {"--schedlab_axes=n=0"}, {"--schedlab_axes=n"}, {"--schedlab_axes=n=1,1"}}) {
+    EXPECT_EQ(run_bench(dir_, counted_experiment(), flags), 2) << flags[0];
+    EXPECT_TRUE(wrote_nothing()) << flags[0];
+  }
+}
+
+TEST_F(BenchMainTest, AxesRefusedByABenchmarkOfFixedShapes) {
+  EXPECT_EQ(run_bench(dir_, [](Registry& r) { add_stand_in(r, "selftest/a"); }, {"--schedlab_axes=n=1"}), 2);
+  EXPECT_TRUE(wrote_nothing());
+}
+
+TEST_F(BenchMainTest, AShapeRegisteredTwiceWritesNothing) {
+  EXPECT_EQ(run_bench(dir_, [](Registry& r) {
+    add_stand_in(r, "selftest/a");
+    add_stand_in(r, "selftest/a");
+  }), 2);
+  EXPECT_TRUE(wrote_nothing());
 }
 
 }  // namespace

@@ -361,7 +361,7 @@ TEST(DeviceSlug, DropsVendorAndPunctuation) {
 namespace schedlab::harness {
 namespace {
 struct NoShapes {  // a Family whose names are checked before any shape is registered
-  static std::vector<int> shapes() { return {}; }
+  static std::vector<int> shapes(const ShapeSelection&) { return {}; }
   template <class Policy>
   static void add(Registry&, const VariantNames&, int) {}
 };
