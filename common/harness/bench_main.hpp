@@ -4,7 +4,9 @@
 // A malformed problem aborts before anything is written; a failed run leaves no file.
 // Besides the build and device provenance, the context names the run (`run_id`: one id for
 // every binary of a sweep, from SCHEDLAB_RUN_ID) and the exact binary timed
-// (`binary_sha256`), so that comparisons stay within one run of one build.
+// (`binary_sha256`), so that comparisons stay within one run of one build, and says what
+// was asked for: `tier`, `axes_override` (the --schedlab_axes string, empty if none) and
+// `random_interleaving`.
 #pragma once
 #include <deque>
 #include <functional>
@@ -74,7 +76,8 @@ std::string device_slug(const std::optional<gpu::DeviceInfo>& device);
 // --schedlab_profile_launches=N (N such launches, each after an L2 eviction),
 // --schedlab_tier=quick|default|full (which of the family's shape lists; default: default),
 // --schedlab_axes='name=v[,v...];...' (the cross product of these axes instead; see axes.hpp).
-// A bad tier or axes string is an error before anything runs (exit 2, nothing written).
+// A bad tier or axes string is an error before anything runs (exit 2, nothing written), and
+// so is --schedlab_axes for a benchmark whose registrar never asks for its shapes.
 // Repetitions run in a random order across all benchmarks (Google Benchmark's
 // --benchmark_enable_random_interleaving, passed as true unless the command line or the
 // BENCHMARK_ENABLE_RANDOM_INTERLEAVING variable sets it); the context records which.
