@@ -2,9 +2,8 @@
 
 #include <algorithm>
 #include <cctype>
-#include <chrono>
 #include <cstdio>
-#include <ctime>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <vector>
@@ -18,6 +17,7 @@ namespace fs = std::filesystem;
 
 void Registry::add_slot(const std::string& name, const std::string& label,
                         std::function<std::unique_ptr<Case>()> make) {
+  if (!names_.insert(name).second) throw std::invalid_argument("benchmark " + name + " registered twice");
   CaseSlot& slot = slots_.emplace_back();
   slot.make = std::move(make);
   slot.label = label;
@@ -45,15 +45,6 @@ std::string device_slug(const std::optional<gpu::DeviceInfo>& device) {
 
 namespace {
 
-std::string utc_stamp() {
-  const std::time_t t = std::chrono::system_clock::to_time_t(std::chrono::system_clock::now());
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char buf[32];
-  std::strftime(buf, sizeof buf, "%Y%m%dT%H%M%SZ", &tm);
-  return buf;
-}
-
 // A name no earlier run used: results are never written over.
 fs::path fresh_results_path(const fs::path& dir) {
   const BuildInfo& b = build_info();
@@ -63,12 +54,31 @@ fs::path fresh_results_path(const fs::path& dir) {
   return p;
 }
 
+// Google Benchmark's reading of a boolean flag value (commandlineflags.cc, IsTruthyFlagValue):
+// empty is true; "0", "f", "n", "false", "no", "off" (any case) are false.
+bool truthy(std::string value) {
+  for (char& ch : value) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  if (value.empty()) return true;
+  if (value.size() == 1) return std::isalnum(static_cast<unsigned char>(value[0])) && value != "0" && value != "f" && value != "n";
+  return value != "false" && value != "no" && value != "off";
+}
+
+constexpr const char* kInterleaveFlag = "--benchmark_enable_random_interleaving";
+constexpr const char* kInterleaveEnv = "BENCHMARK_ENABLE_RANDOM_INTERLEAVING";
+
 struct Flags {
   std::string out_dir;
   std::string results_root = "results";
   bool profile_once = false;
   int profile_launches = 1;
   bool list_only = false;
+  std::string tier = "default";
+  std::string axes;
+  // Repetitions of all benchmarks in a random order, so that drift over the run spreads over
+  // every variant instead of masquerading as the effect of one. On unless the command line
+  // (or Google Benchmark's environment variable) says otherwise.
+  bool random_interleaving = true;
+  bool interleaving_given = false;
   std::vector<char*> rest;
 };
 
@@ -77,20 +87,35 @@ Flags take_own_flags(int argc, char** argv) {
   const std::string out_flag = "--schedlab_out_dir=";
   const std::string root_flag = "--schedlab_results_root=";
   const std::string launches_flag = "--schedlab_profile_launches=";
+  const std::string tier_flag = "--schedlab_tier=";
+  const std::string axes_flag = "--schedlab_axes=";
   for (int i = 0; i < argc; ++i) {
     std::string a = argv[i];
     if (a.rfind(out_flag, 0) == 0) f.out_dir = a.substr(out_flag.size());
     else if (a.rfind(root_flag, 0) == 0) f.results_root = a.substr(root_flag.size());
     else if (a == "--schedlab_profile_once") f.profile_once = true;
+    else if (a.rfind(tier_flag, 0) == 0) f.tier = a.substr(tier_flag.size());
+    else if (a.rfind(axes_flag, 0) == 0) f.axes = a.substr(axes_flag.size());
     else if (a.rfind(launches_flag, 0) == 0) {
       f.profile_once = true;
       f.profile_launches = std::max(1, std::stoi(a.substr(launches_flag.size())));
+    }
+    else if (a == kInterleaveFlag || a.rfind(std::string(kInterleaveFlag) + "=", 0) == 0) {
+      f.interleaving_given = true;  // the last one wins, as in Google Benchmark
+      f.random_interleaving = a == kInterleaveFlag || truthy(a.substr(std::string(kInterleaveFlag).size() + 1));
+      f.rest.push_back(argv[i]);
     }
     else if (a.rfind("--benchmark_list_tests", 0) == 0 && a != "--benchmark_list_tests=false") {
       f.list_only = true;  // listing names is not a run: no results file
       f.rest.push_back(argv[i]);
     }
     else f.rest.push_back(argv[i]);
+  }
+  if (!f.interleaving_given) {
+    if (const char* env = std::getenv(kInterleaveEnv)) {
+      f.interleaving_given = true;
+      f.random_interleaving = truthy(env);
+    }
   }
   return f;
 }
@@ -100,6 +125,14 @@ Flags take_own_flags(int argc, char** argv) {
 int bench_main(int argc, char** argv, const std::string& experiment, const Registrar& registrar,
                const PlatformFactory& platform_factory) {
   Flags flags = take_own_flags(argc, argv);
+  ShapeSelection shapes;
+  try {
+    shapes.tier = parse_tier(flags.tier);
+  } catch (const AxesError& e) {
+    std::cerr << "schedlab: " << experiment << ": --schedlab_tier: " << e.what() << "\n";
+    return 2;
+  }
+  shapes.axes = flags.axes;
   std::optional<Platform> platform;
   try {
     platform = platform_factory();
@@ -114,11 +147,15 @@ int bench_main(int argc, char** argv, const std::string& experiment, const Regis
   RunOptions opts;
   opts.profile_once = flags.profile_once;
   opts.profile_launches = flags.profile_launches;
-  Registry registry(*platform->clock, opts, platform->device ? &*platform->device : nullptr);
+  Registry registry(*platform->clock, opts, platform->device ? &*platform->device : nullptr, shapes);
   try {
     registrar(registry);
-  } catch (const InvalidProblem& e) {
+  } catch (const std::invalid_argument& e) {  // InvalidProblem, a bad shape, axes or variant list
     std::cerr << "schedlab: " << experiment << ": " << e.what() << "\n";
+    return 2;
+  }
+  if (shapes.from_axes() && !registry.shape_selection_read()) {
+    std::cerr << "schedlab: " << experiment << ": this benchmark registers fixed shapes and takes no --schedlab_axes\n";
     return 2;
   }
 
@@ -129,8 +166,10 @@ int bench_main(int argc, char** argv, const std::string& experiment, const Regis
   const fs::path partial = dir / ("." + final_path.filename().string() + ".partial");
   std::string out_arg = "--benchmark_out=" + partial.string();
   std::string fmt_arg = "--benchmark_out_format=json";
+  std::string interleave_arg = std::string(kInterleaveFlag) + "=true";
   flags.rest.push_back(out_arg.data());
   flags.rest.push_back(fmt_arg.data());
+  if (!flags.interleaving_given) flags.rest.push_back(interleave_arg.data());
   int bargc = static_cast<int>(flags.rest.size());
   flags.rest.push_back(nullptr);
 
@@ -143,6 +182,11 @@ int bench_main(int argc, char** argv, const std::string& experiment, const Regis
     auto ctx = provenance_context(platform->device ? &*platform->device : nullptr);
     ctx.insert(platform->context.begin(), platform->context.end());
     ctx["experiment"] = experiment;
+    ctx["run_id"] = run_id();
+    ctx["binary_sha256"] = sha256_file_hex("/proc/self/exe");
+    ctx["random_interleaving"] = flags.random_interleaving ? "true" : "false";
+    ctx["tier"] = std::string(tier_name(shapes.tier));
+    ctx["axes_override"] = shapes.axes;
     add_benchmark_context(ctx);
     const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

@@ -2,15 +2,23 @@
 // through Google Benchmark and writes one new results file, atomically:
 //   results/<device>/<experiment>/<UTC time>-<commit>.json
 // A malformed problem aborts before anything is written; a failed run leaves no file.
+// Besides the build and device provenance, the context names the run (`run_id`: one id for
+// every binary of a sweep, from SCHEDLAB_RUN_ID) and the exact binary timed
+// (`binary_sha256`), so that comparisons stay within one run of one build, and says what
+// was asked for: `tier`, `axes_override` (the --schedlab_axes string, empty if none) and
+// `random_interleaving`.
 #pragma once
 #include <deque>
 #include <functional>
 #include <map>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
+#include <utility>
 
 #include "common/gpu/device_info.hpp"
+#include "common/harness/axes.hpp"
 #include "common/harness/bench.hpp"
 
 namespace schedlab::harness {
@@ -23,11 +31,19 @@ struct Platform {
 
 class Registry {
  public:
-  Registry(Clock& clock, RunOptions& opts, const gpu::DeviceInfo* device = nullptr)
-      : clock_(clock), opts_(opts), device_(device) {}
+  Registry(Clock& clock, RunOptions& opts, const gpu::DeviceInfo* device = nullptr, ShapeSelection shapes = {})
+      : clock_(clock), opts_(opts), device_(device), shapes_(std::move(shapes)) {}
   const gpu::DeviceInfo* device() const { return device_; }  // null on the host self-test
+  // The tier or --schedlab_axes shapes this run registers. A registrar that never asks
+  // cannot honour --schedlab_axes, and bench_main refuses the flag for it.
+  const ShapeSelection& shape_selection() const {
+    shapes_read_ = true;
+    return shapes_;
+  }
+  bool shape_selection_read() const { return shapes_read_; }
   // Validates `problem` now (InvalidProblem aborts the run before any output exists);
-  // `make` builds the case lazily, when the benchmark first runs.
+  // `make` builds the case lazily, when the benchmark first runs. A name registered before
+  // (a shape listed twice) is refused with std::invalid_argument.
   template <class Problem>
   void add(const std::string& name, const std::string& label, const Problem& problem,
            std::function<std::unique_ptr<Case>(const Problem&)> make) {
@@ -41,6 +57,9 @@ class Registry {
   Clock& clock_;
   RunOptions& opts_;
   const gpu::DeviceInfo* device_;
+  ShapeSelection shapes_;
+  mutable bool shapes_read_ = false;
+  std::set<std::string> names_;
   std::deque<CaseSlot> slots_;  // deque: registered benchmarks hold pointers into it
 };
 
@@ -54,7 +73,14 @@ std::string device_slug(const std::optional<gpu::DeviceInfo>& device);
 // go to Google Benchmark): --schedlab_out_dir=DIR (default ROOT/<device>/<experiment>, ROOT
 // from --schedlab_results_root, default "results"),
 // --schedlab_profile_once (one launch per configuration for a profiler; writes nothing),
-// --schedlab_profile_launches=N (N such launches, each after an L2 eviction).
+// --schedlab_profile_launches=N (N such launches, each after an L2 eviction),
+// --schedlab_tier=quick|default|full (which of the family's shape lists; default: default),
+// --schedlab_axes='name=v[,v...];...' (the cross product of these axes instead; see axes.hpp).
+// A bad tier or axes string is an error before anything runs (exit 2, nothing written), and
+// so is --schedlab_axes for a benchmark whose registrar never asks for its shapes.
+// Repetitions run in a random order across all benchmarks (Google Benchmark's
+// --benchmark_enable_random_interleaving, passed as true unless the command line or the
+// BENCHMARK_ENABLE_RANDOM_INTERLEAVING variable sets it); the context records which.
 int bench_main(int argc, char** argv, const std::string& experiment, const Registrar& registrar,
                const PlatformFactory& platform_factory);
 

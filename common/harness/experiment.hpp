@@ -1,8 +1,9 @@
 // An experiment as the benchmarks register it: named variants (one Policy each) of a kernel
-// family, each run on every shape of the family's benchmark set. A Family provides
-//   static std::vector<Shape> shapes();
-//   template <class Policy> static void add(Registry&, const ExperimentNames&, const std::string& variant,
-//                                           const Shape&);
+// family, each run on every shape of the family's benchmark set, plus an A/A control: the
+// baseline registered a second time, as variant "<baseline>_aa", whose difference from the
+// baseline is the noise floor of that shape. A Family provides
+//   static std::vector<Shape> shapes(const ShapeSelection&);  // the tier's, or --schedlab_axes'
+//   template <class Policy> static void add(Registry&, const VariantNames&, const Shape&);
 #pragma once
 #include <algorithm>
 #include <stdexcept>
@@ -11,18 +12,44 @@
 #include <vector>
 
 #include "common/harness/bench_main.hpp"
+#include "common/problem.hpp"
 
 namespace schedlab::harness {
 
-struct ExperimentNames {
-  std::string name, baseline;
+// The control key of the A/A registration's label, and its variant name's suffix.
+inline constexpr std::string_view kAaControl = "aa";
+
+// What one registration times: which experiment, which variant, against which baseline.
+struct VariantNames {
+  std::string experiment, baseline, variant;
+  std::string control;  // empty, or kAaControl for the baseline's second registration
 };
 
-// The record label every results row carries; the analysis reads its keys.
-inline std::string record_label(std::string_view family, const ExperimentNames& e, std::string_view variant,
-                                std::string_view dtype) {
-  return "family=" + std::string(family) + ";experiment=" + e.name + ";variant=" + std::string(variant) +
-         ";baseline=" + e.baseline + ";dtype=" + std::string(dtype) + ";peer=0";
+inline std::string aa_variant_name(std::string_view baseline) {
+  return std::string(baseline) + "_" + std::string(kAaControl);
+}
+
+// The record label every results row carries; the analysis reads its keys. Only a control
+// registration has a `control` key.
+inline std::string record_label(std::string_view family, const VariantNames& v, std::string_view dtype) {
+  std::string label = "family=" + std::string(family) + ";experiment=" + v.experiment + ";variant=" + v.variant +
+                      ";baseline=" + v.baseline + ";dtype=" + std::string(dtype) + ";peer=0";
+  if (!v.control.empty()) label += ";control=" + v.control;
+  return label;
+}
+
+// A shape the user asked for (--schedlab_axes) that the kernel cannot run is an error before
+// anything runs, naming the shape; a tier's shapes are skipped with the reason instead, per
+// configuration, as nvbench skips an impossible combination.
+template <class Problem>
+void require_support_of_requested(const Registry& r, const std::string& shape, const Problem& p,
+                                  const KernelSupport& support) {
+  if (!r.shape_selection().from_axes()) return;
+  try {
+    p.validate(support);
+  } catch (const InvalidProblem& e) {
+    throw AxesError("--schedlab_axes: shape " + shape + ": the kernel cannot run it: " + e.what());
+  }
 }
 
 template <class Family, class... Policies>
@@ -31,10 +58,17 @@ struct Experiment {
   std::vector<std::string> variants;  // one name per policy, in order
   void register_all(Registry& r) const {
     check_names();
-    const ExperimentNames names{name, baseline};
-    for (const auto& shape : Family::shapes()) {
+    for (const auto& shape : Family::shapes(r.shape_selection())) {
       std::size_t i = 0;
-      (Family::template add<Policies>(r, names, variants[i++], shape), ...);
+      (Family::template add<Policies>(r, VariantNames{name, baseline, variants[i++], {}}, shape), ...);
+      // The A/A control last in the shape, so that without interleaving drift between the
+      // two registrations of the baseline shows up as noise instead of hiding.
+      i = 0;
+      ((variants[i++] == baseline
+            ? Family::template add<Policies>(
+                  r, VariantNames{name, baseline, aa_variant_name(baseline), std::string(kAaControl)}, shape)
+            : void()),
+       ...);
     }
   }
   // A names list out of step with the policies would label one variant's numbers with
@@ -45,6 +79,12 @@ struct Experiment {
                                   std::to_string(sizeof...(Policies)) + " policies");
     if (std::find(variants.begin(), variants.end(), baseline) == variants.end())
       throw std::invalid_argument("experiment " + name + ": baseline '" + baseline + "' is not one of its variants");
+    for (std::size_t i = 0; i < variants.size(); ++i)
+      if (std::find(variants.begin() + i + 1, variants.end(), variants[i]) != variants.end())
+        throw std::invalid_argument("experiment " + name + ": variant name '" + variants[i] + "' given twice");
+    if (std::find(variants.begin(), variants.end(), aa_variant_name(baseline)) != variants.end())
+      throw std::invalid_argument("experiment " + name + ": a variant is named '" + aa_variant_name(baseline) +
+                                  "', the name of the baseline's A/A control");
   }
 };
 

@@ -361,9 +361,9 @@ TEST(DeviceSlug, DropsVendorAndPunctuation) {
 namespace schedlab::harness {
 namespace {
 struct NoShapes {  // a Family whose names are checked before any shape is registered
-  static std::vector<int> shapes() { return {}; }
+  static std::vector<int> shapes(const ShapeSelection&) { return {}; }
   template <class Policy>
-  static void add(Registry&, const ExperimentNames&, const std::string&, int) {}
+  static void add(Registry&, const VariantNames&, int) {}
 };
 struct PolicyA {};
 struct PolicyB {};

@@ -1,4 +1,5 @@
-// Benchmarks of decode_lds_buffers: every variant on issue #3's decode shapes.
+// Benchmarks of decode_lds_buffers: every variant, and the baseline's A/A control, on the
+// decode shapes of the run's tier or --schedlab_axes (kernels/decode/decode_shapes.hpp).
 #include "common/harness/gpu_platform.hpp"
 #include "experiments/decode_lds_buffers/policy.hpp"
 #include "kernels/decode/decode_bench.hpp"

@@ -1,4 +1,5 @@
-// Benchmarks of prefill_lds_buffers: every variant on the FlashAttention-3 paper's prefill shapes.
+// Benchmarks of prefill_lds_buffers: every variant, and the baseline's A/A control, on the
+// prefill shapes of the run's tier or --schedlab_axes (kernels/prefill/prefill_shapes.hpp).
 #include "common/harness/gpu_platform.hpp"
 #include "experiments/prefill_lds_buffers/policy.hpp"
 #include "kernels/prefill/prefill_bench.hpp"

@@ -1,45 +1,47 @@
-// Benchmark registration shared by the prefill experiments: the FlashAttention-3 paper's
-// setting (16k tokens in total, hidden 2048, so 16 heads at head dim 128 and 32 at 64;
-// sequence 512..16k; causal and not; bf16), each variant of an experiment on each shape.
+// Benchmark registration shared by the prefill experiments: each variant of an experiment on
+// each shape of the run's tier (or of --schedlab_axes); the shapes are in prefill_shapes.hpp.
+// Any prefill kernel that runs as a PrefillCase registers through PrefillFamilyOf.
 #pragma once
 #include <string>
 #include <vector>
 
 #include "common/harness/experiment.hpp"
 #include "kernels/prefill/flash_prefill.hpp"
+#include "kernels/prefill/prefill_shapes.hpp"
 
 namespace schedlab::kernels {
 
-struct PrefillShape {
-  int seq_len, head_dim;
-  bool causal;
-};
-
-inline std::vector<PrefillShape> prefill_benchmark_shapes() {
-  std::vector<PrefillShape> shapes;
-  for (int head_dim : {128, 64})
-    for (bool causal : {false, true})
-      for (int seq : {512, 1024, 2048, 4096, 8192, 16384}) shapes.push_back({seq, head_dim, causal});
-  return shapes;
-}
-
-// The prefill family for harness::Experiment: the FA3 setting, each variant a PrefillCase.
-struct PrefillFamily {
-  static constexpr DType kDtype = DType::bf16;
-  static std::vector<PrefillShape> shapes() { return prefill_benchmark_shapes(); }
+// A prefill family for harness::Experiment over one kernel. Kernel provides
+//   static KernelSupport support();
+//   template <class Policy> static void launch(const PrefillArgs&, gpu::api::stream_t);
+// and `tiers` its shape lists per tier (the FA3 sweep unless given).
+template <class Kernel, const harness::TierAxes& (*tiers)() = prefill_tiers>
+struct PrefillFamilyOf {
+  static std::vector<PrefillShape> shapes(const harness::ShapeSelection& selection) {
+    return prefill_shapes(selection, tiers());
+  }
   template <class Policy>
-  static void add(harness::Registry& r, const harness::ExperimentNames& e, const std::string& variant,
-                  const PrefillShape& s) {
-    const std::string dtype(dtype_name(kDtype));
-    const std::string name = e.name + "/" + variant + "/" + dtype + "/seq:" + std::to_string(s.seq_len) +
-                             "/head_dim:" + std::to_string(s.head_dim) + "/causal:" + std::to_string(int(s.causal));
-    r.add<PrefillProblem>(name, harness::record_label("prefill", e, variant, dtype),
-                          fa3_setting(s.seq_len, s.head_dim, s.causal, kDtype), [](const PrefillProblem& p) {
-                            require_support(p, flash_prefill_support());
-                            return std::make_unique<PrefillCase>(p, launch_flash_prefill<Policy>);
+  static void add(harness::Registry& r, const harness::VariantNames& v, const PrefillShape& s) {
+    const std::string shape = prefill_shape_name(s);
+    harness::require_support_of_requested(r, shape, s, Kernel::support());
+    r.add<PrefillProblem>(v.experiment + "/" + v.variant + "/" + shape,
+                          harness::record_label("prefill", v, dtype_name(s.dtype)), s, [](const PrefillProblem& p) {
+                            require_support(p, Kernel::support());
+                            return std::make_unique<PrefillCase>(p, &Kernel::template launch<Policy>);
                           });
   }
 };
+
+// The flash prefill kernel (flash_prefill.cuh), one policy per variant.
+struct FlashPrefillKernel {
+  static KernelSupport support() { return flash_prefill_support(); }
+  template <class Policy>
+  static void launch(const PrefillArgs& args, gpu::api::stream_t stream) {
+    launch_flash_prefill<Policy>(args, stream);
+  }
+};
+
+using PrefillFamily = PrefillFamilyOf<FlashPrefillKernel>;
 
 template <class... Policies>
 using PrefillExperiment = harness::Experiment<PrefillFamily, Policies...>;
