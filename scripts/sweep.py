@@ -89,7 +89,7 @@ def peer_tier_flags(tier: str, python: str = sys.executable, script: Path = PEER
 
 
 def make_jobs(benches: list[Path], results: Path, tier: str, extra: list[str], peers: bool) -> list[Job]:
-    jobs = [Job(b.name, [str(b), f"--schedlab_results_root={results}", f"--schedlab_tier={tier}", *extra])
+    jobs = [Job(b.name, [str(b.resolve()), f"--schedlab_results_root={results}", f"--schedlab_tier={tier}", *extra])
             for b in benches]
     if peers:
         flags = peer_tier_flags(tier)
@@ -611,15 +611,15 @@ def main(argv: list[str] | None = None) -> int:
 
     run_id = os.environ.get("SCHEDLAB_RUN_ID") or new_run_id()
     env = dict(os.environ, SCHEDLAB_RUN_ID=run_id)
-    log_dir = args.log_dir or (args.build / "sweep-logs" / run_id)
+    log_dir = (args.log_dir or (args.build / "sweep-logs" / run_id)).resolve()
     if shard:
         log_dir = log_dir / f"shard-{shard[0]}-of-{shard[1]}"
     log_dir.mkdir(parents=True, exist_ok=True)
     started = datetime.now(timezone.utc)
     where = ", ".join(f"GPU {g.visible}" + (f" ({g.name})" if g.name else "") for g in gpus if g.visible) \
-        or "no GPU found"
+        or (gpus[0].name or "no GPU found")
     print(f"sweep: tier {args.tier}, run {run_id}, {len(jobs)} experiments"
-          + (f" (shard {shard[0]} of {shard[1]})" if shard else "") + f" on {where}; "
+          + (f" (shard {shard[0]} of {shard[1]})" if shard else "") + f"; {where}; "
           + (f"durations from the previous {args.tier} sweep" if known else "no previous sweep of this tier: "
              "progress by count") + f"; logs in {log_dir}", flush=True)
     if not jobs:
