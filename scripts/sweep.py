@@ -5,6 +5,7 @@ into one results tree, as one run, and writes a summary of the sweep.
     python3 scripts/sweep.py --build build/cuda --results results --tier default
     python3 scripts/sweep.py ... --shard 2/8          # this array task's share of the experiments
     python3 scripts/sweep.py ... -- --benchmark_filter=bf16   # extra flags for every binary
+    python3 scripts/sweep.py --show results/h200/sweeps/<stamp>-<commit>.json   # a summary as a table
 
 - Binaries: BUILD/kernels/bench_naive and BUILD/experiments/*/bench_*, or BUILD/bench_* where
   BUILD is a flat folder of binaries. Each runs with --schedlab_tier=TIER and
@@ -550,6 +551,22 @@ def build_summary(outcomes: list[Outcome], *, tier: str, run_id: str, started: d
 
 # ---- command line --------------------------------------------------------------------------
 
+def summary_table(doc: dict) -> str:
+    """A summary as a table: what ran where, how long, with what outcome."""
+    rows = [f"sweep {doc['run_id']}: tier {doc['tier']}, {doc['device']}, commit {doc['schedlab_commit'][:10]}, "
+            f"{len(doc.get('gpus', []))} GPU(s), {fmt_s(doc['wall_s'])} in all",
+            f"{'experiment':<34} {'GPU':>5} {'wall':>8} {'passed':>7} {'skipped':>8} {'failed':>7}  status"]
+    for e in sorted(doc["experiments"], key=lambda e: -e.get("wall_s", 0)):
+        where = "-" if e.get("gpu") is None else str(e["gpu"])
+        if e.get("shard") is not None:
+            where = f"{e['shard']}:{where}"
+        rows.append(f"{e['name']:<34} {where:>5} {e['wall_s']:>7.1f}s {e['passed']:>7} {e['skipped']:>8} "
+                    f"{e['failed']:>7}  {e['status']}" + (f" ({e['note']})" if e.get("note") else ""))
+    t = doc["totals"]
+    rows.append(f"{'total':<34} {'':>5} {doc['wall_s']:>7.1f}s {t['passed']:>7} {t['skipped']:>8} {t['failed']:>7}")
+    return "\n".join(rows)
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     extra: list[str] = []
     if "--" in argv:
@@ -570,6 +587,7 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--budget-s", type=float, help="stop starting binaries and stop running ones after this")
     ap.add_argument("--device", help="device slug of the previous summaries (default: from nvidia-smi)")
     ap.add_argument("--log-dir", type=Path, help="default: BUILD/sweep-logs/RUN_ID")
+    ap.add_argument("--show", type=Path, metavar="SUMMARY", help="print a sweep summary as a table and exit")
     args = ap.parse_args(argv)
     args.extra = extra
     return args
@@ -578,6 +596,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
+    if args.show:
+        print(summary_table(json.loads(args.show.read_text())))
+        return 0
     try:
         shard = parse_shard(args.shard) if args.shard else None
         smi = nvidia_smi_gpus()
@@ -637,6 +658,7 @@ def main(argv: list[str] | None = None) -> int:
                             shard=shard, device=device, commit=commit, dirty=dirty,
                             argv=[Path(sys.argv[0]).name, *argv], log_dir=log_dir)
     path = write_json_new(summary_path(results, device, utc_stamp(started), commit, dirty, shard), summary)
+    print(summary_table(summary), flush=True)
     t = summary["totals"]
     print(f"sweep: done in {fmt_s(wall)}: {t['passed']} passed, {t['skipped']} skipped, {t['failed']} failed "
           f"configurations; {t['experiments_failed']} experiments failed, {t['experiments_not_run']} not run; "

@@ -183,7 +183,7 @@ def array_task(tmp_path, build, task, count, *args, env=None):
                           text=True, env=e, cwd=tmp_path, timeout=120)
 
 
-def test_slurm_array_then_merge(tmp_path):
+def test_slurm_array_then_merge(tmp_path, capsys):
     build = fake_build(tmp_path, BENCHES)
     count = 3
     for k in range(count):
@@ -206,6 +206,10 @@ def test_slurm_array_then_merge(tmp_path):
     assert [sh["index"] for sh in s["shards"]] == [0, 1, 2]
     assert s["totals"]["passed"] == 6 and s["totals"]["skipped"] == 2 and s["totals"]["experiments"] == 5
     assert sorted(e["shard"] for e in s["experiments"]) == sorted(k for k, r in enumerate(ran) for _ in r)
+    capsys.readouterr()
+    assert sweep.main(["--show", str(next((out / DEVICE / "sweeps").glob("*.json")))]) == 0
+    table = capsys.readouterr().out
+    assert "tier quick" in table and "bench_decode_a" in table and table.splitlines()[-1].split()[-3:] == ["6", "2", "0"]
 
     # Merging again changes nothing; a clash with different content copies nothing.
     assert merge_results.main(["--out", str(out), *map(str, trees)]) == 0
