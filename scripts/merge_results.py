@@ -23,7 +23,7 @@ from collections import defaultdict
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from sweep import SCHEMA, summary_path, sweep_failed, totals, write_json_new  # noqa: E402
+from sweep import SCHEMA, sweep_failed, totals, write_summary  # noqa: E402
 
 
 class MergeError(Exception):
@@ -126,8 +126,7 @@ def merge(trees: list[Path], out: Path, allow_missing: bool = False) -> tuple[li
             written.append(same[0])
             continue
         stamp = m["started"].replace("-", "").replace(":", "")
-        written.append(write_json_new(summary_path(out, m["device"], stamp, m["schedlab_commit"],
-                                                   m["schedlab_dirty"], None), m))
+        written.append(write_summary(out, m["device"], stamp, m["schedlab_commit"], m["schedlab_dirty"], None, m))
     return [d for _, d in copies], written
 
 

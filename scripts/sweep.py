@@ -28,6 +28,7 @@ import argparse
 import fnmatch
 import heapq
 import importlib.util
+import itertools
 import json
 import os
 import queue
@@ -46,6 +47,9 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 PEERS_SCRIPT = REPO / "analysis" / "peers" / "sdpa_peers.py"
+sys.path.insert(0, str(PEERS_SCRIPT.parent))
+# The harness's naming, mirrored by the peers script's pure (standard library) part.
+from sdpa_peers import device_slug, git_provenance, utc_stamp  # noqa: E402
 PEER_FAMILIES = ("decode", "prefill")
 TIERS = ("quick", "default", "full")
 SKIPPED_PREFIX = "skipped: "  # common/harness/bench.hpp kSkippedPrefix
@@ -157,14 +161,6 @@ def visible_gpus(spec: str, env: dict | None = None, smi: list[dict] | None = No
     if len(gpus) == 1 and spec == "auto":
         gpus[0].pin = False  # one GPU: the binaries run in the environment as it is
     return gpus
-
-
-def device_slug(name: str) -> str:
-    """common/harness/bench_main.cpp device_slug(): 'NVIDIA H200' -> 'h200'."""
-    for vendor in ("NVIDIA ", "AMD "):
-        if name.startswith(vendor):
-            name = name[len(vendor):]
-    return re.sub(r"[^0-9a-z]+", "-", name.lower()).strip("-") or "gpu"
 
 
 # ---- durations, order, shards, estimates ---------------------------------------------------
@@ -453,31 +449,13 @@ def new_run_id(now: datetime | None = None) -> str:
     return f"{utc_stamp(now)}-{secrets.token_hex(4)}"
 
 
-def utc_stamp(now: datetime | None = None) -> str:
-    return (now or datetime.now(timezone.utc)).strftime("%Y%m%dT%H%M%SZ")
-
-
-def git_commit() -> tuple[str, str]:
-    git = ["git", "-c", "safe.directory=*"]
-    try:
-        commit = subprocess.run(git + ["rev-parse", "HEAD"], cwd=REPO, capture_output=True, text=True,
-                                timeout=10).stdout.strip()
-        status = subprocess.run(git + ["status", "--porcelain"], cwd=REPO, capture_output=True, text=True,
-                                timeout=60).stdout
-        if commit:
-            return commit, "true" if status.strip() else "false"
-    except (OSError, subprocess.SubprocessError):
-        pass
-    return os.environ.get("SCHEDLAB_COMMIT", "unknown"), os.environ.get("SCHEDLAB_DIRTY", "unknown")
-
-
 def sweep_provenance(outcomes: list[Outcome]) -> tuple[str, str]:
     """The commit the binaries were built from (their results files' context), else this checkout's."""
     builds = Counter((c.get("schedlab_commit"), c.get("schedlab_dirty")) for o in outcomes if o.kind == "bench"
                      for c in o.context if c.get("schedlab_commit"))
     if builds:
         return builds.most_common(1)[0][0]
-    return git_commit()
+    return git_provenance(REPO)
 
 
 def results_device(outcomes: list[Outcome], fallback: str | None) -> str:
@@ -485,30 +463,27 @@ def results_device(outcomes: list[Outcome], fallback: str | None) -> str:
     return slugs.most_common(1)[0][0] if slugs else (fallback or "unknown")
 
 
-def summary_path(results: Path, device: str, stamp: str, commit: str, dirty: str,
-                 shard: tuple[int, int] | None) -> Path:
+def write_summary(results: Path, device: str, stamp: str, commit: str, dirty: str,
+                  shard: tuple[int, int] | None, data: dict) -> Path:
+    """RESULTS/<device>/sweeps/<stamp>-<commit>[-dirty][-shard-K-of-N][-i].json, linked into place
+    from a finished temporary file: never over an existing file, never half written."""
     d = Path(results) / device / "sweeps"
+    d.mkdir(parents=True, exist_ok=True)
     stem = f"{stamp}-{commit[:10]}" + ("-dirty" if dirty == "true" else "")
     if shard:
         stem += f"-shard-{shard[0]}-of-{shard[1]}"
-    p = d / f"{stem}.json"
-    i = 1
-    while p.exists():
-        p = d / f"{stem}-{i}.json"
-        i += 1
-    return p
-
-
-def write_json_new(path: Path, data: dict) -> Path:
-    """Writes beside the target and links it into place: never over an existing file."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.parent / f".{path.name}.partial"
+    tmp = d / f".{stem}.json.partial"
     tmp.write_text(json.dumps(data, indent=1) + "\n")
     try:
-        os.link(tmp, path)  # fails if path exists
+        for i in itertools.count():
+            path = d / (stem + (f"-{i}" if i else "") + ".json")
+            try:
+                os.link(tmp, path)
+                return path
+            except FileExistsError:
+                continue
     finally:
         tmp.unlink()
-    return path
 
 
 def totals(experiments: list[dict]) -> dict[str, int]:
@@ -657,7 +632,7 @@ def main(argv: list[str] | None = None) -> int:
     summary = build_summary(outcomes, tier=args.tier, run_id=run_id, started=started, wall_s=wall, gpus=gpus,
                             shard=shard, device=device, commit=commit, dirty=dirty,
                             argv=[Path(sys.argv[0]).name, *argv], log_dir=log_dir)
-    path = write_json_new(summary_path(results, device, utc_stamp(started), commit, dirty, shard), summary)
+    path = write_summary(results, device, utc_stamp(started), commit, dirty, shard, summary)
     print(summary_table(summary), flush=True)
     t = summary["totals"]
     print(f"sweep: done in {fmt_s(wall)}: {t['passed']} passed, {t['skipped']} skipped, {t['failed']} failed "
