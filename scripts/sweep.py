@@ -286,6 +286,10 @@ class Outcome:
     context: list[dict] = field(default_factory=list)  # the results files' contexts (not written out)
 
 
+ACTIVE: set[subprocess.Popen] = set()  # running binaries, stopped if the sweep is interrupted
+ACTIVE_LOCK = threading.Lock()
+
+
 def kill_group(proc: subprocess.Popen) -> None:
     for sig, wait in ((signal.SIGTERM, 10), (signal.SIGKILL, 10)):
         try:
@@ -316,16 +320,18 @@ def run_job(job: Job, worker: int, gpu: Gpu, env: dict, log_dir: Path, results: 
     t0 = time.monotonic()
     with open(log, "w", encoding="utf-8") as f:
         proc = subprocess.Popen(job.argv, stdout=f, stderr=subprocess.STDOUT, env=child_env, cwd=REPO,
-                                start_new_session=True)
+                                start_new_session=True)  # its own group: a timeout stops all it started
+        with ACTIVE_LOCK:
+            ACTIVE.add(proc)
         try:
             out.rc = proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             kill_group(proc)
             out.rc = proc.returncode
             out.status, out.note = "timeout", f"stopped after {timeout:.0f} s: out of time"
-        except BaseException:
-            kill_group(proc)
-            raise
+        finally:
+            with ACTIVE_LOCK:
+                ACTIVE.discard(proc)
     out.wall_s = round(time.monotonic() - t0, 2)
     text = log.read_text(errors="replace")
     for p in written_files(text, REPO):
@@ -542,6 +548,10 @@ def summary_table(doc: dict) -> str:
     return "\n".join(rows)
 
 
+def interrupted(signum, frame):
+    raise KeyboardInterrupt
+
+
 def parse_args(argv: list[str]) -> argparse.Namespace:
     extra: list[str] = []
     if "--" in argv:
@@ -621,10 +631,15 @@ def main(argv: list[str] | None = None) -> int:
     if not jobs:
         print("sweep: this shard has no experiments", flush=True)
     t0 = time.monotonic()
+    signal.signal(signal.SIGTERM, interrupted)  # scancel, timeout: stop the binaries too
     try:
         outcomes = Sweep(jobs, gpus, expected, env, log_dir, results, args.budget_s).run() if jobs else []
     except KeyboardInterrupt:
-        print("sweep: interrupted; no summary written", file=sys.stderr)
+        with ACTIVE_LOCK:
+            running = list(ACTIVE)
+        for proc in running:
+            kill_group(proc)
+        print("sweep: interrupted; running binaries stopped; no summary written", file=sys.stderr)
         return 130
     wall = time.monotonic() - t0
     commit, dirty = sweep_provenance(outcomes)

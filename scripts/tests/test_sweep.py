@@ -264,3 +264,28 @@ def test_count_configurations():
                                          "error_message": "rel_l2 3e-2 > 1e-2"},
         {"name": "d", "error_occurred": True, "error_message": "skipped because"}]}
     assert sweep.count_configurations(doc) == {"passed": 1, "skipped": 1, "failed": 2}
+
+
+def test_stopping_the_sweep_stops_its_binaries(tmp_path):
+    build = fake_build(tmp_path, {"decode_slow": {"sleep": 60}})
+    proc = subprocess.Popen([*SWEEP, "--build", str(build), "--results", str(tmp_path / "r"), "--peers", "no",
+                             "--gpus", "none"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            env=env_without_gpus())
+    for _ in range(100):  # until the binary has started
+        if list((build / "sweep-logs").rglob("*.log")):
+            break
+        sweep.time.sleep(0.1)
+    sweep.time.sleep(0.5)
+    proc.terminate()
+    _, err = proc.communicate(timeout=30)
+    assert proc.returncode == 130 and "interrupted" in err
+    binary = str(build / "experiments" / "decode_slow").encode()
+    still = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            if binary in cmdline.read_bytes():
+                still.append(cmdline.parent.name)
+        except OSError:
+            pass
+    assert still == []
+    assert not results_files(tmp_path / "r") and not list((tmp_path / "r").rglob("sweeps/*.json"))
