@@ -1,26 +1,33 @@
 #!/usr/bin/env bash
-# One device call: GPU tests, every experiment's benchmark, and Nsight Compute stalls for
-# each decode variant at the default shape. Binaries come prebuilt in .carry/bin (built on
-# the development machine with the same nvcc), Google Benchmark's library in .carry/lib.
-# Everything lands in $OUT/results.tgz (results/<device>/<experiment>/...) plus logs.
-# PHASE=bench runs tests and benchmarks only, PHASE=ncu the profiles only (each fits one call).
+# One device call: GPU tests, the sweep of every experiment (scripts/sweep.py: TIER, default
+# "default", over every visible GPU, the SDPA peers where torch is installed), and Nsight
+# Compute stalls for each decode variant at the default shape. Binaries come prebuilt in
+# .carry/bin (built on the development machine with the same nvcc), Google Benchmark's library
+# in .carry/lib. Everything lands in $OUT/results.tgz (results/<device>/<experiment>/... and the
+# sweep summary results/<device>/sweeps/...) plus logs. One SCHEDLAB_RUN_ID for the whole call.
+# PHASE=bench runs tests and the sweep only, PHASE=ncu the profiles only (each fits one call).
+# Other knobs: BENCHES (a glob of binaries), FILTER (--benchmark_filter), REPS / MIN_TIME
+# (override the tier's repetitions), PEERS (auto|yes|no), RUN_TESTS=0, BUDGET_S (default 520),
+# NCU_S (the part of the budget kept for the ncu phase when PHASE=all, default 150).
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/.carry/lib:${LD_LIBRARY_PATH:-}
+export SCHEDLAB_RUN_ID=${SCHEDLAB_RUN_ID:-$(date -u +%Y%m%dT%H%M%SZ)-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')}
 B=.carry/bin
 OUT=${OUT:-/tmp/out}
 R=$OUT/stage/results
 mkdir -p "$R" "$OUT/logs"
 smi() { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power.draw,temperature.gpu --format=csv,noheader >>"$OUT/logs/smi.txt"; }
 smi
-# GPU tests: the gtest XML is the record.
+echo "run $SCHEDLAB_RUN_ID"
 PHASE=${PHASE:-all}
-# Whatever happens, the archive is written: each benchmark gets what is left of BUDGET_S
+# Whatever happens, the archive is written: the sweep gets what is left of BUDGET_S
 # (a benchmark stopped early leaves only its .partial file, never a results file).
 t0=$(date +%s)
 left() { echo $(( ${BUDGET_S:-520} - ($(date +%s) - t0) )); }
 if [ "$PHASE" != ncu ]; then
 if [ "${RUN_TESTS:-1}" != 0 ]; then
-  # One binary per family (schedlab_gpu_tests_decode, _prefill): whichever came in .carry/bin.
+  # GPU tests: the gtest XML is the record. One binary per family
+  # (schedlab_gpu_tests_decode, _prefill): whichever came in .carry/bin.
   for t in $B/schedlab_gpu_tests_*; do
     [ -x "$t" ] || continue
     tn=$(basename "$t")
@@ -28,15 +35,19 @@ if [ "${RUN_TESTS:-1}" != 0 ]; then
     echo "$tn rc=$? $(grep -E '^\[  (PASSED|FAILED)' "$OUT/logs/$tn.txt" | tr '\n' ' ')"
   done
 fi
-flags=(--benchmark_repetitions=${REPS:-5} --benchmark_min_time=${MIN_TIME:-0.05} --benchmark_report_aggregates_only=false)
-# BENCHES (a glob, default every bench) splits a long run over two device calls.
-for b in $B/${BENCHES:-bench_*}; do
-  name=$(basename "$b")
-  start=$(date +%s)
-  if [ "$(left)" -le 20 ]; then echo "$name not run: out of time"; continue; fi
-  timeout "$(left)" "$b" --schedlab_results_root="$R" "${flags[@]}" ${FILTER:+--benchmark_filter=$FILTER} >"$OUT/logs/$name.txt" 2>&1
-  echo "$name rc=$? $(( $(date +%s) - start ))s"
-done
+extra=()
+[ -n "${REPS:-}" ] && extra+=(--benchmark_repetitions="$REPS")
+[ -n "${MIN_TIME:-}" ] && extra+=(--benchmark_min_time="$MIN_TIME")
+[ -n "${FILTER:-}" ] && extra+=(--benchmark_filter="$FILTER")
+# The committed results/ hold the previous sweep summaries: the time-left estimate and the
+# longest-first order come from them. With the ncu phase to follow, NCU_S (default 150) of the
+# budget is kept for it.
+reserve=0
+[ "$PHASE" = all ] && command -v ncu >/dev/null && reserve=${NCU_S:-150}
+python3 scripts/sweep.py --build "$B" --results "$R" --durations-from results --tier "${TIER:-default}" \
+  --peers "${PEERS:-auto}" --budget-s "$(( $(left) - reserve ))" --log-dir "$OUT/logs/sweep" ${BENCHES:+--only "$BENCHES"} \
+  -- "${extra[@]}" 2>&1 | tee "$OUT/logs/sweep.txt"
+echo "sweep rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s"
 fi
 # Stalls: Nsight Compute, one profiled run per variant (the accuracy run is skipped); the
 # kernels' time is compared with the harness time by scripts/ingest_device_results.py.

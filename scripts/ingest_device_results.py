@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Bring a device run's results.tgz (scripts/device_full.sh) into results/.
 
-- Benchmark results files are copied to results/<device>/<experiment>/ (never over a file).
+- Benchmark results files are copied to results/<device>/<experiment>/ (never over a file),
+  and the sweep summaries (scripts/sweep.py) to results/<device>/sweeps/.
 - Each ncu CSV (results/ncu/<benchmark name with '/' as '+'>.csv) becomes records of
   a stalls-*.json beside its experiment's results, with the run's provenance.
 - Probe-build runs become probes-*.json records (their perturbed timings are not kept).
@@ -32,11 +33,26 @@ from schedlab_analysis.stallfile import run_context, utc_stamp, commit_tag, writ
 AGREEMENT_TOLERANCE = 0.03  # issue #5: harness and ncu kernel times within 3%
 
 
+def copy_new(src: Path, dest: Path) -> None:
+    """Copies src to dest unless an identical file is there; a different one is an error."""
+    if dest.exists():
+        if dest.read_bytes() != src.read_bytes():
+            raise SystemExit(f"{dest} exists and differs: results are never written over")
+        print(f"already  {dest}")
+        return
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copy2(src, dest)
+    print(f"summary  {dest}")
+
+
 def copy_results(stage: Path, results: Path) -> dict[tuple[str, str], Path]:
     """Copies every benchmark results file; returns (device, experiment) -> newest copy."""
     newest: dict[tuple[str, str], Path] = {}
     for f in sorted((stage / "results").glob("*/*/*.json")):
         device, experiment = f.parts[-3], f.parts[-2]
+        if experiment == "sweeps":  # scripts/sweep.py's summary of the run: kept as it is
+            copy_new(f, results / device / experiment / f.name)
+            continue
         if not read_json(f).get("benchmarks"):
             print(f"skipped  {f.name}: no benchmark records")
             continue

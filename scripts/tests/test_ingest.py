@@ -35,3 +35,18 @@ def test_a_changed_file_is_never_written_over(tmp_path):
         ingest.main([str(_archive(tmp_path, "b", 2.0)), "--results", str(results)])
     kept = json.loads(next((results / "h200" / "toy_experiment").glob("*.json")).read_text())
     assert kept["benchmarks"][0]["real_time"] == 1.0
+
+
+def test_sweep_summary_is_kept(tmp_path):
+    tgz = _archive(tmp_path, "a", 1.0)
+    with tarfile.open(tgz, "r:gz") as tar:
+        tar.extractall(tmp_path / "re")
+    summary = tmp_path / "re" / "results" / "h200" / "sweeps" / "20260101T000000Z-abcdef1234.json"
+    summary.parent.mkdir(parents=True)
+    summary.write_text(json.dumps({"schema": "schedlab-sweep/1", "tier": "default", "experiments": []}))
+    with tarfile.open(tgz, "w:gz") as tar:
+        tar.add(tmp_path / "re", arcname=".")
+    results = tmp_path / "results"
+    assert ingest.main([str(tgz), "--results", str(results)]) == 0
+    assert (results / "h200" / "sweeps" / summary.name).read_bytes() == summary.read_bytes()
+    assert ingest.main([str(tgz), "--results", str(results)]) == 0

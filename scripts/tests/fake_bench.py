@@ -1,0 +1,89 @@
+"""Fake benchmark binaries for the sweep tests: small Python scripts with the command line and
+output of the real ones (common/harness/bench_main.cpp): they take --schedlab_results_root and
+--schedlab_tier, write a Google Benchmark JSON results file under
+<root>/fake-gpu/<experiment>/<stamp>-<commit>.json and print "schedlab: results written to ...".
+Their context records what the sweep gave them (run id, tier, CUDA_VISIBLE_DEVICES, argv)."""
+from __future__ import annotations
+
+import json
+import os
+import stat
+from pathlib import Path
+
+DEVICE = "fake-gpu"
+COMMIT = "feedc0ffee0123456789"
+
+SCRIPT = r'''#!/usr/bin/env python3
+import json, os, sys, time
+from datetime import datetime, timezone
+SPEC = json.loads(%r)
+flags = dict(a.split("=", 1) for a in sys.argv[1:] if a.startswith("--") and "=" in a)
+root = flags.get("--schedlab_results_root", "results")
+time.sleep(SPEC["sleep"])
+if not SPEC["write"]:
+    if SPEC["rc"]:
+        print("fake failure: the device is on fire", file=sys.stderr)
+    sys.exit(SPEC["rc"])
+records = []
+for name, status in SPEC["configs"]:
+    full = SPEC["experiment"] + "/" + name + "/manual_time"
+    if status == "passed":
+        for agg in ("median", "mean"):
+            records.append({"name": full + "_" + agg, "run_name": full, "run_type": "aggregate",
+                            "aggregate_name": agg, "real_time": 10.0, "time_unit": "us"})
+    else:
+        msg = ("skipped: not supported here" if status == "skipped" else "accuracy gate failed")
+        records.append({"name": full, "run_name": full, "run_type": "iteration", "error_occurred": True,
+                        "error_message": msg})
+ctx = {"experiment": SPEC["experiment"], "run_id": os.environ.get("SCHEDLAB_RUN_ID", ""),
+       "tier": flags.get("--schedlab_tier", "default"),
+       "cuda_visible_devices": os.environ.get("CUDA_VISIBLE_DEVICES"), "argv": sys.argv[1:],
+       "schedlab_commit": SPEC["commit"], "schedlab_dirty": "false"}
+d = os.path.join(root, SPEC["device"], SPEC["experiment"])
+os.makedirs(d, exist_ok=True)
+stem = datetime.now(timezone.utc).strftime("%%Y%%m%%dT%%H%%M%%SZ") + "-" + SPEC["commit"][:10]
+path, i = os.path.join(d, stem + ".json"), 1
+while os.path.exists(path):
+    path, i = os.path.join(d, stem + "-%%d.json" %% i), i + 1
+with open(path, "w") as f:
+    json.dump({"context": ctx, "benchmarks": records}, f, indent=1)
+print("schedlab: results written to " + path)
+sys.exit(SPEC["rc"])
+'''
+
+
+def write_fake_bench(path: Path, experiment: str, configs=(("a", "passed"),), sleep: float = 0.0,
+                     rc: int = 0, write: bool = True) -> Path:
+    spec = {"experiment": experiment, "configs": [list(c) for c in configs], "sleep": sleep, "rc": rc,
+            "write": write, "device": DEVICE, "commit": COMMIT}
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(SCRIPT % json.dumps(spec))
+    path.chmod(path.stat().st_mode | stat.S_IXUSR | stat.S_IXGRP | stat.S_IXOTH)
+    return path
+
+
+def fake_build(root: Path, benches: dict[str, dict]) -> Path:
+    """A CMake-layout build folder: 'naive_attention' -> kernels/bench_naive, any other
+    experiment -> experiments/<experiment>/bench_<experiment>."""
+    build = root / "build"
+    (build / "kernels").mkdir(parents=True, exist_ok=True)
+    for experiment, kw in benches.items():
+        path = (build / "kernels" / "bench_naive" if experiment == "naive_attention"
+                else build / "experiments" / experiment / f"bench_{experiment}")
+        write_fake_bench(path, experiment, **kw)
+    return build
+
+
+def results_files(root: Path) -> list[Path]:
+    return sorted(p for p in Path(root).rglob("*.json") if "sweeps" not in p.parts)
+
+
+def read(path: Path) -> dict:
+    return json.loads(Path(path).read_text())
+
+
+def env_without_gpus() -> dict:
+    env = dict(os.environ)
+    env.pop("CUDA_VISIBLE_DEVICES", None)
+    env.pop("SCHEDLAB_RUN_ID", None)
+    return env
