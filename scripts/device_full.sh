@@ -86,7 +86,7 @@ if [ "$PHASE" != bench ] && command -v ncu >/dev/null; then
   done
   for b in $B/bench_prefill_*; do
     [ "$(left)" -gt 30 ] || break
-    profile "$b" "${NCU_PREFILL:-bf16/seq:8192/head_dim:128/causal:(0|1)}" 'flash_prefill_kernel' 1
+    profile "$b" "${NCU_PREFILL:-bf16/seq:8192/head_dim:128/causal:(0|1)}" 'flash_prefill_kernel|hopper_prefill_kernel' 1
   done
 fi
 # In-kernel probes: a separate build (.carry/probes) at the ncu shape; its timings are

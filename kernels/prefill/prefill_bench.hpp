@@ -12,8 +12,11 @@
 namespace schedlab::kernels {
 
 // A prefill family for harness::Experiment over one kernel. Kernel provides
+//   static constexpr const char* kFamily;  // the record label's family
 //   static KernelSupport support();
 //   template <class Policy> static void launch(const PrefillArgs&, gpu::api::stream_t);
+// and optionally
+//   template <class Policy> static void require_fits(const PrefillProblem&);  // UnsupportedProblem: skipped
 // and `tiers` its shape lists per tier (the FA3 sweep unless given).
 template <class Kernel, const harness::TierAxes& (*tiers)() = prefill_tiers>
 struct PrefillFamilyOf {
@@ -25,8 +28,10 @@ struct PrefillFamilyOf {
     const std::string shape = prefill_shape_name(s);
     harness::require_support_of_requested(r, shape, s, Kernel::support());
     r.add<PrefillProblem>(v.experiment + "/" + v.variant + "/" + shape,
-                          harness::record_label("prefill", v, dtype_name(s.dtype)), s, [](const PrefillProblem& p) {
+                          harness::record_label(Kernel::kFamily, v, dtype_name(s.dtype)), s, [](const PrefillProblem& p) {
                             require_support(p, Kernel::support());
+                            if constexpr (requires { Kernel::template require_fits<Policy>(p); })
+                              Kernel::template require_fits<Policy>(p);
                             return std::make_unique<PrefillCase>(p, &Kernel::template launch<Policy>);
                           });
   }
@@ -34,6 +39,7 @@ struct PrefillFamilyOf {
 
 // The flash prefill kernel (flash_prefill.cuh), one policy per variant.
 struct FlashPrefillKernel {
+  static constexpr const char* kFamily = "prefill";
   static KernelSupport support() { return flash_prefill_support(); }
   template <class Policy>
   static void launch(const PrefillArgs& args, gpu::api::stream_t stream) {
