@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "common/gpu/runtime.hpp"
 #include "common/harness/experiment.hpp"
 #include "kernels/prefill/flash_prefill.hpp"
 
@@ -36,6 +37,7 @@ struct PrefillFamily {
     r.add<PrefillProblem>(name, harness::record_label("prefill", e, variant, dtype),
                           fa3_setting(s.seq_len, s.head_dim, s.causal, kDtype), [](const PrefillProblem& p) {
                             require_support(p, flash_prefill_support());
+                            require_prefill_smem_fits<Policy>(p, gpu::device_info().smem_per_block_optin);
                             return std::make_unique<PrefillCase>(p, launch_flash_prefill<Policy>);
                           });
   }
