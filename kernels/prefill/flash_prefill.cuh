@@ -88,7 +88,8 @@ struct Config {
   static_assert(kBlockN % 16 == 0 && kHeadDim % 16 == 0, "tiles are whole k16 steps");
   static_assert(Policy::kWarpRows % kMmaRows == 0, "a warp owns whole m16 tiles");
   static_assert(Policy::kKvBuffers >= 1 && Policy::kKvBuffers <= 4, "one to four K/V buffers");
-  static_assert(kSmemBytes <= 227 * 1024, "shared storage over the sm_90 per-block limit");
+  static_assert(kSmemBytes == prefill_smem_bytes<Policy>(kHeadDim) && kSmemBytes <= gpu::kMaxSmemPerBlock,
+                "shared storage: as the policy layer counts it, within the backend's per-block limit");
 };
 
 template <DType kT>

@@ -3,6 +3,7 @@
 #pragma once
 #include "common/problem.hpp"
 #include "kernels/prefill/prefill_case.hpp"
+#include "kernels/prefill/prefill_plan.hpp"
 
 namespace schedlab::kernels {
 

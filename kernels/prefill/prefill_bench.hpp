@@ -5,8 +5,10 @@
 #include <string>
 #include <vector>
 
+#include "common/gpu/runtime.hpp"
 #include "common/harness/experiment.hpp"
 #include "kernels/prefill/flash_prefill.hpp"
+#include "kernels/prefill/prefill_plan.hpp"
 #include "kernels/prefill/prefill_shapes.hpp"
 
 namespace schedlab::kernels {
@@ -44,6 +46,10 @@ struct FlashPrefillKernel {
   template <class Policy>
   static void launch(const PrefillArgs& args, gpu::api::stream_t stream) {
     launch_flash_prefill<Policy>(args, stream);
+  }
+  template <class Policy>
+  static void require_fits(const PrefillProblem& p) {
+    require_prefill_smem_fits<Policy>(p, gpu::device_info().smem_per_block_optin);
   }
 };
 

@@ -1,6 +1,7 @@
 // The scheduling knobs of the flash prefill kernel. An experiment variant is one of these
 // with some members changed; the kernel body is shared (kernels/prefill/flash_prefill.cuh).
 #pragma once
+#include "common/gpu/arch.hpp"
 
 namespace schedlab::kernels {
 
@@ -42,6 +43,32 @@ struct PrefillPolicy {
   /* Layout = */ static constexpr SmemLayout kLayout = SmemLayout::Swizzled;
   /* KvFragments = */ static constexpr KvFragments kKvFragments = KvFragments::Union;
   /* KLoad = */ static constexpr KLoadSchedule kKLoad = KLoadSchedule::Compiler;
+};
+
+// Shared memory of the flash prefill kernel for a policy at a head dim: the Q tile and
+// kKvBuffers K and V tiles of 16-bit rows (one 16-byte chunk more per row when padded).
+// The kernel's Config asserts that it holds the same (kernels/prefill/flash_prefill.cuh).
+template <class Policy>
+constexpr int prefill_smem_bytes(int head_dim) {
+  const int row_bytes = head_dim * 2 + (Policy::kLayout == SmemLayout::Padded ? 16 : 0);
+  return (Policy::kWarps * Policy::kWarpRows + Policy::kKvBuffers * 2 * Policy::kBlockN) * row_bytes;
+}
+
+// gfx942's default (64 KiB of LDS per workgroup): one K and one V buffer, FA2's own choice,
+// 56 KiB at head dim 128 where PrefillPolicy's two buffers need 80 KiB.
+struct PrefillPolicyLds64 : PrefillPolicy {
+  /* KvBuffers = */ static constexpr int kKvBuffers = 1;
+};
+
+// The family's default policy on each architecture: PrefillPolicy where it fits at every
+// supported head dim, PrefillPolicyLds64 on gfx942.
+template <gpu::GpuArch kArch>
+struct DefaultPrefillPolicy {
+  using type = PrefillPolicy;
+};
+template <>
+struct DefaultPrefillPolicy<gpu::GpuArch::gfx942> {
+  using type = PrefillPolicyLds64;
 };
 
 }  // namespace schedlab::kernels

@@ -4,11 +4,13 @@
 
 #include <cstdint>
 
+#include "common/gpu/backend/cuda/smem_limits.hpp"
 #include "common/gpu/sched.hpp"
 
 namespace schedlab::gpu {
 
 inline constexpr int kWarpSize = 32;
+inline constexpr int kMaxSmemPerBlock = nvidia::kMaxSmemPerBlock;  // shared memory per block, bytes
 // NVIDIA exposes no instruction-scheduling or wave-priority hint to CUDA C++: the hints
 // below compile to nothing, and the harness records that they were no-ops here.
 inline constexpr bool kSchedHintsHonored = false;

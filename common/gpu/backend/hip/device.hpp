@@ -4,11 +4,13 @@
 
 #include <cstdint>
 
+#include "common/gpu/backend/hip/smem_limits.hpp"
 #include "common/gpu/sched.hpp"
 
 namespace schedlab::gpu {
 
 inline constexpr int kWarpSize = 64;  // gfx942 / gfx950 run wave64
+inline constexpr int kMaxSmemPerBlock = amd::kMaxSmemPerBlock;  // LDS per workgroup, bytes (gfx950's)
 inline constexpr bool kSchedHintsHonored = true;
 inline constexpr bool kPriorityHonored = true;
 

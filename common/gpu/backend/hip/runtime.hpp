@@ -3,8 +3,11 @@
 #pragma once
 #include <hip/hip_runtime.h>
 
+#include <array>
 #include <cstddef>
 #include <cstdint>
+#include <tuple>
+#include <type_traits>
 
 namespace schedlab::gpu::api {
 
@@ -28,13 +31,19 @@ inline status_t memset_async(void* d, int v, std::size_t n, stream_t st) { retur
 inline status_t device_synchronize() { return hipDeviceSynchronize(); }
 
 // No programmatic dependent launch on HIP: an ordinary launch (gpu::wait_prior_grid() is a
-// no-op there, and the stream orders the kernels as usual).
+// no-op there, and the stream orders the kernels as usual). Through hipLaunchKernel, not
+// the triple chevron, so that host-only C++ (a plan test built by g++) can include this.
 inline constexpr bool kDependentLaunch = false;
 template <class... KernelArgs, class... Args>
 status_t launch_dependent(void (*kernel)(KernelArgs...), dim3 grid, dim3 block, std::size_t smem, stream_t stream,
                           Args&&... args) {
-  kernel<<<grid, block, smem, stream>>>(static_cast<KernelArgs>(args)...);
-  return hipGetLastError();
+  std::tuple<std::decay_t<KernelArgs>...> values(static_cast<KernelArgs>(args)...);
+  return std::apply(
+      [&](auto&... v) {
+        std::array<void*, sizeof...(KernelArgs)> pointers{static_cast<void*>(&v)...};
+        return hipLaunchKernel(reinterpret_cast<const void*>(kernel), grid, block, pointers.data(), smem, stream);
+      },
+      values);
 }
 // No tensor maps on AMD: the type keeps shared structs the same size and alignment;
 // encoding reports "not supported".
