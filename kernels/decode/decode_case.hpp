@@ -158,7 +158,7 @@ inline AccuracyReport DecodeCase::check_accuracy(std::uint64_t seed) {
   const auto out = gather_rows(o_.download(), p_.q_dtype, rows, p_.head_dim, [&](const QueryRow& r) {
     return (std::size_t(seqs[r.batch]) * p_.q_heads + r.head) * std::size_t(p_.head_dim);
   });
-  return compare(out, ref, default_tolerance(p_.q_dtype, p_.kv_dtype));
+  return compare(out, ref, default_tolerance(p_.q_dtype, p_.kv_dtype), std::size_t(p_.head_dim));
 }
 
 }  // namespace schedlab::kernels

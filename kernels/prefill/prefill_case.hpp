@@ -52,7 +52,7 @@ class PrefillCase final : public harness::Case {
     const auto out = gather_rows(o_.download(), p_.dtype, rows, p_.head_dim, [&](const QueryRow& r) {
       return ((std::size_t(r.batch) * p_.q_len + r.pos) * p_.q_heads + r.head) * std::size_t(p_.head_dim);
     });
-    return compare(out, ref, default_tolerance(p_.dtype, p_.dtype));
+    return compare(out, ref, default_tolerance(p_.dtype, p_.dtype), std::size_t(p_.head_dim));
   }
   harness::Work work() const override { return {p_.flops(), p_.min_bytes()}; }
   std::size_t input_set_bytes() const override { return static_cast<std::size_t>(p_.min_bytes()); }
