@@ -173,7 +173,7 @@ TEST(AccuracyRule, NamesEveryBound) {
 // double reference by editing the block table: a dropped tile is a page left out, a stale
 // tile is a page read twice (the one two stages back, as with two buffers), a lost split
 // partial is a split's pages left out (batch 1 at 64k plans 33 splits of 125 tiles on the
-// H200). A correct kernel is emulated by rounding P to its MMA type and O to the output type,
+// H200's 132 SMs at two CTAs each). A correct kernel is emulated by rounding P to its MMA type and O to the output type,
 // the roundings every kernel here makes.
 
 struct Attention {

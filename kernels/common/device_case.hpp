@@ -69,11 +69,13 @@ __global__ void __launch_bounds__(kThreads) gather_chunks_kernel(const unsigned 
 
 // Scattered chunks of a device buffer (pages of a KV pool) as one host buffer: one gather
 // on the device and one copy, not a copy per chunk (a batch-64, 64k check reads 262k pages).
-inline std::vector<unsigned char> gather_chunks(const void* src, const std::vector<std::int64_t>& offsets,
-                                                std::size_t chunk_bytes) {
+// A template so that only the files that call it (the Cases, not the experiments' kernel
+// files, which include this header too) compile the kernel.
+template <int kThreads = 256>
+std::vector<unsigned char> gather_chunks(const void* src, const std::vector<std::int64_t>& offsets,
+                                         std::size_t chunk_bytes) {
   if (offsets.empty()) return {};
   if (chunk_bytes % 16 != 0) throw std::invalid_argument("gather_chunks: chunks of whole 16-byte words");
-  constexpr int kThreads = 256;
   gpu::DeviceBuffer<std::int64_t> at(offsets.size());
   at.upload(offsets);
   gpu::DeviceBuffer<unsigned char> packed(offsets.size() * chunk_bytes);

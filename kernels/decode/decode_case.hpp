@@ -30,8 +30,8 @@ struct DecodeKernel {
 class DecodeCase final : public harness::Case {
  public:
   // Keys the reference reads per check (each checked sequence's visible keys once per KV
-  // head): every sequence always, as many KV heads of each as fit (all at batch 16, 16k;
-  // one of 8 at batch 64, 64k, about 0.3 s on 16 cores).
+  // head): every sequence always, as many KV heads of each as fit (all 8 at batch 16, 16k;
+  // 4 at batch 64, 16k; 1 at batch 64, 64k).
   static constexpr std::int64_t kReferenceKeys = std::int64_t(1) << 22;
 
   DecodeCase(const DecodeProblem& p, const DecodeKernel& kernel, int forced_splits = 0)
