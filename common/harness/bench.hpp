@@ -1,13 +1,17 @@
 // The measurement harness, independent of vendor: a Case is one configuration of one
 // variant on one problem; a Clock times it (device events on a GPU, the host clock in the
 // CPU self-test). run_case() is the body of every Google Benchmark function:
-//   1. once per configuration: fresh random inputs, poisoned output, one launch, accuracy
-//      against the double-precision reference on sampled rows; a failed gate is reported
-//      with SkipWithError, never as a time;
+//   1. once per configuration: inputs from a seed shared by every configuration of the same
+//      problem in this process (fresh per process), and on every input set a poisoned output,
+//      one launch and the accuracy gate against the double reference, which is computed once
+//      per problem and input set and cached; a failed gate is reported with SkipWithError,
+//      never as a time;
 //   2. warm-up launches;
-//   3. timed launches, each after an L2 flush and on the next of several input sets when
-//      one set is under 4x the L2 (so no launch finds its inputs in cache);
-//   4. counters: flops, bytes, rates, accuracy, and the problem's axes.
+//   3. timed launches, each after an output poison and an L2 flush and on the next of several
+//      input sets when one set is under 4x the L2 (so no launch finds its inputs in cache),
+//      until the mean launch time's relative standard error meets RunOptions' rule;
+//   4. the gate once more, on the last timed launch's output;
+//   5. counters: flops, bytes, rates, accuracy, launches and their noise, the problem's axes.
 #pragma once
 #include <benchmark/benchmark.h>
 
@@ -32,19 +36,32 @@ struct Work {
 class Case {
  public:
   virtual ~Case() = default;
-  // Allocates `input_sets` independent input sets of fresh random values from `seed`.
+  // Allocates `input_sets` independent input sets of random values from `seed` (the same
+  // seed gives the same values) and picks, from the seed, the rows the gate compares.
   virtual void prepare(std::uint64_t seed, int input_sets) = 0;
   virtual void poison_output() = 0;
   virtual void launch(int input_set) = 0;  // enqueue one run; checked
   virtual void synchronize() = 0;
-  // Compares the output of the last launch on input set 0 with the reference.
-  virtual AccuracyReport check_accuracy(std::uint64_t seed) = 0;
+  // The double-precision reference at the compared rows for input set `input_set`, rows of
+  // row_length() values (the costly part of a check: the harness caches it).
+  virtual std::vector<double> reference(int input_set) = 0;
+  // The last launch's output at the same rows, as float.
+  virtual std::vector<float> output() = 0;
+  virtual Tolerance tolerance() const = 0;
+  virtual std::size_t row_length() const = 0;
+  // Names the problem: configurations with the same key get the same inputs from a seed and
+  // so share one reference. Empty: nothing shared.
+  virtual std::string input_key() const { return {}; }
   virtual Work work() const = 0;
   virtual std::size_t input_set_bytes() const = 0;  // bytes one launch reads and writes
   virtual std::map<std::string, double> axes() const = 0;  // numeric axes for the record
   // Measurements beyond time and accuracy (in-kernel probe shares); read after the timed loop.
   virtual std::map<std::string, double> extra_counters() const { return {}; }
 };
+
+// The gate on the last launch's output, which ran on input set `input_set` (reference not
+// cached: for tests that drive a Case themselves).
+AccuracyReport check_output(Case& c, int input_set);
 
 class Clock {
  public:
@@ -61,18 +78,42 @@ struct RunOptions {
   int profile_launches = 1;   // how many, each after an L2 eviction
   int max_input_sets = 8;
   std::size_t max_rotation_bytes = std::size_t(16) << 30;  // cap on the memory spent on rotation
+  // Launches are timed until the relative standard error of their mean time is at most
+  // max_rel_se, with at least min_launches; at most max_launches, and no more once
+  // max_seconds of wall time have passed with min_launches done (nvbench's noise rule).
+  double max_rel_se = 0.005;
+  int min_launches = 10;
+  int max_launches = 5000;
+  double max_seconds = 1.0;
 };
 
 // How many input sets keep every timed launch out of cache: under 4x the cache, enough
 // copies to span 4x, within the caps.
 int input_sets_for(std::size_t set_bytes, std::size_t cache_bytes, const RunOptions& opts);
 
+// The rules every results file records in its context: accuracy_rule and repetition_rule.
+std::map<std::string, std::string> rule_context(const RunOptions& opts);
+
+// Running mean and variance of launch times (Welford) and the stopping rule.
+class LaunchStats {
+ public:
+  void add(double seconds);
+  int count() const { return n_; }
+  double mean() const { return mean_; }
+  double rel_se() const;  // standard error of the mean over the mean; inf below 2 launches
+  bool done(const RunOptions& opts, int min_launches, double elapsed_seconds) const;
+
+ private:
+  int n_ = 0;
+  double mean_ = 0, m2_ = 0;
+};
+
 // A configuration's state across Google Benchmark's repeated calls of one function.
 struct CaseSlot {
   std::function<std::unique_ptr<Case>()> make;  // may throw InvalidProblem
   std::string label;
   std::unique_ptr<Case> instance;
-  std::optional<AccuracyReport> accuracy;
+  std::optional<AccuracyReport> accuracy;  // the gate before timing, every input set
   std::string skip_reason;  // an unsupported combination: skipped, not failed
   bool warmed = false;
 };

@@ -6,19 +6,46 @@
 
 #include <Eigen/Dense>
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <cstring>
+#include <exception>
 #include <functional>
 #include <limits>
+#include <mutex>
 #include <random>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "common/numeric.hpp"
 
 namespace schedlab {
+
+void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body) {
+  std::atomic<std::size_t> next{0};
+  std::exception_ptr error;
+  std::mutex error_mutex;
+  auto worker = [&] {
+    for (std::size_t i = next++; i < n; i = next++) {
+      try {
+        body(i);
+      } catch (...) {
+        const std::lock_guard<std::mutex> lock(error_mutex);
+        if (!error) error = std::current_exception();
+      }
+    }
+  };
+  const std::size_t threads = std::min<std::size_t>(n, std::max(1u, std::thread::hardware_concurrency()));
+  std::vector<std::thread> pool;
+  for (std::size_t t = 1; t < threads; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  if (error) std::rethrow_exception(error);
+}
+
 namespace {
 
 using Matrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
@@ -146,9 +173,14 @@ std::vector<double> reference(const Layout& l, const void* q, const void* k, con
     groups[std::size_t(r.batch) * l.kv_heads + r.head / group_size].push_back(i);
   }
   std::vector<double> out(rows.size() * l.head_dim, 0.0);
-  for (std::size_t g = 0; g < groups.size(); ++g) {
-    if (!groups[g].empty()) attend_group(l, q, k, v, rows, groups[g], int(g / l.kv_heads), int(g % l.kv_heads), out);
-  }
+  std::vector<std::size_t> busy;
+  for (std::size_t g = 0; g < groups.size(); ++g)
+    if (!groups[g].empty()) busy.push_back(g);
+  // Groups write disjoint rows of out.
+  parallel_for(busy.size(), [&](std::size_t i) {
+    const std::size_t g = busy[i];
+    attend_group(l, q, k, v, rows, groups[g], int(g / l.kv_heads), int(g % l.kv_heads), out);
+  });
   return out;
 }
 
@@ -268,6 +300,24 @@ std::vector<QueryRow> all_rows(const DecodeProblem& p) {
   rows.reserve(std::size_t(p.batch) * p.q_heads);
   for (int b = 0; b < p.batch; ++b)
     for (int h = 0; h < p.q_heads; ++h) rows.push_back({b, h, p.context_lens.at(b) - 1});
+  return rows;
+}
+
+std::vector<QueryRow> rows_of_every_sequence(const DecodeProblem& p, std::int64_t max_keys, std::uint64_t seed) {
+  std::int64_t keys = 0;
+  for (int b = 0; b < p.batch; ++b) keys += p.visible_keys(b).size();
+  const int group = p.group_size();
+  const int heads = int(std::clamp<std::int64_t>(max_keys / std::max<std::int64_t>(keys, 1), 1, p.kv_heads));
+  std::mt19937_64 rng(seed);
+  std::vector<QueryRow> rows;
+  for (int b = 0; b < p.batch; ++b) {
+    const int first = int(rng() % std::uint64_t(p.kv_heads));
+    std::vector<int> picked;
+    for (int i = 0; i < heads; ++i) picked.push_back((first + i) % p.kv_heads);
+    std::sort(picked.begin(), picked.end());
+    for (int kvh : picked)
+      for (int h = kvh * group; h < (kvh + 1) * group; ++h) rows.push_back({b, h, p.context_lens.at(b) - 1});
+  }
   return rows;
 }
 

@@ -10,6 +10,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "common/problem.hpp"
@@ -38,5 +39,13 @@ std::vector<QueryRow> all_rows(const DecodeProblem& problem);
 // All rows when the problem has no more than max_rows.
 std::vector<QueryRow> sample_rows(const PrefillProblem& problem, std::size_t max_rows, std::uint64_t seed);
 std::vector<QueryRow> sample_rows(const DecodeProblem& problem, std::size_t max_rows, std::uint64_t seed);
+
+// Decode rows covering every sequence: on each, all query heads of some KV heads (picked
+// from seed, at least one), as many KV heads as keep the keys the reference reads (each
+// sequence's visible keys once per KV head) within max_keys. In output-layout order.
+std::vector<QueryRow> rows_of_every_sequence(const DecodeProblem& problem, std::int64_t max_keys, std::uint64_t seed);
+
+// body(0) .. body(n - 1) on every core; the first exception is rethrown after all finish.
+void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body);
 
 }  // namespace schedlab

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -35,32 +36,50 @@ class HostClock final : public Clock {
 };
 
 // Attention computed on the host; `error` is added to every output to play a wrong kernel.
+// A fault can be confined to one input set, or start after some launches (a schedule
+// counter that is not reset, say), which only the checks after the first launch see.
+struct HostFault {
+  float error = 0.f;
+  int only_set = -1;         // >= 0: the error only on this input set
+  int after_launches = 0;    // > 0: launches before the error starts
+};
+
 class HostPrefillCase final : public Case {
  public:
-  HostPrefillCase(const PrefillProblem& p, float error) : p_(p), error_(error) {}
+  HostPrefillCase(const PrefillProblem& p, HostFault fault) : p_(p), fault_(fault) {}
+  HostPrefillCase(const PrefillProblem& p, float error) : HostPrefillCase(p, HostFault{error}) {}
+  static inline int references = 0;  // reference() calls in this process
   void prepare(std::uint64_t seed, int sets) override {
-    sets_ = sets;
     const auto bytes = dtype_bytes(p_.dtype);
-    q_.resize(p_.q_elems() * bytes);
-    k_.resize(p_.kv_elems() * bytes);
-    v_.resize(p_.kv_elems() * bytes);
-    fill_normal_host(p_.dtype, q_.data(), p_.q_elems(), seed, 1.f);
-    fill_normal_host(p_.dtype, k_.data(), p_.kv_elems(), seed + 1, 1.f);
-    fill_normal_host(p_.dtype, v_.data(), p_.kv_elems(), seed + 2, 1.f);
+    sets_.assign(sets, {});
+    for (int s = 0; s < sets; ++s) {
+      Set& set = sets_[s];
+      set.q.resize(p_.q_elems() * bytes);
+      set.k.resize(p_.kv_elems() * bytes);
+      set.v.resize(p_.kv_elems() * bytes);
+      fill_normal_host(p_.dtype, set.q.data(), p_.q_elems(), seed + 3 * s, 1.f);
+      fill_normal_host(p_.dtype, set.k.data(), p_.kv_elems(), seed + 3 * s + 1, 1.f);
+      fill_normal_host(p_.dtype, set.v.data(), p_.kv_elems(), seed + 3 * s + 2, 1.f);
+    }
   }
   void poison_output() override { out_.assign(all_rows(p_).size() * p_.head_dim, std::nanf("")); }
   void launch(int set) override {
-    ASSERT_LT(set, sets_);
-    const auto ref = prefill_reference(p_, q_.data(), k_.data(), v_.data(), all_rows(p_));
-    for (std::size_t i = 0; i < ref.size(); ++i) out_[i] = static_cast<float>(ref[i]) + error_;
+    ASSERT_LT(set, int(sets_.size()));
+    const Set& in = sets_[set];
+    const auto ref = prefill_reference(p_, in.q.data(), in.k.data(), in.v.data(), all_rows(p_));
+    const bool wrong = (fault_.only_set < 0 || fault_.only_set == set) && launches_++ >= fault_.after_launches;
+    for (std::size_t i = 0; i < ref.size(); ++i) out_[i] = static_cast<float>(ref[i]) + (wrong ? fault_.error : 0.f);
   }
   void synchronize() override {}
-  AccuracyReport check_accuracy(std::uint64_t seed) override {
-    const auto rows = all_rows(p_);
-    const auto ref = prefill_reference(p_, q_.data(), k_.data(), v_.data(), rows);
-    (void)seed;
-    return compare(out_, ref, default_tolerance(p_.dtype, p_.dtype));
+  std::vector<double> reference(int set) override {
+    ++references;
+    const Set& in = sets_.at(set);
+    return prefill_reference(p_, in.q.data(), in.k.data(), in.v.data(), all_rows(p_));
   }
+  std::vector<float> output() override { return out_; }
+  Tolerance tolerance() const override { return default_tolerance(p_.dtype, p_.dtype); }
+  std::size_t row_length() const override { return std::size_t(p_.head_dim); }
+  std::string input_key() const override { return "host prefill " + std::to_string(p_.q_len); }
   Work work() const override { return {p_.flops(), p_.min_bytes()}; }
   std::size_t input_set_bytes() const override { return static_cast<std::size_t>(p_.min_bytes()); }
   std::map<std::string, double> axes() const override {
@@ -68,10 +87,13 @@ class HostPrefillCase final : public Case {
   }
 
  private:
+  struct Set {
+    std::vector<unsigned char> q, k, v;
+  };
   PrefillProblem p_;
-  float error_;
-  int sets_ = 0;
-  std::vector<unsigned char> q_, k_, v_;
+  HostFault fault_;
+  int launches_ = 0;
+  std::vector<Set> sets_;
   std::vector<float> out_;
 };
 
@@ -157,7 +179,10 @@ class CountingCase final : public Case {
   void poison_output() override { inner_.poison_output(); }
   void launch(int set) override { inner_.launch(set); }
   void synchronize() override {}
-  AccuracyReport check_accuracy(std::uint64_t seed) override { return inner_.check_accuracy(seed); }
+  std::vector<double> reference(int set) override { return inner_.reference(set); }
+  std::vector<float> output() override { return inner_.output(); }
+  Tolerance tolerance() const override { return inner_.tolerance(); }
+  std::size_t row_length() const override { return inner_.row_length(); }
   Work work() const override { return inner_.work(); }
   std::size_t input_set_bytes() const override { return inner_.input_set_bytes(); }
   std::map<std::string, double> axes() const override { return inner_.axes(); }
@@ -202,6 +227,93 @@ TEST_F(HarnessTest, GoodAndBadVariantsBothRecordedBadAsError) {
   const auto bad = json.find("\"name\": \"selftest/bad");
   ASSERT_NE(bad, std::string::npos);
   EXPECT_EQ(json.find("FLOP_per_s", bad), std::string::npos);
+}
+
+MakePrefill host_fault(HostFault fault) {
+  return [fault](const PrefillProblem& p) { return std::make_unique<HostPrefillCase>(p, fault); };
+}
+
+// The error of a configuration, or "" when it has none.
+std::string error_of(const std::string& json, const std::string& name) {
+  const auto at = json.find("\"name\": \"" + name);
+  if (at == std::string::npos) return "<no record>";
+  const auto next = json.find("\"name\":", at + 1);
+  const std::string record = json.substr(at, next == std::string::npos ? std::string::npos : next - at);
+  const auto err = record.find("\"error_message\": \"");
+  return err == std::string::npos ? "" : record.substr(err, record.find('\n', err) - err);
+}
+
+// The gate runs on every input set before timing, and on the last timed launch after it.
+TEST_F(HarnessTest, GateCatchesAFaultOnOneInputSetAndOneThatStartsLate) {
+  const int rc = run(dir_, [](Registry& r) {
+    r.add<PrefillProblem>("selftest/good", "family=prefill", small_problem(), host_kernel(0.f));
+    r.add<PrefillProblem>("selftest/set5", "family=prefill", small_problem(), host_fault({0.5f, 5, 0}));
+    r.add<PrefillProblem>("selftest/late", "family=prefill", small_problem(), host_fault({0.5f, -1, 20}));
+  });
+  ASSERT_EQ(rc, 0);
+  const std::string json = slurp(files_in(dir_).at(0));
+  EXPECT_EQ(error_of(json, "selftest/good"), "");
+  EXPECT_NE(error_of(json, "selftest/set5").find("accuracy gate failed: input set 5:"), std::string::npos)
+      << error_of(json, "selftest/set5");
+  EXPECT_NE(error_of(json, "selftest/late").find("accuracy gate failed on the last timed launch"), std::string::npos)
+      << error_of(json, "selftest/late");
+  const auto late = json.find("\"name\": \"selftest/late");
+  EXPECT_EQ(json.find("FLOP_per_s", late), std::string::npos);  // an error, never a time
+}
+
+TEST_F(HarnessTest, RecordsTheNoiseAndTheRules) {
+  const int rc = run(dir_, [](Registry& r) {
+    r.add<PrefillProblem>("selftest/good", "family=prefill", small_problem(), host_kernel(0.f));
+  });
+  ASSERT_EQ(rc, 0);
+  const std::string json = slurp(files_in(dir_).at(0));
+  for (const char* key : {"\"launches\"", "\"rel_se\"", "\"max_row_rel_err\"", "\"repetition_rule\"",
+                          "\"accuracy_rule\"", "relative standard error"})
+    EXPECT_NE(json.find(key), std::string::npos) << key;
+}
+
+// Two configurations of one problem, three repetitions each: one reference per input set.
+TEST_F(HarnessTest, ReferenceComputedOncePerProblemAndInputSet) {
+  const fs::path count = dir_ / "references";
+  const int rc = in_child([&] {
+    std::vector<std::string> args = {"x", "--schedlab_out_dir=" + dir_.string(), "--benchmark_min_time=0.001",
+                                     "--benchmark_repetitions=3"};
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    const int code = bench_main(int(argv.size()), argv.data(), "selftest", [](Registry& r) {
+      r.add<PrefillProblem>("selftest/a", "family=prefill", small_problem(), host_kernel(0.f));
+      r.add<PrefillProblem>("selftest/b", "family=prefill", small_problem(), host_kernel(0.f));
+    }, host_platform());
+    std::ofstream(count) << HostPrefillCase::references;
+    return code;
+  });
+  ASSERT_EQ(rc, 0);
+  EXPECT_EQ(slurp(count), std::to_string(RunOptions{}.max_input_sets));
+}
+
+TEST(LaunchStats, StopsWhenTheMeanIsSteadyOrACapIsReached) {
+  RunOptions o;
+  LaunchStats steady;
+  for (int i = 0; i < o.min_launches - 1; ++i) steady.add(1e-4);
+  EXPECT_FALSE(steady.done(o, o.min_launches, 0.0));  // below the minimum count
+  steady.add(1e-4);
+  EXPECT_DOUBLE_EQ(steady.rel_se(), 0.0);
+  EXPECT_TRUE(steady.done(o, o.min_launches, 0.0));
+  EXPECT_FALSE(steady.done(o, 50, 0.0));  // Google Benchmark asked for more
+
+  LaunchStats noisy;  // +-20% alternating: rel. SE 0.2 / sqrt(n), under 0.5% from n = 1600
+  for (int i = 0; i < 400; ++i) noisy.add(i % 2 ? 1.2e-4 : 0.8e-4);
+  EXPECT_NEAR(noisy.mean(), 1e-4, 1e-12);
+  EXPECT_NEAR(noisy.rel_se(), 0.2 / std::sqrt(400.0), 1e-3);
+  EXPECT_FALSE(noisy.done(o, o.min_launches, 0.1));
+  EXPECT_TRUE(noisy.done(o, o.min_launches, o.max_seconds));  // the time cap
+  for (int i = 400; i < 1700; ++i) noisy.add(i % 2 ? 1.2e-4 : 0.8e-4);
+  EXPECT_TRUE(noisy.done(o, o.min_launches, 0.1));
+
+  LaunchStats wild;
+  for (int i = 0; i < o.max_launches; ++i) wild.add(i % 2 ? 1.0 : 1e-6);
+  EXPECT_TRUE(wild.done(o, o.min_launches, 0.0));  // the count cap
+  EXPECT_TRUE(std::isinf(LaunchStats{}.rel_se()));
 }
 
 TEST_F(HarnessTest, SecondRunWritesANewFile) {

@@ -3,9 +3,11 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <numeric>
 #include <set>
+#include <stdexcept>
 #include <vector>
 
 #include "common/data.hpp"
@@ -411,6 +413,38 @@ TEST(SampleRows, DecodeSampleIsBoundedAndCoversTheEdges) {
   // Nearly all rows: the sampler must still finish and pick distinct rows.
   expect_valid_sample(dp, sample_rows(dp, 64 * 32 - 1, 3), 64 * 32 - 1);
   expect_valid_sample(dp, sample_rows(dp, 1, 3), 1);
+}
+
+// Every sequence is checked however large the batch: the budget decides how many KV heads
+// of each, never which sequences.
+TEST(SampleRows, EverySequenceHasRowsWhateverTheBudget) {
+  std::vector<int> lens(700);
+  for (int i = 0; i < 700; ++i) lens[i] = 1 + (i * 37) % 300;
+  lens[350] = 20000;
+  const DecodeProblem dp = make_decode_problem(700, 32, 8, 128, 16, lens, DType::bf16, 1);
+  std::int64_t keys = 0;
+  for (int len : lens) keys += len;
+  for (std::int64_t budget : {std::int64_t(1), keys * 3, keys * 8, keys * 100}) {
+    const auto rows = rows_of_every_sequence(dp, budget, 5);
+    const std::size_t heads = std::size_t(std::clamp<std::int64_t>(budget / keys, 1, 8));
+    ASSERT_EQ(rows.size(), 700 * heads * 4) << budget;  // whole GQA groups of 4 query heads
+    std::vector<int> per_seq(700, 0);
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+      ++per_seq.at(rows[i].batch);
+      EXPECT_EQ(rows[i].pos, lens[rows[i].batch] - 1);
+      if (i > 0) EXPECT_TRUE(std::pair(rows[i - 1].batch, rows[i - 1].head) < std::pair(rows[i].batch, rows[i].head));
+    }
+    for (int b = 0; b < 700; ++b) EXPECT_EQ(per_seq[b], int(heads * 4)) << "sequence " << b;
+  }
+  const auto a = rows_of_every_sequence(dp, 1, 5), b = rows_of_every_sequence(dp, 1, 5);  // deterministic
+  for (std::size_t i = 0; i < a.size(); ++i) EXPECT_EQ(a[i].head, b[i].head);
+}
+
+TEST(ParallelFor, RunsEveryIndexOnceAndRethrows) {
+  std::vector<std::atomic<int>> hits(1000);
+  parallel_for(hits.size(), [&](std::size_t i) { ++hits[i]; });
+  for (const auto& h : hits) EXPECT_EQ(h.load(), 1);
+  EXPECT_THROW(parallel_for(10, [](std::size_t i) { if (i == 7) throw std::runtime_error("x"); }), std::runtime_error);
 }
 
 }  // namespace

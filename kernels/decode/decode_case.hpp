@@ -1,11 +1,11 @@
 // The harness Case for paged decode kernels: a KV pool of random values behind a shuffled
-// block table, ragged lengths, fp8 scales; the accuracy check gathers the pages of a few
-// sampled sequences (a pool can be many GB) into a compact problem for the reference.
+// block table, ragged lengths, fp8 scales. The accuracy gate covers every sequence: for each
+// checked (sequence, KV head) the reference reads only that head's pages, gathered on the
+// device (a pool can be many GB), as a one-head problem of its own.
 #pragma once
 #include <algorithm>
 #include <functional>
 #include <memory>
-#include <random>
 #include <string>
 
 #include "common/harness/bench.hpp"
@@ -29,6 +29,11 @@ struct DecodeKernel {
 
 class DecodeCase final : public harness::Case {
  public:
+  // Keys the reference reads per check (each checked sequence's visible keys once per KV
+  // head): every sequence always, as many KV heads of each as fit (all 8 at batch 16, 16k;
+  // 4 at batch 64, 16k; 1 at batch 64, 64k).
+  static constexpr std::int64_t kReferenceKeys = std::int64_t(1) << 22;
+
   DecodeCase(const DecodeProblem& p, const DecodeKernel& kernel, int forced_splits = 0)
       : p_(p), launch_(kernel.launch), plan_(kernel.plan(p, forced_splits)) {}
 
@@ -44,6 +49,7 @@ class DecodeCase final : public harness::Case {
       set.k.fill(seed + 3 * s + 1);
       set.v.fill(seed + 3 * s + 2);
     }
+    rows_ = rows_of_every_sequence(p_, kReferenceKeys, seed);
     block_table_ = upload(p_.block_table);
     context_lens_ = upload(p_.context_lens);
     if (p_.kv_dtype == DType::fp8_e4m3) {
@@ -76,7 +82,21 @@ class DecodeCase final : public harness::Case {
   }
   void synchronize() override { SCHEDLAB_GPU_CHECK(gpu::api::device_synchronize()); }
 
-  AccuracyReport check_accuracy(std::uint64_t seed) override;
+  std::vector<double> reference(int set) override;
+  std::vector<float> output() override {
+    return gather_rows(o_.download(), p_.q_dtype, rows_, p_.head_dim, [&](const QueryRow& r) {
+      return (std::size_t(r.batch) * p_.q_heads + r.head) * std::size_t(p_.head_dim);
+    });
+  }
+  Tolerance tolerance() const override { return default_tolerance(p_.q_dtype, p_.kv_dtype); }
+  std::size_t row_length() const override { return std::size_t(p_.head_dim); }
+  std::string input_key() const override {
+    KeyHash h;
+    h.add(p_.batch).add(p_.q_heads).add(p_.kv_heads).add(p_.head_dim).add(p_.page_size).add(p_.num_pages);
+    h.add(p_.max_pages_per_seq).add(p_.q_dtype).add(p_.kv_dtype).add(p_.window).add(p_.softmax_scale);
+    h.add(p_.context_lens).add(p_.block_table).add(p_.k_scale).add(p_.v_scale);
+    return "decode " + h.hex();
+  }
   harness::Work work() const override { return {p_.flops(), p_.min_bytes()}; }
   std::map<std::string, double> extra_counters() const override { return probe_slots_.counters(); }
   std::size_t input_set_bytes() const override { return static_cast<std::size_t>(p_.min_bytes()); }
@@ -106,59 +126,59 @@ class DecodeCase final : public harness::Case {
   gpu::DeviceBuffer<float> k_scale_, v_scale_, partial_o_, partial_lse_;
   ProbeSlots probe_slots_;
   DeviceTensor o_;
+  std::vector<QueryRow> rows_;  // the rows the gate compares (every sequence)
 };
 
-// Sequences whose rows the accuracy check compares: the first, the last and one at random
-// (all of them for small batches); every query head of each.
-inline constexpr int kAccuracySequences = 3;
-
-inline AccuracyReport DecodeCase::check_accuracy(std::uint64_t seed) {
-  std::vector<int> seqs;
-  if (p_.batch <= kAccuracySequences) {
-    for (int b = 0; b < p_.batch; ++b) seqs.push_back(b);
-  } else {
-    std::mt19937_64 gen(seed);
-    seqs = {0, p_.batch - 1, 1 + static_cast<int>(gen() % (p_.batch - 2))};
-  }
-  // A compact problem holding only the sampled sequences' pages, in their original order.
-  DecodeProblem c = p_;
-  c.batch = static_cast<int>(seqs.size());
-  c.context_lens.clear();
-  c.block_table.clear();
-  const std::size_t page_elems = std::size_t(p_.kv_heads) * p_.page_size * p_.head_dim;
-  const std::size_t page_bytes = page_elems * dtype_bytes(p_.kv_dtype);
-  std::vector<unsigned char> k_host, v_host;
-  c.num_pages = 0;
-  for (int b : seqs) {
-    c.context_lens.push_back(p_.context_lens[b]);
-    for (int j = 0; j < p_.max_pages_per_seq; ++j) {
-      const int needed = (p_.context_lens[b] + p_.page_size - 1) / p_.page_size;
-      if (j >= needed) {
-        c.block_table.push_back(0);
-        continue;
-      }
-      const std::size_t page = p_.block_table[std::size_t(b) * p_.max_pages_per_seq + j];
-      k_host.resize(k_host.size() + page_bytes);
-      v_host.resize(v_host.size() + page_bytes);
-      SCHEDLAB_GPU_CHECK(gpu::api::memcpy_d2h(k_host.data() + std::size_t(c.num_pages) * page_bytes,
-                                              static_cast<unsigned char*>(sets_[0].k.data()) + page * page_bytes, page_bytes));
-      SCHEDLAB_GPU_CHECK(gpu::api::memcpy_d2h(v_host.data() + std::size_t(c.num_pages) * page_bytes,
-                                              static_cast<unsigned char*>(sets_[0].v.data()) + page * page_bytes, page_bytes));
-      c.block_table.push_back(c.num_pages++);
+// The reference of each checked (sequence, KV head) from its own pages: a problem of one
+// sequence and one KV head whose pool is those pages in order, solved on every core.
+inline std::vector<double> DecodeCase::reference(int set) {
+  struct Unit {
+    int seq, kvh;
+    std::size_t first_row, rows, first_page, pages;
+  };
+  std::vector<Unit> units;
+  std::vector<std::int64_t> offsets;  // bytes of each gathered page of one KV head
+  const std::int64_t elem_bytes = dtype_bytes(p_.kv_dtype);
+  const std::size_t page_bytes = std::size_t(p_.page_size) * p_.head_dim * elem_bytes;
+  for (std::size_t i = 0; i < rows_.size(); ++i) {
+    const int seq = rows_[i].batch, kvh = rows_[i].head / p_.group_size();
+    if (!units.empty() && units.back().seq == seq && units.back().kvh == kvh) {
+      ++units.back().rows;
+      continue;
     }
+    const std::size_t pages = std::size_t(p_.context_lens[seq] + p_.page_size - 1) / p_.page_size;
+    units.push_back({seq, kvh, i, 1, offsets.size(), pages});
+    for (std::size_t j = 0; j < pages; ++j)
+      offsets.push_back(p_.pool_offset(p_.block_table[std::size_t(seq) * p_.max_pages_per_seq + j], kvh, 0) * elem_bytes);
   }
-  c.num_pages = std::max(c.num_pages, 1);
-  const auto q_all = sets_[0].q.download();
-  const std::size_t q_row_bytes = std::size_t(p_.q_heads) * p_.head_dim * dtype_bytes(p_.q_dtype);
-  std::vector<unsigned char> q_host;
-  for (int b : seqs) q_host.insert(q_host.end(), q_all.begin() + b * q_row_bytes, q_all.begin() + (b + 1) * q_row_bytes);
-
-  const auto rows = all_rows(c);
-  const auto ref = decode_reference(c, q_host.data(), k_host.data(), v_host.data(), rows);
-  const auto out = gather_rows(o_.download(), p_.q_dtype, rows, p_.head_dim, [&](const QueryRow& r) {
-    return (std::size_t(seqs[r.batch]) * p_.q_heads + r.head) * std::size_t(p_.head_dim);
+  const auto k_pages = gather_chunks(sets_[set].k.data(), offsets, page_bytes);
+  const auto v_pages = gather_chunks(sets_[set].v.data(), offsets, page_bytes);
+  const auto q_all = sets_[set].q.download();
+  const std::size_t q_row_bytes = std::size_t(p_.head_dim) * dtype_bytes(p_.q_dtype);
+  std::vector<double> ref(rows_.size() * p_.head_dim);
+  parallel_for(units.size(), [&](std::size_t u) {
+    const Unit& unit = units[u];
+    DecodeProblem one = p_;
+    one.batch = 1;
+    one.kv_heads = 1;
+    one.q_heads = p_.group_size();
+    one.num_pages = one.max_pages_per_seq = static_cast<int>(unit.pages);
+    one.context_lens = {p_.context_lens[unit.seq]};
+    one.block_table.resize(unit.pages);
+    for (std::size_t j = 0; j < unit.pages; ++j) one.block_table[j] = static_cast<int>(j);
+    if (p_.kv_dtype == DType::fp8_e4m3) {
+      one.k_scale = {p_.k_scale[unit.kvh]};
+      one.v_scale = {p_.v_scale[unit.kvh]};
+    }
+    const int head0 = unit.kvh * p_.group_size();
+    std::vector<QueryRow> rows;
+    for (std::size_t r = 0; r < unit.rows; ++r) rows.push_back({0, rows_[unit.first_row + r].head - head0, 0});
+    const unsigned char* q = q_all.data() + (std::size_t(unit.seq) * p_.q_heads + head0) * q_row_bytes;
+    const auto part = decode_reference(one, q, k_pages.data() + unit.first_page * page_bytes,
+                                       v_pages.data() + unit.first_page * page_bytes, rows);
+    std::copy(part.begin(), part.end(), ref.begin() + std::ptrdiff_t(unit.first_row * p_.head_dim));
   });
-  return compare(out, ref, default_tolerance(p_.q_dtype, p_.kv_dtype));
+  return ref;
 }
 
 }  // namespace schedlab::kernels

@@ -12,6 +12,16 @@ namespace schedlab::kernels {
 //                the unfinished one with the most tiles left.
 enum class TileSchedule { split, shared_tail, persistent };
 
+// Faults injected on purpose, to show that the accuracy gate catches a broken schedule
+// (kernels/tests/test_decode_gpu.cu). No shipped variant sets one: with `none` the kernel
+// compiles none of the injection points in, and its machine code is unchanged.
+enum class DecodeFault {
+  none,
+  drop_tile,   // the middle tile of each (sequence, KV head) is copied but never counted
+  stale_tile,  // the middle tile's copy reads the tile two before it (what its stage held)
+  lose_split,  // the split grid's middle split partial gets no weight in the combine
+};
+
 struct DecodePolicy {
   /* Warps = */ static constexpr int kWarps = 4;            // each streams its own 16-token tiles
   /* WarpsFp8 = */ static constexpr int kWarpsFp8 = 4;       // the same, with fp8 KV
@@ -34,6 +44,7 @@ struct DecodePolicy {
   // memory-bound and prefers 2, with fewer, longer splits (batch 1, 64k: 79 -> 76.5 us).
   /* MinCtasPerSm = */ static constexpr int kMinCtasPerSm = 2;
   /* MinCtasPerSmFp8 = */ static constexpr int kMinCtasPerSmFp8 = 3;
+  /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only
 };
 
 // Tokens per warp tile: one page at page size 16, so a tile never spans two pages.

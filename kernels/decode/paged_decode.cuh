@@ -134,6 +134,15 @@ __device__ __forceinline__ int page_of(const Params& a, int seq, int tile) {
   return a.block_table[std::int64_t(seq) * a.max_pages_per_seq + (tile * kDecodeTileTokens) / a.page_size];
 }
 
+// Fault injection (Policy::kFault, tests only): whether `tile` is the one a fault of kind
+// kFault hits, the middle tile of its (sequence, KV head). Constant false unless the policy
+// asks for that fault, so shipped policies compile no trace of it.
+template <class Policy, DecodeFault kFault>
+__device__ __forceinline__ bool fault_hits(int tile, int first_key, int seq_len) {
+  if constexpr (Policy::kFault != kFault) return false;
+  else return tile == (first_key / kDecodeTileTokens + (seq_len + kDecodeTileTokens - 1) / kDecodeTileTokens) / 2;
+}
+
 // STAGE issue: async copies of the K and V tile into this warp's buffer. Offsets are 64-bit
 // (a pool can pass 4 GiB); tokens past the sequence end are zero-filled, not read.
 template <class Policy, DType kKv, int kHeadDim>
@@ -265,13 +274,14 @@ template <class Policy, DType kKv, int kHeadDim>
 __device__ __forceinline__ void online_softmax(float (&s)[2][4], Softmax<kHeadDim>& st, std::uint32_t (&pa)[4],
                                                float scale_log2, int tile, int first_key, int seq_len) {
   const int t = gpu::mma::frag_lane() % 4;
+  const bool dropped = fault_hits<Policy, DecodeFault::drop_tile>(tile, first_key, seq_len);
   float tile_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
   for (int n = 0; n < 2; ++n)
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
       const int key = tile * kDecodeTileTokens + n * 8 + 2 * t + (i % 2);
-      s[n][i] = (key >= first_key && key < seq_len) ? s[n][i] * scale_log2 : -INFINITY;
+      s[n][i] = (key >= first_key && key < seq_len && !dropped) ? s[n][i] * scale_log2 : -INFINITY;
       tile_max[i / 2] = fmaxf(tile_max[i / 2], s[n][i]);
     }
 #pragma unroll
@@ -473,7 +483,9 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
     } else {
       const std::size_t slot = (std::size_t(seq) * a.q_heads + head) * a.num_splits + split;
       a.partial_o[slot * kHeadDim + d] = out;
-      if (d == 0) a.partial_lse[slot] = l > 0.f ? m + log2f(l) : -INFINITY;
+      // A lost-split fault writes the middle split's partial with no weight in the combine.
+      const bool lost = Policy::kFault == DecodeFault::lose_split && split == a.num_splits / 2;
+      if (d == 0) a.partial_lse[slot] = l > 0.f && !lost ? m + log2f(l) : -INFINITY;
     }
   }
 }
@@ -552,7 +564,12 @@ __device__ __forceinline__ void stream_tiles(Source& src, CopyPipe<Policy, kKv, 
       page = Policy::kPrefetchPageIndex ? next_page : page_of<Policy>(a, seq, tile);
       if (Policy::kPrefetchPageIndex && src.peek() >= 0) next_page = page_of<Policy>(a, seq, src.peek());
     }
-    pipe.issue(b, a, kvh, tile, page, seq_len);
+    int copied = tile;  // a stale-tile fault copies an earlier tile in its place
+    if (fault_hits<Policy, DecodeFault::stale_tile>(tile, first_key, seq_len) && tile >= 2) {
+      copied = tile - 2;
+      page = page_of<Policy>(a, seq, copied);
+    }
+    pipe.issue(b, a, kvh, copied, page, seq_len);
     if constexpr (Policy::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
     return tile;
   };
@@ -937,22 +954,28 @@ decltype(auto) dispatch(const DecodeProblem& p, F&& f) {
 }
 }  // namespace decode_detail
 
+namespace decode_detail {
+// The plan of one instantiation on the current device (its occupancy read from the runtime).
+template <class Policy, DType kKv, int kHeadDim>
+DecodePlan plan_for(const DecodeProblem& p, int forced_splits) {
+  constexpr int kBytes = Smem<Policy, kKv, kHeadDim>::kBytes;
+  const gpu::DeviceInfo dev = gpu::device_info();
+  // A policy whose stages do not fit this device is a skipped case, not a failed run.
+  if (kBytes > dev.smem_per_block_optin)
+    throw UnsupportedProblem("paged decode: this policy needs " + std::to_string(kBytes / 1024) +
+                             " KiB of shared memory per CTA; the device allows " +
+                             std::to_string(dev.smem_per_block_optin / 1024) + " KiB");
+  auto kernel = decode_kernel<Policy, kKv, kHeadDim, Policy::kTileSchedule == TileSchedule::persistent>();
+  gpu::set_max_dynamic_smem(kernel, kBytes);
+  const int slots = dev.sm_count * gpu::max_active_blocks(kernel, kWarpsOf<Policy, kKv> * kWarpSize, kBytes);
+  return plan_decode(p, slots, kWarpsOf<Policy, kKv>, forced_splits, Policy::kTileSchedule);
+}
+}  // namespace decode_detail
+
 template <class Policy>
 DecodePlan plan_paged_decode(const DecodeProblem& p, int forced_splits) {
   using namespace decode_detail;
-  return dispatch(p, [&]<DType kKv, int kHeadDim>() {
-    constexpr int kBytes = Smem<Policy, kKv, kHeadDim>::kBytes;
-    const gpu::DeviceInfo dev = gpu::device_info();
-    // A policy whose stages do not fit this device is a skipped case, not a failed run.
-    if (kBytes > dev.smem_per_block_optin)
-      throw UnsupportedProblem("paged decode: this policy needs " + std::to_string(kBytes / 1024) +
-                               " KiB of shared memory per CTA; the device allows " +
-                               std::to_string(dev.smem_per_block_optin / 1024) + " KiB");
-    auto kernel = decode_kernel<Policy, kKv, kHeadDim, Policy::kTileSchedule == TileSchedule::persistent>();
-    gpu::set_max_dynamic_smem(kernel, kBytes);
-    const int slots = dev.sm_count * gpu::max_active_blocks(kernel, kWarpsOf<Policy, kKv> * kWarpSize, kBytes);
-    return plan_decode(p, slots, kWarpsOf<Policy, kKv>, forced_splits, Policy::kTileSchedule);
-  });
+  return dispatch(p, [&]<DType kKv, int kHeadDim>() { return plan_for<Policy, kKv, kHeadDim>(p, forced_splits); });
 }
 
 template <class Policy>

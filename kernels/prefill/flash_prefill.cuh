@@ -391,20 +391,45 @@ struct Cta {
     return smem + Cfg::QTile::kBytes + (j % Policy::kKvBuffers) * 2 * Cfg::KvTile::kBytes;
   }
   __device__ unsigned char* v_tile(int j) const { return k_tile(j) + Cfg::KvTile::kBytes; }
-  __device__ bool masked(int j) const { return (j + 1) * Cfg::kBlockN > unmasked_end; }
+  // Fault injection (Policy::kFault, tests only) sits behind `if constexpr`, with the shipped
+  // code verbatim in the other branch: a shipped policy's machine code is unchanged (checked
+  // with cuobjdump -sass; even an inlined helper returning j changed the register allocation).
+  __device__ bool masked(int j) const {
+    if constexpr (Policy::kFault == PrefillFault::skip_mask) return false;
+    else return (j + 1) * Cfg::kBlockN > unmasked_end;
+  }
   __device__ void produce_q() const {
     produce_tile<typename Cfg::QTile, Cfg::kBlockM, Cfg::kThreads>(q_tile(), a.q + q_off, std::int64_t(a.q_heads) * kHeadDim,
                                                                    a.q_len - q_row0);
   }
   __device__ void produce_k(int j) const {
-    if (j < n_tiles)
+    if constexpr (Policy::kFault == PrefillFault::stale_tile) produce_copied(k_tile(j), k_rows, j);
+    else if (j < n_tiles)
       produce_tile<typename Cfg::KvTile, Cfg::kBlockN, Cfg::kThreads>(k_tile(j), k_rows + j * Cfg::kBlockN * kv_stride,
                                                                       kv_stride, a.kv_len - j * Cfg::kBlockN);
   }
   __device__ void produce_v(int j) const {
-    if (j < n_tiles)
+    if constexpr (Policy::kFault == PrefillFault::stale_tile) produce_copied(v_tile(j), v_rows, j);
+    else if (j < n_tiles)
       produce_tile<typename Cfg::KvTile, Cfg::kBlockN, Cfg::kThreads>(v_tile(j), v_rows + j * Cfg::kBlockN * kv_stride,
                                                                       kv_stride, a.kv_len - j * Cfg::kBlockN);
+  }
+  // A dropped-tile fault: the CTA's middle tile's scores are -inf, so it adds nothing.
+  __device__ void drop_if_hit(float (&s)[Cfg::kMTiles][Tile<Cfg>::kSTiles][4], int j) const {
+    if (j != n_tiles / 2) return;
+#pragma unroll
+    for (int mt = 0; mt < Cfg::kMTiles; ++mt)
+#pragma unroll
+      for (int n = 0; n < Tile<Cfg>::kSTiles; ++n)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) s[mt][n][i] = -INFINITY;
+  }
+  // A stale-tile fault: the CTA's middle tile is copied from the tile its buffer held before.
+  __device__ void produce_copied(unsigned char* tile, const std::uint16_t* rows, int j) const {
+    const int src = j == n_tiles / 2 && j >= Policy::kKvBuffers ? j - Policy::kKvBuffers : j;
+    if (j < n_tiles)
+      produce_tile<typename Cfg::KvTile, Cfg::kBlockN, Cfg::kThreads>(tile, rows + src * Cfg::kBlockN * kv_stride,
+                                                                      kv_stride, a.kv_len - src * Cfg::kBlockN);
   }
 };
 
@@ -457,6 +482,7 @@ __device__ __forceinline__ void mainloop_serial(const Cta& c, const Q& q, RowSta
     }
     float s[Cfg::kMTiles][Tile<Cfg>::kSTiles][4];
     compute_qk<Policy, Cfg, Op>(s, q, c.k_tile(j), c.v_tile(j), regs);
+    if constexpr (Policy::kFault == PrefillFault::drop_tile) c.drop_if_hit(s, j);
     if constexpr (kStages == 1) {
       c.wait_warps();  // every warp is done reading K(j)
       c.produce_k(j + 1);
@@ -487,6 +513,8 @@ __device__ __forceinline__ void mainloop_pipelined(const Cta& c, const Q& q, Row
                                                    int warp_row0) {
   constexpr int kStages = Policy::kKvBuffers;
   static_assert(kStages >= 3, "QK pipelining reads two tiles while a third loads");
+  static_assert(Policy::kFault == PrefillFault::none || Policy::kFault == PrefillFault::skip_mask,
+                "tile faults are injected in the serial main loop");
   float s[Cfg::kMTiles][Tile<Cfg>::kSTiles][4];
   c.template wait_copies<kStages - 2>(kStages - 2);  // tile 0 has landed
   compute_qk<Policy, Cfg, Op>(s, q, c.k_tile(0), c.v_tile(0), regs);

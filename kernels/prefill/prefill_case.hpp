@@ -34,6 +34,7 @@ class PrefillCase final : public harness::Case {
       set.k.fill(seed + 3 * s + 1);
       set.v.fill(seed + 3 * s + 2);
     }
+    rows_ = sample_rows(p_, kAccuracyRows, seed);
     o_ = DeviceTensor(p_.dtype, p_.q_elems());
     probe_slots_.allocate();
   }
@@ -45,14 +46,22 @@ class PrefillCase final : public harness::Case {
   std::map<std::string, double> extra_counters() const override { return probe_slots_.counters(); }
   void synchronize() override { SCHEDLAB_GPU_CHECK(gpu::api::device_synchronize()); }
 
-  AccuracyReport check_accuracy(std::uint64_t seed) override {
-    const auto q = sets_[0].q.download(), k = sets_[0].k.download(), v = sets_[0].v.download();
-    const auto rows = sample_rows(p_, kAccuracyRows, seed);
-    const auto ref = prefill_reference(p_, q.data(), k.data(), v.data(), rows);
-    const auto out = gather_rows(o_.download(), p_.dtype, rows, p_.head_dim, [&](const QueryRow& r) {
+  std::vector<double> reference(int set) override {
+    const auto q = sets_[set].q.download(), k = sets_[set].k.download(), v = sets_[set].v.download();
+    return prefill_reference(p_, q.data(), k.data(), v.data(), rows_);
+  }
+  std::vector<float> output() override {
+    return gather_rows(o_.download(), p_.dtype, rows_, p_.head_dim, [&](const QueryRow& r) {
       return ((std::size_t(r.batch) * p_.q_len + r.pos) * p_.q_heads + r.head) * std::size_t(p_.head_dim);
     });
-    return compare(out, ref, default_tolerance(p_.dtype, p_.dtype));
+  }
+  Tolerance tolerance() const override { return default_tolerance(p_.dtype, p_.dtype); }
+  std::size_t row_length() const override { return std::size_t(p_.head_dim); }
+  std::string input_key() const override {
+    KeyHash h;
+    h.add(p_.batch).add(p_.q_heads).add(p_.kv_heads).add(p_.q_len).add(p_.kv_len).add(p_.head_dim);
+    h.add(p_.causal).add(p_.window).add(p_.dtype).add(p_.softmax_scale);
+    return "prefill " + h.hex();
   }
   harness::Work work() const override { return {p_.flops(), p_.min_bytes()}; }
   std::size_t input_set_bytes() const override { return static_cast<std::size_t>(p_.min_bytes()); }
@@ -71,6 +80,7 @@ class PrefillCase final : public harness::Case {
   std::vector<Set> sets_;
   DeviceTensor o_;
   ProbeSlots probe_slots_;
+  std::vector<QueryRow> rows_;  // the rows the gate compares
 };
 
 // The FlashAttention-3 paper's benchmark setting: 16k tokens in total, hidden 2048.

@@ -24,6 +24,16 @@ enum class KLoadSchedule {
   Interleaved,  // sched_group_barrier alternates matrix ops with shared-memory reads (AMD)
 };
 
+// Faults injected on purpose, to show that the accuracy gate catches a broken kernel
+// (kernels/tests/test_prefill_gpu.cu). No shipped variant sets one: with `none` the kernel
+// compiles none of the injection points in, and its machine code is unchanged.
+enum class PrefillFault {
+  none,
+  drop_tile,   // each CTA's middle K/V tile is loaded but its scores never count
+  stale_tile,  // each CTA's middle tile is copied from the tile kKvBuffers before it (what its buffer held)
+  skip_mask,   // tiles crossing the causal diagonal or the key end are computed unmasked
+};
+
 // The defaults are the family's fastest configuration built with the project's own flags
 // (kernels/prefill/README.md: 360 / 333 TFLOP/s at D=128, 8k, non-causal / causal, H200),
 // so each experiment changes one knob of a kernel as fast as the FlashAttention-2 users run.
@@ -43,6 +53,7 @@ struct PrefillPolicy {
   /* Layout = */ static constexpr SmemLayout kLayout = SmemLayout::Swizzled;
   /* KvFragments = */ static constexpr KvFragments kKvFragments = KvFragments::Union;
   /* KLoad = */ static constexpr KLoadSchedule kKLoad = KLoadSchedule::Compiler;
+  /* Fault = */ static constexpr PrefillFault kFault = PrefillFault::none;  // tests only
 };
 
 // Shared memory of the flash prefill kernel for a policy at a head dim: the Q tile and

@@ -1,7 +1,13 @@
 // Paged decode against the double reference on the H200, every experiment policy: ragged
 // lengths, shuffled block tables, sliding window, GQA, fp8 with scales, split-K on and off,
-// a dynamic tile schedule relaunched, and a KV pool past 4 GiB. Label: gpu.
+// a dynamic tile schedule relaunched, and a KV pool past 4 GiB. And the gate's power:
+// every injected fault (DecodeFault) fails it, at short and long context, in every KV dtype.
+// Label: gpu.
 #include <gtest/gtest.h>
+
+#include <cstdio>
+#include <random>
+#include <string>
 
 #include "common/gpu/runtime.hpp"
 #include "experiments/decode_kv_streaming/policy.hpp"
@@ -10,6 +16,7 @@
 #include "experiments/decode_stage_priority/policy.hpp"
 #include "experiments/decode_tile_schedule/policy.hpp"
 #include "kernels/decode/decode_case.hpp"
+#include "kernels/tests/fault_kernels.hpp"
 
 namespace schedlab::kernels {
 namespace {
@@ -33,6 +40,7 @@ std::vector<int> many_lengths(int n) {
 std::vector<Config> configs() {
   return {
       {"ragged_gqa4_bf16", {1, 15, 17, 3000}, 32, 8, 128, 16, DType::bf16, 0, 0},
+      {"all_length_1", {1, 1, 1}, 32, 8, 128, 16, DType::bf16, 0, 0},
       {"ragged_gqa4_bf16_nosplit", {1, 15, 17, 3000}, 32, 8, 128, 16, DType::bf16, 0, 1},
       {"ragged_gqa4_bf16_split7", {1, 15, 17, 3000}, 32, 8, 128, 16, DType::bf16, 0, 7},
       {"ragged_gqa4_bf16_split2", {1, 15, 17, 3000}, 32, 8, 128, 16, DType::bf16, 0, 2},
@@ -59,7 +67,7 @@ AccuracyReport run_decode(const DecodeProblem& p, int forced_splits, std::uint64
   c.poison_output();
   c.launch(0);
   c.synchronize();
-  return c.check_accuracy(seed);
+  return harness::check_output(c, 0);
 }
 
 template <class Policy>
@@ -81,6 +89,7 @@ TYPED_TEST(DecodeGpu, MatchesReferenceOnEveryConfig) {
     if (cfg.kv == DType::f16) p.q_dtype = DType::f16;  // the kernel reads f16 queries with f16 KV
     const AccuracyReport acc = run_decode<TypeParam>(p, cfg.forced_splits, ++seed);
     EXPECT_TRUE(acc.passed) << cfg.name << ": " << acc.message;
+    std::printf("%s: %s\n", cfg.name, acc.message.c_str());
     EXPECT_EQ(acc.nonfinite, 0u) << cfg.name;
   }
 }
@@ -100,7 +109,7 @@ void relaunch_and_check(bool persistent) {
     c.poison_output();
     c.launch(0);
     c.synchronize();
-    const AccuracyReport acc = c.check_accuracy(3 + i);
+    const AccuracyReport acc = harness::check_output(c, 0);
     EXPECT_TRUE(acc.passed) << "launch " << i << ": " << acc.message;
   }
 }
@@ -125,6 +134,47 @@ TEST(DecodeGpuLargePool, PagesBeyondFourGiB) {
   EXPECT_TRUE(acc.passed) << acc.message;
   const AccuracyReport bulk = run_decode<experiments::decode_lds_buffers::double_bulk>(p, 0, 12);
   EXPECT_TRUE(bulk.passed) << "bulk copies: " << bulk.message;
+}
+
+// ---- injected faults ----------------------------------------------------------------------
+
+AccuracyReport run_kernel(const DecodeKernel& kernel, const DecodeProblem& p, std::uint64_t seed, int* splits) {
+  DecodeCase c(p, kernel);
+  *splits = c.plan().num_splits;
+  c.prepare(seed, 1);
+  c.poison_output();
+  c.launch(0);
+  c.synchronize();
+  return harness::check_output(c, 0);
+}
+
+// Two sequences, GQA 4, head dim 128, page 16, at the benchmarks' shortest and longest
+// context: the shipped default passes on the same inputs, every fault fails.
+TEST(DecodeFaults, EveryFaultFailsTheGate) {
+  const struct {
+    const char* name;
+    DecodeKernel kernel;
+  } faults[] = {{"drop_tile", decode_fault_kernel(DecodeFault::drop_tile)},
+                {"stale_tile", decode_fault_kernel(DecodeFault::stale_tile)},
+                {"lose_split", decode_fault_kernel(DecodeFault::lose_split)}};
+  std::uint64_t seed = std::random_device{}();
+  for (int context : {1024, 65536})
+    for (DType kv : {DType::bf16, DType::f16, DType::fp8_e4m3}) {
+      DecodeProblem p = make_decode_problem(2, 32, 8, 128, 16, {context, context}, kv, ++seed);
+      if (kv == DType::f16) p.q_dtype = DType::f16;
+      const std::string where = std::string(dtype_name(kv)) + ", context " + std::to_string(context);
+      int splits = 0;
+      const AccuracyReport control =
+          run_kernel(DecodeKernel::of<experiments::decode_kv_streaming::streaming>(), p, seed, &splits);
+      EXPECT_TRUE(control.passed) << where << ", no fault: " << control.message;
+      std::printf("%s, no fault: %s\n", where.c_str(), control.message.c_str());
+      for (const auto& f : faults) {
+        const AccuracyReport acc = run_kernel(f.kernel, p, seed, &splits);
+        if (std::string(f.name) == "lose_split") ASSERT_GT(splits, 1) << where << ": no split to lose";
+        EXPECT_FALSE(acc.passed) << where << ", " << f.name << ": " << acc.message;
+        std::printf("%s, %s (%d splits): %s\n", where.c_str(), f.name, splits, acc.message.c_str());
+      }
+    }
 }
 
 }  // namespace

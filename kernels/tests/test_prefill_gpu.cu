@@ -1,9 +1,13 @@
 // Flash prefill against the double reference on the H200, every experiment policy: lengths
 // that are not multiples of the tiles, causal with q_len < kv_len and q_len > kv_len (rows
-// that see no key), GQA, head dim 64 and 128, bf16 and f16. Label: gpu.
+// that see no key), GQA, head dim 64 and 128, bf16 and f16. And the gate's power: every
+// injected fault (PrefillFault) fails it, at short and long context, in bf16 and f16.
+// Label: gpu.
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <random>
+#include <string>
 
 #include "experiments/prefill_kv_tiles/policy.hpp"
 #include "experiments/prefill_lds_buffers/policy.hpp"
@@ -12,6 +16,7 @@
 #if SCHEDLAB_PREFILL_TUNING
 #include "kernels/prefill/tuning_policy.hpp"
 #endif
+#include "kernels/tests/fault_kernels.hpp"
 
 namespace schedlab::kernels {
 namespace {
@@ -33,6 +38,8 @@ std::vector<Config> configs() {
       {"gqa2_d64_causal_long_kv", 1, 2, 1, 129, 1100, 64, true, DType::bf16},
       {"d128_tile_multiple", 1, 2, 2, 256, 256, 128, false, DType::bf16},
       {"d128_causal_1_row", 3, 2, 1, 1, 191, 128, true, DType::bf16},
+      {"d64_one_key", 2, 4, 2, 5, 1, 64, false, DType::f16},
+      {"d128_causal_one_key", 1, 4, 2, 5, 1, 128, true, DType::bf16},
   };
 }
 
@@ -71,10 +78,55 @@ TYPED_TEST(PrefillGpu, MatchesReferenceOnEveryConfig) {
     c.poison_output();
     c.launch(0);
     c.synchronize();
-    const AccuracyReport acc = c.check_accuracy(seed);
+    const AccuracyReport acc = harness::check_output(c, 0);
     EXPECT_TRUE(acc.passed) << cfg.name << ": " << acc.message;
+    std::printf("%s: %s\n", cfg.name, acc.message.c_str());
     EXPECT_EQ(acc.nonfinite, 0u) << cfg.name;
   }
+}
+
+// ---- injected faults ----------------------------------------------------------------------
+
+AccuracyReport run_prefill(const PrefillProblem& p, PrefillLaunch launch, std::uint64_t seed) {
+  PrefillCase c(p, std::move(launch));
+  c.prepare(seed, 1);
+  c.poison_output();
+  c.launch(0);
+  c.synchronize();
+  return harness::check_output(c, 0);
+}
+
+// Causal, GQA 2, head dim 128, short and long: the shipped default passes on the same inputs,
+// every fault fails.
+TEST(PrefillFaults, EveryFaultFailsTheGate) {
+  const struct {
+    const char* name;
+    PrefillLaunch launch;
+  } faults[] = {{"drop_tile", prefill_fault_launch(PrefillFault::drop_tile)},
+                {"stale_tile", prefill_fault_launch(PrefillFault::stale_tile)},
+                {"skip_mask", prefill_fault_launch(PrefillFault::skip_mask)}};
+  std::uint64_t seed = std::random_device{}();
+  for (int len : {300, 8192})
+    for (DType t : {DType::bf16, DType::f16}) {
+      PrefillProblem p;
+      p.batch = 1;
+      p.q_heads = 4;
+      p.kv_heads = 2;
+      p.q_len = p.kv_len = len;
+      p.head_dim = 128;
+      p.causal = true;
+      p.dtype = t;
+      const std::string where = std::string(dtype_name(t)) + ", length " + std::to_string(len);
+      const AccuracyReport control =
+          run_prefill(p, launch_flash_prefill<experiments::prefill_lds_buffers::double_buffer>, ++seed);
+      EXPECT_TRUE(control.passed) << where << ", no fault: " << control.message;
+      std::printf("%s, no fault: %s\n", where.c_str(), control.message.c_str());
+      for (const auto& f : faults) {
+        const AccuracyReport acc = run_prefill(p, f.launch, seed);
+        EXPECT_FALSE(acc.passed) << where << ", " << f.name << ": " << acc.message;
+        std::printf("%s, %s: %s\n", where.c_str(), f.name, acc.message.c_str());
+      }
+    }
 }
 
 }  // namespace

@@ -1,0 +1,47 @@
+// The paged decode kernel with each DecodeFault, at head dim 128 (kernels/tests/fault_kernels.hpp).
+#include <stdexcept>
+
+#include "kernels/decode/paged_decode.cuh"
+#include "kernels/tests/fault_kernels.hpp"
+
+namespace schedlab::kernels {
+namespace {
+
+template <DecodeFault kF>
+struct Faulty : DecodePolicy {
+  /* Fault = */ static constexpr DecodeFault kFault = kF;
+};
+
+template <class F>
+decltype(auto) with_kv_at_128(const DecodeProblem& p, F&& f) {
+  if (p.head_dim != 128) throw std::invalid_argument("fault kernels run at head dim 128");
+  switch (p.kv_dtype) {
+    case DType::bf16: return f.template operator()<DType::bf16>();
+    case DType::f16: return f.template operator()<DType::f16>();
+    default: return f.template operator()<DType::fp8_e4m3>();
+  }
+}
+
+template <class Policy>
+DecodeKernel at_head_dim_128() {
+  return {[](const DecodeArgs& a, const DecodePlan& plan, gpu::api::stream_t s) {
+            with_kv_at_128(*a.problem, [&]<DType kKv>() { decode_detail::launch_for<Policy, kKv, 128>(a, plan, s); });
+          },
+          [](const DecodeProblem& p, int forced) {
+            return with_kv_at_128(p, [&]<DType kKv>() { return decode_detail::plan_for<Policy, kKv, 128>(p, forced); });
+          }};
+}
+
+}  // namespace
+
+DecodeKernel decode_fault_kernel(DecodeFault fault) {
+  switch (fault) {
+    case DecodeFault::drop_tile: return at_head_dim_128<Faulty<DecodeFault::drop_tile>>();
+    case DecodeFault::stale_tile: return at_head_dim_128<Faulty<DecodeFault::stale_tile>>();
+    case DecodeFault::lose_split: return at_head_dim_128<Faulty<DecodeFault::lose_split>>();
+    case DecodeFault::none: break;
+  }
+  throw std::invalid_argument("decode_fault_kernel: no fault named");
+}
+
+}  // namespace schedlab::kernels

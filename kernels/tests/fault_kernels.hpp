@@ -1,0 +1,14 @@
+// Kernels with a fault injected on purpose (DecodeFault, PrefillFault), for the tests that
+// show the accuracy gate fails them. Head dim 128 only, every dtype the family has: each is
+// instantiated once, in its own file, to keep the test binaries small.
+#pragma once
+#include "kernels/decode/decode_case.hpp"
+#include "kernels/prefill/prefill_case.hpp"
+#include "kernels/prefill/prefill_policy.hpp"
+
+namespace schedlab::kernels {
+
+DecodeKernel decode_fault_kernel(DecodeFault fault);    // kernels/tests/decode_fault_kernels.cu
+PrefillLaunch prefill_fault_launch(PrefillFault fault);  // kernels/tests/prefill_fault_kernels.cu
+
+}  // namespace schedlab::kernels
