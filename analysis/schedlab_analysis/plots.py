@@ -352,7 +352,8 @@ def _kernel_function(name: object) -> str:
 
 
 def _row_labels(records: pd.DataFrame, view: ExperimentView) -> list[str]:
-    by_bench = {b: r for b, r in zip(view.summary["benchmark"], view.summary.to_dict("records"))}
+    rows = view.stall_rows if len(view.stall_rows) else view.summary
+    by_bench = {b: r for b, r in zip(rows["benchmark"], rows.to_dict("records"))}
     # A run of several kernels (decode and its split combine) gets one row per kernel, named.
     several = "kernel" in records and records.groupby("benchmark")["kernel"].transform("count").gt(1)
     labels = []
@@ -457,7 +458,6 @@ def format_speedups(view: ExperimentView) -> list[str]:
     lines = []
     for _, r in view.speedups.iterrows():
         ci = "" if math.isnan(r["ci_low"]) else f" [95% CI {r['ci_low']:.3f}, {r['ci_high']:.3f}]"
-        verdict = ("faster" if r["ci_low"] > 1 else "slower" if r["ci_high"] < 1 else "no clear difference") \
-            if ci else ("faster" if r["speedup"] > 1 else "slower") + " (no CI: no repetitions)"
-        lines.append(f"{r['variant']} vs {r['baseline']} @ {r['config']}: {r['speedup']:.3f}x{ci} -> {verdict}")
+        lines.append(f"{r['variant']} vs {r['baseline']} @ {r['config']}: {r['speedup']:.3f}x{ci} -> "
+                     f"{r['verdict']} (band +-{r['band']:.1%})")
     return lines
