@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 import pandas as pd
 
 from . import stats
 from .dataset import Dataset, ExperimentView
 
+REPO = Path(__file__).resolve().parents[2]
 SHORT_VERDICT = {stats.FASTER: "faster", stats.SLOWER: "slower", stats.NO_DIFFERENCE: "no difference",
                  stats.NO_CI: "no interval"}
 
@@ -68,13 +70,22 @@ def render_view(view: ExperimentView) -> str:
 
 
 def footer(view: ExperimentView) -> str:
-    files = sorted(set(map(str, view.summary["source_file"])))
+    files = sorted(set(map(display_path, view.summary["source_file"])))
     floor = (f"the run's A/A noise floor is {view.noise_floor:.2%}" if view.noise_floor
              else "this run has no A/A control")
     return ("Median over repetitions of " + ", ".join(f"`{f}`" for f in files) + f" (run `{run_label(view.run)}`). "
             f"Changes against `{variants_in_order(view.ok)[0]}` in the same run; a change is called faster or "
             f"slower only when its 95% bootstrap interval lies beyond +-{view.band:.1%} ({floor}); otherwise "
             "no difference is detected at this noise floor.")
+
+
+def display_path(path: object) -> str:
+    """A results path as the READMEs cite it: relative to the repository when inside it."""
+    p = Path(str(path))
+    try:
+        return p.resolve().relative_to(REPO).as_posix()
+    except ValueError:
+        return str(path)
 
 
 def run_label(run: str) -> str:
