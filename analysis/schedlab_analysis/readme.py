@@ -89,7 +89,7 @@ def readmes(root: Path = REPO) -> list[Path]:
 
 @lru_cache(maxsize=None)
 def _dataset(files: tuple[str, ...]) -> Dataset:
-    return Dataset.load([REPO / f for f in files])
+    return Dataset.load([REPO / f for f in files if f.endswith(".json")])
 
 
 @lru_cache(maxsize=None)
@@ -232,7 +232,7 @@ def _shape_rows(files: list[str], experiment: str, shape: str) -> list[tuple[Exp
     for device, exp in ds.experiments():
         if exp != experiment:
             continue
-        for run in ds.runs(device, exp)["run"]:
+        for run in ds.runs(device, exp).sort_values("run_time")["run"]:
             view = ds.view(device, exp, run)
             out.append((view, match_shape(view.ok, shape)))
     return out
@@ -243,22 +243,24 @@ def render_shape(args: list[str], files: list[str]) -> str:
         raise ReadmeError("shape takes an experiment and a configuration label")
     experiment, shape = args
     lines = []
-    for view, rows in _shape_rows(files, experiment, shape):
-        if rows.empty:
+    for view, matched in _shape_rows(files, experiment, shape):
+        if matched.empty:
             raise ReadmeError(f"{experiment}: no configuration '{shape}' in run {view.run}")
         column, unit, scale = rate_column(view)
         decode = view.family == "decode"
-        sp = view.speedups[view.speedups["config"].isin(set(rows["config"]))].set_index("variant")
-        cells = []
-        for _, r in rows.sort_values(column, ascending=False).iterrows():
-            cell = f"`{r['variant']}` {r['time_us']:.1f} us = {fmt_rate(r[column] / scale, decode)} {unit}"
-            if r["variant"] in sp.index:
-                s = sp.loc[r["variant"]]
-                cell += f" ({_pct(s['change'])}, {SHORT_VERDICT.get(s['verdict'], s['verdict'])})"
-            cells.append(cell)
-        copy = view.ceilings.copy_gbps
-        ceiling = f"; copy bandwidth in the same run {copy / 1e3:.3g} TB/s" if copy and decode else ""
-        lines.append(f"- run `{run_label(view.run)}`: " + ", ".join(cells) + ceiling + ".")
+        for config, rows in matched.groupby("config", sort=False):
+            sp = view.speedups[view.speedups["config"] == config].set_index("variant")
+            cells = []
+            for _, r in rows.sort_values(column, ascending=False).iterrows():
+                cell = f"`{r['variant']}` {r['time_us']:.1f} us = {fmt_rate(r[column] / scale, decode)} {unit}"
+                if r["variant"] in sp.index:
+                    s = sp.loc[r["variant"]]
+                    cell += f" ({_pct(s['change'])}, {SHORT_VERDICT.get(s['verdict'], s['verdict'])})"
+                cells.append(cell)
+            copy = view.ceilings.copy_gbps
+            ceiling = f"; copy bandwidth in the same run {copy / 1e3:.3g} TB/s" if copy and decode else ""
+            where = f" at {config}" if matched["config"].nunique() > 1 else ""
+            lines.append(f"- run `{run_label(view.run)}`{where}: " + ", ".join(cells) + ceiling + ".")
     return "\n".join(lines)
 
 
@@ -309,8 +311,25 @@ def _peer_cells(files: list[str], family: str, match: dict) -> str:
     return ", ".join(cells)
 
 
+def _gpu_tests(files: list[str]) -> list[str]:
+    """'name: passed / tests (file)' for each GoogleTest XML file cited."""
+    import xml.etree.ElementTree as ET
+    out = []
+    for f in files:
+        if not f.endswith(".xml"):
+            continue
+        root = ET.parse(REPO / f).getroot()
+        tests = int(root.get("tests", 0))
+        bad = int(root.get("failures", 0)) + int(root.get("errors", 0))
+        out.append(f"{tests - bad} of {tests} passed (`{Path(f).name}`)")
+    return out
+
+
 def render_status(args: list[str], files: list[str]) -> str:
-    decode_views = _views(files, "decode_")
+    """The status table. The decode headline rows come from one run of decode_tile_schedule (it
+    holds every schedule and the family's default kernel), the prefill ones from one run of
+    prefill_tuning; a best variant is the best within that run, never picked across runs."""
+    decode_views = _views(files, "decode_tile_schedule")
     rows = ["| family | figure | measured | target |", "|---|---|---|---|"]
     best = _best(decode_views, DECODE_HEADLINE, "bf16")
     if best:
@@ -335,12 +354,14 @@ def render_status(args: list[str], files: list[str]) -> str:
         views = _views(files, prefix)
         if not views:
             continue
+        tests = _gpu_tests([f for f in files if f.endswith(f"-{family}.xml")])
         ok = pd.concat([v.ok for v in views])
         failed = sum(int((v.summary["status"] == "failed").sum()) for v in views)
         worst = ", ".join(f"{g['rel_l2_err'].max():.1e} ({d})" for d, g in ok.groupby("dtype"))
+        gpu = f"; GPU tests: {', '.join(tests)}" if tests else ""
         rows.append(f"| {family} | accuracy, every variant and shape of the cited runs | {len(ok)} records timed, "
-                    f"{failed} failed the gate; largest relative L2 error {worst} | 1e-2 |")
-    prefill = [v for v in _views(files, "prefill_")]
+                    f"{failed} failed the gate; largest relative L2 error {worst}{gpu} | 1e-2 |")
+    prefill = _views(files, "prefill_tuning")
     for causal in (0, 1):
         best_p = None
         for v in prefill:
@@ -361,7 +382,7 @@ def render_status(args: list[str], files: list[str]) -> str:
         rows.append(f"| harness | median time vs Nsight Compute kernel time, profile and harness from the same run "
                     f"and binary | {agree} of {len(rows_ncu)} rows within 3%; {left_out} rows of the cited files "
                     "left out (profile from another run or binary) | 3% |")
-    return "\n".join(rows)
+    return "\n".join(rows) + "\n\nResults files: " + ", ".join(f"`{f}`" for f in files) + "."
 
 
 KINDS = {"experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "status": render_status}
@@ -385,7 +406,7 @@ def regenerate(path: Path) -> tuple[str, str]:
     for sec in sections(path):
         try:
             body = render(sec.args, sec.files)
-        except ReadmeError as e:
+        except (ReadmeError, load.ResultsFileError, KeyError) as e:
             raise ReadmeError(f"{sec.where}: {e}") from e
         out += [text[pos:sec.body_start], body]
         pos = sec.body_end

@@ -31,6 +31,9 @@ def test_generated_sections_match_their_results(path):
 
 # Identifiers with digits (bf16, fp8_e4m3, sm_90a, gfx950, L2, FA2, H200) are names, not figures.
 _NAME = re.compile(r"\b[A-Za-z_][A-Za-z_]*\d[\w.-]*")
+# Names of a configuration or a source ("batch 16", "context 16k", "head dim 128", "seed 002",
+# "16-row warps", "lane 0") say which shape or seed, not what was measured.
+_SHAPE = re.compile(r"\b(batch|context|contexts|head dim|seed|page|sequence|lane) \d+k?\b|\b\d+-row\b")
 _MEASURED_HEADING = re.compile(r"^## .*(Measured|measured|H200)", re.M)
 
 
@@ -46,7 +49,7 @@ def measured_prose(text: str) -> str:
     prose = re.sub(r"```.*?```", "", prose, flags=re.S)
     prose = re.sub(r"`[^`]*`", "", prose)
     prose = re.sub(r"\]\([^)]*\)", "]", prose)
-    return _NAME.sub("", prose)
+    return _SHAPE.sub("", _NAME.sub("", prose))
 
 
 @pytest.mark.parametrize("path", READMES, ids=lambda p: p.relative_to(readme.REPO).as_posix())
@@ -65,6 +68,19 @@ def test_a_stale_section_is_found(tmp_path):
     src = next(p for p, _ in SECTIONS if p.name == "README.md" and p.parent.name == "decode_page_prefetch")
     copy = tmp_path / "README.md"
     text = src.read_text(encoding="utf-8")
-    copy.write_text(text.replace("no difference", "no diff", 1), encoding="utf-8")
+    copy.write_text(text.replace("faster)", "slower)", 1), encoding="utf-8")
     current, new = readme.regenerate(copy)
     assert current != new and new == text
+
+
+_CITED_PATH = re.compile(r"results/[\w./*\[\]-]+\.(?:json|xml|md)")
+_CITED_NAME = re.compile(r"\b(?:stalls|probes)-\d{8}T\d{6}Z-[0-9a-f]+(?:-dirty)?\.json")
+
+
+@pytest.mark.parametrize("path", READMES, ids=lambda p: p.relative_to(readme.REPO).as_posix())
+def test_every_cited_results_path_exists(path):
+    text = path.read_text(encoding="utf-8")
+    missing = [c for c in _CITED_PATH.findall(text) if not list(readme.REPO.glob(c))]
+    names = {p.name for p in (readme.REPO / "results").rglob("*.json")}
+    missing += [n for n in _CITED_NAME.findall(text) if n not in names]
+    assert not missing, f"{path}: cited results that do not exist: {missing}"
