@@ -573,7 +573,7 @@ def plot_outcomes(outcomes: list[Outcome], path: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m schedlab_analysis.published", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="schedlab-published", description=__doc__.split("\n")[0])
     p.add_argument("results_dir", nargs="?", type=Path, default=DEFAULT_RESULTS,
                    help=f"results directory (default {DEFAULT_RESULTS}); may be missing or empty")
     p.add_argument("--claims", type=Path, default=CLAIMS_FILE)
