@@ -284,7 +284,8 @@ def scaling_figure(view: ExperimentView) -> Figure | None:
     rows = plotted_rows(view)
     if axis is None or rows.empty:
         return None
-    others = [c for c in view.label_columns if c != axis]
+    rows, layout = _common_layout(rows)
+    others = [c for c in view.label_columns if c != axis and c not in ("page", "page_size")]
     rows["_other"] = [config_label(r, others) for _, r in rows.iterrows()]
     ordered = sorted((r for _, r in rows.iterrows()), key=lambda r: _sortable(r, others))
     combos = list(dict.fromkeys(r["_other"] for r in ordered))
@@ -292,7 +293,10 @@ def scaling_figure(view: ExperimentView) -> Figure | None:
     metrics = [(m, label) for m, label in _RATES if m in rows and rows[m].notna().any()]
     names = series_order(view)
     colors = colors_for(names)
-    fig = Figure(figsize=(3.6 * len(shown) + 0.8, 2.6 * len(metrics) + 0.8))
+    legend_rows = math.ceil(len(names) / 4)
+    top = 0.75 + 0.16 * legend_rows
+    height = 2.6 * len(metrics) + top + 0.2
+    fig = Figure(figsize=(max(3.6 * len(shown) + 0.8, 8.0), height))
     axes = fig.subplots(len(metrics), len(shown), squeeze=False)
     for col, combo in enumerate(shown):
         panel = rows[rows["_other"] == combo]
@@ -315,11 +319,32 @@ def scaling_figure(view: ExperimentView) -> Figure | None:
                 ax.set_title(combo, fontsize=7)
             if r == len(metrics) - 1:
                 ax.set_xlabel(axis)
-    axes[0][0].legend(fontsize=6)
+    handles = {}
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, h)
+    ordered_labels = [n for n in names if n in handles]
+    fig.legend([handles[n] for n in ordered_labels], ordered_labels, loc="upper center", ncol=4, fontsize=7,
+               frameon=False, bbox_to_anchor=(0.5, 1.0 - 0.5 / height))
     more = f" (first {len(shown)} of {len(combos)} combinations of the other axes)" if len(combos) > len(shown) else ""
-    fig.suptitle(_title(view, f"scaling over {axis}{more}"), fontsize=9)
-    fig.tight_layout()
+    where = f"; our rows at page {layout}, peers on a contiguous cache" if layout is not None else ""
+    fig.suptitle(_title(view, f"scaling over {axis}{more}{where}"), fontsize=9, y=1.0)
+    fig.tight_layout(rect=(0, 0, 1, 1 - top / height))
     return fig
+
+
+def _common_layout(rows: pd.DataFrame) -> tuple[pd.DataFrame, object]:
+    """Our rows at the most common page size (a layout, not a problem axis: the odd page-64
+    shape would otherwise sit on the same line), peers kept; and that page size."""
+    for col in ("page_size", "page"):
+        if col in rows and rows[col].notna().any():
+            ours = rows["peer"].fillna(0).astype(int) == 0
+            mode = rows.loc[ours, col].mode()
+            if len(mode):
+                value = mode.iloc[0]
+                keep = ~ours | (rows[col] == value)
+                return rows[keep].copy(), int(value) if float(value).is_integer() else value
+    return rows, None
 
 
 def roofline_figure(view: ExperimentView) -> Figure | None:

@@ -84,3 +84,11 @@ def test_every_cited_results_path_exists(path):
     names = {p.name for p in (readme.REPO / "results").rglob("*.json")}
     missing += [n for n in _CITED_NAME.findall(text) if n not in names]
     assert not missing, f"{path}: cited results that do not exist: {missing}"
+
+
+def test_the_table_command_prints_what_the_readme_quotes():
+    from schedlab_analysis import table
+    from schedlab_analysis.dataset import Dataset
+    printed = table.render(Dataset.load(readme.REPO / "results"), "h200", "decode_tile_schedule")
+    quoted = (readme.REPO / "experiments" / "decode_tile_schedule" / "README.md").read_text(encoding="utf-8")
+    assert printed in quoted
