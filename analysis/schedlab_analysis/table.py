@@ -73,7 +73,9 @@ def footer(view: ExperimentView) -> str:
     files = sorted(set(map(display_path, view.summary["source_file"])))
     floor = (f"the run's A/A noise floor is {view.noise_floor:.2%}" if view.noise_floor
              else "this run has no A/A control")
-    return ("Median over repetitions of " + ", ".join(f"`{f}`" for f in files) + f" (run `{run_label(view.run)}`). "
+    n = view.ok["n"].astype(int) if "n" in view.ok else pd.Series(dtype=int)
+    reps = "" if n.empty else (f"{n.min()} " if n.min() == n.max() else f"{n.min()}-{n.max()} ")
+    return (f"Median of {reps}repetitions of " + ", ".join(f"`{f}`" for f in files) + f" (run `{run_label(view.run)}`). "
             f"Changes against `{variants_in_order(view.ok)[0]}` in the same run; a change is called faster or "
             f"slower only when its 95% bootstrap interval lies beyond +-{view.band:.1%} ({floor}); otherwise "
             "no difference is detected at this noise floor.")
