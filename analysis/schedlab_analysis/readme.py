@@ -22,6 +22,13 @@ Kinds (the words after ``readme``):
 
     python -m schedlab_analysis.readme              # rewrite every generated section in place
     python -m schedlab_analysis.readme --check      # exit 1 naming each section that differs
+    python -m schedlab_analysis.readme --repoint    # first point every ``experiment`` section at
+                                                    # its experiment's default run under results/
+                                                    # (load.select_runs), then rewrite
+
+After new results land, ``--repoint`` moves the experiment answers to the new runs; the other
+kinds keep the files they name until a person points them elsewhere. Prose outside the
+sections is not rewritten: reread it against the new verdicts.
 """
 from __future__ import annotations
 
@@ -399,6 +406,27 @@ def render(args: list[str], files: list[str]) -> str:
     return KINDS[args[0]](args[1:], files).rstrip("\n") + "\n"
 
 
+def repoint(path: Path, device: str = "h200") -> bool:
+    """Point each ``experiment`` section of ``path`` at its experiment's default run under
+    results/ (the files of that run). Returns whether anything changed."""
+    text = path.read_text(encoding="utf-8")
+    tree = _tree()
+    out, pos, changed = [], 0, False
+    for m in BEGIN.finditer(text):
+        args = shlex.split(m.group("args"))
+        if len(args) == 2 and args[0] == "experiment":
+            view = tree.view(device, args[1])
+            files = sorted({Path(f).resolve().relative_to(REPO).as_posix() for f in view.summary["source_file"]})
+            if files and files != m.group("files").split():
+                out += [text[pos:m.start("files")], " ".join(files)]
+                pos = m.end("files")
+                changed = True
+    out.append(text[pos:])
+    if changed:
+        path.write_text("".join(out), encoding="utf-8")
+    return changed
+
+
 def regenerate(path: Path) -> tuple[str, str]:
     """(current text, regenerated text) of one README."""
     text = path.read_text(encoding="utf-8")
@@ -418,9 +446,15 @@ def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="schedlab-readme", description=__doc__.splitlines()[0])
     p.add_argument("paths", nargs="*", type=Path, help="READMEs (default: every README with generated sections)")
     p.add_argument("--check", action="store_true", help="change nothing; exit 1 if a section differs")
+    p.add_argument("--repoint", action="store_true",
+                   help="first point every 'experiment' section at its experiment's default run under results/")
     args = p.parse_args(argv)
     stale = []
     try:
+        if args.repoint and not args.check:
+            for path in args.paths or readmes():
+                if repoint(path.resolve()):
+                    print(f"readme: repointed {path}")
         for path in args.paths or readmes():
             text, new = regenerate(path.resolve())
             if new != text:

@@ -92,3 +92,15 @@ def test_the_table_command_prints_what_the_readme_quotes():
     printed = table.render(Dataset.load(readme.REPO / "results"), "h200", "decode_tile_schedule")
     quoted = (readme.REPO / "experiments" / "decode_tile_schedule" / "README.md").read_text(encoding="utf-8")
     assert printed in quoted
+
+
+def test_repoint_moves_an_experiment_section_to_the_default_run(tmp_path, monkeypatch):
+    src = readme.REPO / "experiments" / "decode_page_prefetch" / "README.md"
+    copy = tmp_path / "README.md"
+    old = "results/h200/decode_page_prefetch/20261121T052208Z-abdecffb6a.json"
+    older = "results/h200/decode_page_prefetch/20261121T012759Z-baf455e92d.json"
+    copy.write_text(src.read_text(encoding="utf-8").replace(old, older), encoding="utf-8")
+    assert readme.repoint(copy)
+    markers = [line for line in copy.read_text(encoding="utf-8").splitlines() if line.startswith("<!-- generated")]
+    assert any(old in line for line in markers) and not any(older in line for line in markers)
+    assert not readme.repoint(copy)
