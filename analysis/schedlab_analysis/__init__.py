@@ -11,3 +11,6 @@ Modules (each CLI is ``python -m schedlab_analysis.<tool>``):
   plot_all   CLI: every experiment under a results directory -> PNGs + index.md
   published  CLI: published claims beside our measurements, with a verdict each
 """
+
+
+from . import load  # noqa: E402,F401  (callable: schedlab_analysis.load("results") -> pandas frame)

@@ -4,13 +4,21 @@
     for device, experiment in data.experiments():
         view = data.view(device, experiment)   # summary, peers, speedups, stalls, ceilings
 
-Only the newest measurement of each configuration is used (``load.latest_runs``); peers
-(``peer=1`` rows, experiment ``peers_<family>``) join an experiment of the same family on
-the device when they share its configuration axes.
+Each experiment is shown from one run (device call): by default the run that measured the
+most configurations from a clean commit, the newest on a tie (``load.select_runs``); ``view(..., run=...)`` or
+``Dataset.load(paths)`` over named files chooses another. Variants are compared only with
+their baseline from that run. ncu stall records join only the harness rows of the run and
+binary they profiled (``load.attach_records``). Probe records come from a separate probe
+build (its timings are perturbed and not kept), so they are shown on their own, never set
+beside a time. Peers (``peer=1`` rows, experiment ``peers_<family>``) join an experiment of
+the same family on the device when they share its configuration axes; they are preferred
+from the same run, else from their own most complete run.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+
+import numpy as np
 from pathlib import Path
 from typing import Iterable
 
@@ -31,15 +39,23 @@ class ExperimentView:
     device_slug: str
     experiment: str
     family: str
-    summary: pd.DataFrame        # this experiment's benchmarks (ok, failed and skipped)
+    summary: pd.DataFrame        # this experiment's benchmarks in one run (ok, failed and skipped)
     peers: pd.DataFrame          # peer benchmarks at the same configurations (ok only)
     speedups: pd.DataFrame       # variant over baseline, with bootstrap CI
-    stalls: pd.DataFrame         # ncu / ATT stall records of this experiment
-    probes: pd.DataFrame         # in-kernel wait-point probe records
+    stalls: pd.DataFrame         # ncu / ATT stall records of this run's binary (else of stall_run)
+    probes: pd.DataFrame         # in-kernel wait-point probe records (the newest probe build)
     resources: pd.DataFrame      # static report rows of this experiment
     ceilings: Ceilings
     config_columns: list[str] = field(default_factory=list)   # axes + dtype
     label_columns: list[str] = field(default_factory=list)    # those that vary here
+    run: str = ""                                             # the run shown
+    stall_rows: pd.DataFrame = field(default_factory=pd.DataFrame)  # harness rows the stalls profiled
+    noise_floor: float = 0.0                                  # A/A floor of the run (0: no control)
+
+    @property
+    def band(self) -> float:
+        """The practical band of this run: 1%, or the A/A noise floor when larger."""
+        return max(stats.PRACTICAL_BAND, self.noise_floor)
 
     @property
     def fixed_axes(self) -> str:
@@ -77,10 +93,11 @@ class Dataset:
                  probes: pd.DataFrame, resources: pd.DataFrame, *, seed: int = stats.DEFAULT_SEED):
         self.paths = [Path(p) for p in paths]
         self.results = results
-        self.latest = load.latest_runs(results)
+        self.latest = load.select_runs(results)
         self.summary = stats.summarize(self.latest)
-        self.stalls = load.latest_records(stalls)
-        self.probes = load.latest_records(probes)
+        self.stalls = load.attach_records(stalls, results)
+        self.unattached = load.unattached_records(stalls, results)
+        self.probes = probes
         self.resources = resources
         self.seed = seed
 
@@ -99,6 +116,25 @@ class Dataset:
     def empty(self) -> bool:
         return self.results.empty
 
+    @property
+    def samples(self) -> dict[tuple[str, str], "np.ndarray"]:
+        """(source_file, benchmark) -> per-repetition times (us) of the selected runs."""
+        if getattr(self, "_samples", None) is None:
+            samp = load.samples(self.latest) if len(self.latest) else pd.DataFrame(
+                columns=["source_file", "benchmark", "time_us", "from_aggregate"])
+            samp = samp[~samp["from_aggregate"].astype(bool)]
+            self._samples = {k: g["time_us"].to_numpy(float) for k, g in samp.groupby(["source_file", "benchmark"])}
+        return self._samples
+
+    def noise_floor(self, device_slug: str, experiment: str, run: str) -> float:
+        """The A/A noise floor of one run of an experiment (0 when it has no control)."""
+        key = (device_slug, experiment, run)
+        cache = self.__dict__.setdefault("_floors", {})
+        if key not in cache:
+            view = self.view(device_slug, experiment, run)
+            cache[key] = view.noise_floor
+        return cache[key]
+
     def experiments(self, family: str | None = None) -> list[tuple[str, str]]:
         """(device_slug, experiment) pairs with results, own experiments before peers."""
         s = self.summary
@@ -110,29 +146,68 @@ class Dataset:
     def families(self) -> list[str]:
         return sorted({str(f) for f in self.summary["family"].dropna()})
 
-    def view(self, device_slug: str, experiment: str) -> ExperimentView:
+    def runs(self, device_slug: str, experiment: str) -> pd.DataFrame:
+        """The experiment's runs (``load.run_table``), the one shown by default last."""
+        r = self.results
+        table = load.run_table(r[(r["device_slug"] == device_slug) & (r["experiment"] == experiment)])
+        return table.sort_values(["clean", "configs", "run_time", "run"]).reset_index(drop=True)
+
+    def _run_summary(self, device_slug: str, experiment: str, run: str) -> pd.DataFrame:
+        r = self.results
+        rows = r[(r["device_slug"] == device_slug) & (r["experiment"] == experiment) & (r["run"] == run)]
+        if rows.empty:
+            raise KeyError(f"no results of {device_slug}/{experiment} in run {run!r}")
+        return stats.summarize(rows)
+
+    def view(self, device_slug: str, experiment: str, run: str | None = None) -> ExperimentView:
         s = self.summary
-        own = s[(s["device_slug"] == device_slug) & (s["experiment"] == experiment)].reset_index(drop=True)
+        if run is None:
+            own = s[(s["device_slug"] == device_slug) & (s["experiment"] == experiment)].reset_index(drop=True)
+        else:
+            own = self._run_summary(device_slug, experiment, run)
+        run = str(own["run"].iloc[0]) if len(own) else ""
         family = str(own["family"].dropna().iloc[0]) if own["family"].notna().any() else ""
         ccols = load.config_columns(own)
         lcols = stats.varying_columns(own, ccols)
         own["config"] = [stats.config_label(r, lcols) for _, r in own.iterrows()]
-        peers = s[(s["device_slug"] == device_slug) & (s["peer"] == 1) & (s["experiment"] != experiment)
-                  & (s["family"] == family) & (s["status"] == "ok")]
+        peers = self._peers(device_slug, family, experiment, run)
         peers = _at_configs(peers, own, ccols)
-        raw = self.latest[(self.latest["device_slug"] == device_slug) & (self.latest["experiment"] == experiment)]
-        records = {}
-        for name, table in (("stalls", self.stalls), ("probes", self.probes)):
-            records[name] = table[(table["device_slug"] == device_slug)
-                                  & (table["experiment"] == experiment)].reset_index(drop=True)
+        raw = self.results[(self.results["device_slug"] == device_slug) & (self.results["experiment"] == experiment)
+                           & (self.results["run"] == run)]
+        st = self.stalls[(self.stalls["device_slug"] == device_slug) & (self.stalls["experiment"] == experiment)]
+        stall_run = run if (st["run"] == run).any() else (
+            str(st.sort_values("made_time")["run"].iloc[-1]) if len(st) else "")
+        stalls = st[st["run"] == stall_run].reset_index(drop=True)
+        stall_rows = own if stall_run == run else (
+            self._run_summary(device_slug, experiment, stall_run) if stall_run else own.iloc[0:0])
+        if len(stall_rows) and stall_run != run:
+            stall_rows = stall_rows.assign(config=[stats.config_label(r, lcols) for _, r in stall_rows.iterrows()])
+        pr = self.probes
+        pr = pr[(pr["device_slug"] == device_slug) & (pr["experiment"] == experiment)] if len(pr) else pr
+        if len(pr):  # the newest probe build's records
+            pr = pr[pr["context_key"] == pr.sort_values("made_time")["context_key"].iloc[-1]]
+        records = {"stalls": stalls, "probes": pr.reset_index(drop=True)}
         res = self.resources
         res = res[res["experiment"] == experiment].reset_index(drop=True)
-        latest = self.latest[self.latest["device_slug"] == device_slug]
-        ceilings = Ceilings(load.context_number(latest, "copy_bandwidth_GBps"),
-                            load.context_number(latest, "matmul_tflops"))
-        return ExperimentView(device_slug, experiment, family, own, peers,
-                              stats.speedups(own, raw, seed=self.seed), records["stalls"],
-                              records["probes"], res, ceilings, ccols, lcols)
+        ceilings = Ceilings(load.context_number(raw, "copy_bandwidth_GBps"),
+                            load.context_number(raw, "matmul_tflops"))
+        sp = stats.speedups(own, raw, seed=self.seed)
+        return ExperimentView(device_slug, experiment, family, own, peers, sp, records["stalls"],
+                              records["probes"], res, ceilings, ccols, lcols, run, stall_rows,
+                              stats.noise_floor(sp))
+
+    def _peers(self, device_slug: str, family: str, experiment: str, run: str) -> pd.DataFrame:
+        """Peer rows of the family: from the same run when it timed peers, else each peer
+        experiment's default run."""
+        s = self.summary
+        keep = (s["device_slug"] == device_slug) & (s["peer"] == 1) & (s["experiment"] != experiment) \
+            & (s["family"] == family) & (s["status"] == "ok")
+        r = self.results
+        same = r[(r["device_slug"] == device_slug) & (r["peer"] == 1) & (r["family"] == family) & (r["run"] == run)]
+        if len(same) and run:
+            peers = stats.summarize(same)
+            return peers[peers["status"] == "ok"]
+        return s[keep]
 
 
 # Axes that describe how our kernel stores the problem, not the problem: a peer that reads a

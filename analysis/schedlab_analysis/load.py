@@ -9,6 +9,9 @@ next to a run there may be ``stalls-*.json`` / ``probes-*.json`` (profiler recor
   * the label's keys (``family``, ``experiment``, ``variant``, ``baseline``, ``dtype``, ``peer``),
   * the file's context, each key prefixed ``ctx_``,
   * ``source_file``, ``device_slug``, ``run_time`` (when the run happened),
+  * ``run``: the device call the record was measured in (the context's ``run_id``; a file
+    without one, written before the harness recorded it, is a run of its own) and
+    ``binary_sha256`` (the hash of the benchmark binary, empty when not recorded),
   * derived: ``benchmark`` (run name without ``/manual_time``), ``status``
     (ok / failed / skipped), ``time_us``, ``axes`` (names of the problem-axis columns) and
     ``name_axes`` (the axes spelled ``key:value`` in the benchmark name).
@@ -18,6 +21,7 @@ from __future__ import annotations
 import json
 import math
 import re
+import sys
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
@@ -45,7 +49,7 @@ NON_AXIS_FIELDS = GBENCH_FIELDS | HARNESS_COUNTERS
 
 # Columns every results frame has, even an empty one.
 BASE_COLUMNS = [
-    "source_file", "device_slug", "run_time", "experiment", "family", "variant", "baseline",
+    "source_file", "device_slug", "run_time", "run", "binary_sha256", "experiment", "family", "variant", "baseline",
     "peer", "benchmark", "name", "run_type", "aggregate_name", "repetition_index", "status",
     "error_message", "time_us", "axes", "name_axes",
 ]
@@ -216,8 +220,16 @@ def benchmark_rows(path: Path, data: dict) -> list[dict]:
         row["source_file"] = str(path)
         row["device_slug"] = _device_slug(path, row["experiment"], context)
         row["run_time"] = run_time
+        row["run"] = run_of(path, context)
+        row["binary_sha256"] = str(context.get("binary_sha256") or "")
         rows.append(row)
     return rows
+
+
+def run_of(path: Path | str, context: dict) -> str:
+    """The run (device call) a file belongs to: its context's ``run_id``, else the file."""
+    run_id = str(context.get("run_id") or "").strip()
+    return run_id or str(path)
 
 
 def _frame(rows: list[dict], columns: list[str]) -> pd.DataFrame:
@@ -242,17 +254,49 @@ def load_results(paths: Iterable[Path | str] | Path | str) -> pd.DataFrame:
     return _frame(rows, BASE_COLUMNS)
 
 
-def latest_runs(df: pd.DataFrame) -> pd.DataFrame:
-    """For each (device, experiment, benchmark), the rows of the newest file that has it.
+def run_table(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per (device, experiment, run): ``configs`` (successful benchmarks), ``run_time``
+    (the newest of its files), ``files`` (its results files, sorted)."""
+    cols = ["device_slug", "experiment", "run", "clean", "configs", "run_time", "files"]
+    if df.empty:
+        return pd.DataFrame(columns=cols)
+    out = []
+    for (device, experiment, run), g in df.groupby(["device_slug", "experiment", "run"], dropna=False, sort=True):
+        ok = g[g["status"] == "ok"]
+        commits = g.get("ctx_schedlab_commit", pd.Series("unknown", index=g.index)).astype(str)
+        dirty = g.get("ctx_schedlab_dirty", pd.Series("", index=g.index)).astype(str)
+        clean = bool(((dirty == "false") & ~commits.isin(["unknown", "", "nan"])).all())
+        out.append(dict(device_slug=device, experiment=experiment, run=run, clean=clean,
+                        configs=ok["benchmark"].nunique(),
+                        run_time=g["run_time"].max(), files=tuple(sorted(set(g["source_file"])))))
+    return pd.DataFrame(out, columns=cols)
 
-    Results accumulate (a file per run); a plot compares the newest measurement of each
-    configuration. Older runs stay on disk and in ``load_results``.
+
+def select_runs(df: pd.DataFrame) -> pd.DataFrame:
+    """For each (device, experiment), the rows of one run: a run from a clean commit before one
+    from a dirty tree or an unknown commit, then the run that measured the most
+    configurations successfully, then the newest.
+
+    Every comparison (a variant against its baseline, a peer beside them) is then made within
+    one device call: a later call that re-timed a few shapes does not replace those shapes in
+    an older, complete run (the older run is chosen whole, or the newer one is). Other runs
+    stay in ``load_results``; pick one with ``rows_of_run``.
     """
     if df.empty:
         return df
-    keys = ["device_slug", "experiment", "benchmark"]
-    newest = df.groupby(keys, dropna=False)["run_time"].transform("max")
-    return df[df["run_time"] == newest].reset_index(drop=True)
+    runs = run_table(df).sort_values(["clean", "configs", "run_time", "run"])
+    chosen = runs.groupby(["device_slug", "experiment"], dropna=False).tail(1)
+    keep = set(zip(chosen["device_slug"], chosen["experiment"], chosen["run"]))
+    mask = [k in keep for k in zip(df["device_slug"], df["experiment"], df["run"])]
+    return df[np.array(mask, dtype=bool)].reset_index(drop=True)
+
+
+latest_runs = select_runs  # the older name
+
+
+def rows_of_run(df: pd.DataFrame, run: str) -> pd.DataFrame:
+    """The rows of one run, named by its ``run_id`` or (older files) its results file path."""
+    return df[df["run"] == run].reset_index(drop=True)
 
 
 def axis_columns(df: pd.DataFrame, source: str = "axes") -> list[str]:
@@ -333,7 +377,10 @@ def load_records(paths: Iterable[Path | str] | Path | str, kind: str) -> pd.Data
         experiment = context.get("experiment") or path.parent.name
         base = {f"ctx_{k}": _context_value(v) for k, v in context.items()}
         base.update(source_file=str(path), experiment=experiment,
-                    device_slug=_device_slug(path, experiment, context), run_time=_run_time(path, context))
+                    device_slug=_device_slug(path, experiment, context), run_time=_run_time(path, context),
+                    run_id=str(context.get("run_id") or ""),
+                    binary_sha256=str(context.get("binary_sha256") or ""),
+                    context_key=_context_key(context), made_time=_made_time(path))
         for i, rec in enumerate(records):
             if not isinstance(rec, dict) or "benchmark" not in rec:
                 raise ResultsFileError(path, f"records[{i}] has no 'benchmark'")
@@ -345,17 +392,80 @@ def load_records(paths: Iterable[Path | str] | Path | str, kind: str) -> pd.Data
                     row[key] = value
             row["benchmark"] = strip_manual_time(str(rec["benchmark"]))
             rows.append(row)
-    return _frame(rows, ["source_file", "experiment", "device_slug", "run_time", "benchmark"])
+    return _frame(rows, ["source_file", "experiment", "device_slug", "run_time", "benchmark", "run_id",
+                         "binary_sha256", "context_key", "made_time"])
 
 
-def latest_records(records: pd.DataFrame) -> pd.DataFrame:
-    """Every record of the newest run per (device, experiment, benchmark): all the kernels
-    that run profiled (a kernel's name can change between runs, so it is not part of the key)."""
-    if records.empty:
-        return records
-    keys = ["device_slug", "experiment", "benchmark"]
-    newest = records.groupby(keys, dropna=False)["run_time"].transform("max")
-    return records[records["run_time"] == newest].reset_index(drop=True)
+def _made_time(path: Path) -> pd.Timestamp:
+    """When a record file was written: the UTC stamp in its name (``stalls-<stamp>-...``)."""
+    m = re.search(r"(\d{8}T\d{6}Z)", path.name)
+    if m:
+        return pd.Timestamp(datetime.strptime(m.group(1), "%Y%m%dT%H%M%SZ").replace(tzinfo=timezone.utc))
+    return pd.Timestamp(path.stat().st_mtime, unit="s", tz="UTC")
+
+
+def _context_key(context: dict) -> str:
+    """What a profile file copies from the results file of the run it profiled (older files,
+    without a run id): the run's date, executable and commit."""
+    return json.dumps([str(context.get(k, "")) for k in ("date", "executable", "schedlab_commit")])
+
+
+def attach_records(records: pd.DataFrame, results: pd.DataFrame) -> pd.DataFrame:
+    """Stall / probe records that belong to a run of ``results``, each given that run (``run``).
+
+    A record file belongs to a run when it was made from the same binary in the same device
+    call as the harness rows it describes:
+      * with a ``run_id`` in its context: the results rows of that run and experiment, and,
+        where both record it, the same ``binary_sha256``;
+      * older files (no run id): the results file whose context it copies (date, executable,
+        commit), unless its context names a ``profiled_build`` other than that commit (a
+        different binary), or harness results of another commit on the device were written
+        between that run and the record file (the profile then came from a later device call).
+    Records that belong to no run are left out (``unattached_records`` lists them).
+    """
+    cols = list(records.columns) + ["run"]
+    if records.empty or results.empty:
+        return records.iloc[0:0].assign(run=pd.Series(dtype=object))
+    files = results.drop_duplicates("source_file")
+    by_run = {(r, e): g for (r, e), g in files.groupby(["run", "experiment"])}
+    legacy = {}
+    for _, f in files.iterrows():
+        ctx = {k[4:]: f[k] for k in ("ctx_date", "ctx_executable", "ctx_schedlab_commit") if k in f}
+        legacy.setdefault((f["device_slug"], f["experiment"], _context_key(ctx)), []).append(f)
+    out = []
+    for path, g in records.groupby("source_file", sort=True):
+        first = g.iloc[0]
+        run = None
+        if first["run_id"]:
+            match = by_run.get((first["run_id"], first["experiment"]))
+            if match is not None:
+                shas = {s for s in match["binary_sha256"] if s}
+                if not (first["binary_sha256"] and shas and first["binary_sha256"] not in shas):
+                    run = first["run_id"]
+        else:
+            candidates = legacy.get((first["device_slug"], first["experiment"], first["context_key"]), [])
+            if len(candidates) == 1 and _legacy_same_call(first, candidates[0], files):
+                run = candidates[0]["run"]
+        if run is not None:
+            out.append(g.assign(run=run))
+    return pd.concat(out, ignore_index=True) if out else records.iloc[0:0].assign(run=pd.Series(dtype=object))
+
+
+def _legacy_same_call(record: pd.Series, result: pd.Series, files: pd.DataFrame) -> bool:
+    commit = str(result.get("ctx_schedlab_commit", ""))
+    built = str(record.get("ctx_profiled_build", "") or "")
+    if built and built != "nan" and not commit.startswith(built.split()[0]):
+        return False
+    harness = files[(files["peer"].fillna(0).astype(int) == 0)  # peers run from their own script
+                    & (files["device_slug"] == result["device_slug"])]
+    between = harness[(harness["run_time"] > result["run_time"]) & (harness["run_time"] < record["made_time"])]
+    return bool((between.get("ctx_schedlab_commit", pd.Series(dtype=object)).astype(str) == commit).all())
+
+
+def unattached_records(records: pd.DataFrame, results: pd.DataFrame) -> list[str]:
+    """The record files that belong to no run of ``results`` (see ``attach_records``)."""
+    attached = set(attach_records(records, results)["source_file"])
+    return sorted(set(records["source_file"]) - attached) if not records.empty else []
 
 
 def load_resources(paths: Iterable[Path | str] | Path | str) -> pd.DataFrame:
@@ -370,3 +480,14 @@ def load_resources(paths: Iterable[Path | str] | Path | str) -> pd.DataFrame:
                 raise ResultsFileError(path, f"entry {i} is not an object")
             rows.append(dict(rec, source_file=str(path)))
     return _frame(rows, ["kernel", "target", "experiment", "variant", "source_file"])
+
+
+class _CallableModule(type(sys.modules[__name__])):
+    """``schedlab_analysis.load("results")``: the module called as a function returns
+    ``load_results`` of the given paths, the whole results frame in one call."""
+
+    def __call__(self, *paths: Path | str) -> pd.DataFrame:
+        return load_results(list(paths) if len(paths) != 1 else paths[0])
+
+
+sys.modules[__name__].__class__ = _CallableModule

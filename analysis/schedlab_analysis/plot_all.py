@@ -2,8 +2,9 @@
 
     python -m schedlab_analysis.plot_all results [--out analysis/out]
 
-Writes ``<out>/<device>/<experiment>/<figure>.png`` and ``<out>/index.md`` (the figures and
-the runs that have no time: failed or skipped). Prints one line per experiment. Exits 2
+Writes ``<out>/<device>/summary_<family>.png`` (the best variant of each experiment and the
+peers across the shapes), ``<out>/<device>/<experiment>/<figure>.png`` and ``<out>/index.md``
+(the figures and the runs that have no time: failed or skipped). Prints one line per experiment. Exits 2
 when there are no benchmark results (or a file is malformed), naming what is wrong.
 """
 from __future__ import annotations
@@ -40,7 +41,7 @@ def main(argv: list[str] | None = None) -> int:
     matplotlib.use("Agg")
     from . import plots  # after the backend is chosen
 
-    p = argparse.ArgumentParser(prog="python -m schedlab_analysis.plot_all", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="schedlab-plot-all", description=__doc__.split("\n")[0])
     p.add_argument("results_dir", nargs="+", type=Path, help="results directories or files")
     p.add_argument("--out", type=Path, default=DEFAULT_OUT, help=f"output directory (default {DEFAULT_OUT})")
     p.add_argument("--seed", type=int, default=DEFAULT_SEED, help="bootstrap RNG seed")
@@ -65,7 +66,16 @@ def main(argv: list[str] | None = None) -> int:
     stamp = datetime.now(timezone.utc).strftime("%Y-%m-%d %H:%M UTC")
     index = ["# schedlab plots", "",
              f"Made by `python -m schedlab_analysis.plot_all` from {', '.join(map(str, args.results_dir))} "
-             f"on {stamp}; newest run of each configuration; bootstrap seed {args.seed}.", ""]
+             f"on {stamp}; each experiment from one run (the most complete clean run, newest on a tie); "
+             f"bootstrap seed {args.seed}.", ""]
+    for device in sorted({d for d, _ in data.experiments()}):
+        for family in data.families():
+            fig = plots.family_summary_figure(data, device, family)
+            if fig is None:
+                continue
+            path = plots.save(fig, out / device / f"summary_{family}.png")
+            index += [f"## {family} summary ({device})", "", f"![{family} summary]({path.relative_to(out).as_posix()})", ""]
+            print(f"plot_all: {device}: {family} summary figure", flush=True)
     for device, experiment in data.experiments():
         view = data.view(device, experiment)
         figures = plots.experiment_figures(view)

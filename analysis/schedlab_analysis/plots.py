@@ -133,68 +133,104 @@ def _title(view: ExperimentView, what: str) -> str:
 
 def save(fig: Figure, path: Path) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
-    fig.savefig(path, dpi=110)
+    fig.savefig(path, dpi=110, bbox_inches="tight", pad_inches=0.15)
     return path
 
 
 def figure_png(fig: Figure) -> bytes:
     buf = io.BytesIO()
-    fig.savefig(buf, format="png", dpi=90)
+    fig.savefig(buf, format="png", dpi=90, bbox_inches="tight", pad_inches=0.15)
     return buf.getvalue()
 
 
 # ----------------------------------------------------------------------------- figures
 
+# Bars per panel row: beyond this a label can no longer be read, so the configurations are
+# split over several rows of panels.
+_BARS_PER_ROW = 40
+_FIG_WIDTH = 13.0
+
+
+def config_rows(configs: list[str], series: int) -> list[list[str]]:
+    """The configurations split into rows of at most ``_BARS_PER_ROW`` bars each."""
+    per_row = max(2, _BARS_PER_ROW // max(series, 1))
+    n_rows = math.ceil(len(configs) / per_row) if configs else 1
+    per_row = math.ceil(len(configs) / n_rows) if configs else 1
+    return [configs[k:k + per_row] for k in range(0, len(configs), per_row)] or [[]]
+
+
+def _primary_rate(view: ExperimentView, rows: pd.DataFrame) -> tuple[str, str]:
+    """The family's rate: GB/s for decode (bandwidth-bound), TFLOP/s otherwise; time if none."""
+    order = ("gbps", "tflops") if view.family == "decode" else ("tflops", "gbps")
+    for metric in order:
+        if metric in rows and rows[metric].notna().any():
+            return metric, dict(_RATES)[metric]
+    return "time_us", "time (us)"
+
+
+def _grouped_bars(ax, rows: pd.DataFrame, names: list[str], colors: dict, configs: list[str], metric: str,
+                  legend_notes: dict[str, str] | None = None) -> None:
+    bar_w = 0.8 / max(len(names), 1)
+    for i, name in enumerate(names):
+        sub = rows[rows["series"] == name].drop_duplicates("config", keep="last").set_index("config")
+        present = [c for c in configs if c in sub.index and np.isfinite(sub.at[c, metric])]
+        if not present:
+            continue
+        pos = np.array([configs.index(c) for c in present]) + (i - (len(names) - 1) / 2) * bar_w
+        y = sub.loc[present, metric].to_numpy(float)
+        err = _error_bars(sub.loc[present], metric)
+        label = name + (f" [{legend_notes[name]}]" if legend_notes and name in legend_notes else "")
+        ax.bar(pos, y, bar_w, yerr=err, capsize=1.5, color=colors[name], label=label,
+               hatch="//" if name.startswith(PEER_PREFIX) else None, edgecolor="black", linewidth=0.3)
+    ax.set_xticks(np.arange(len(configs)))
+    ax.set_xticklabels(configs, rotation=25, ha="right", fontsize=7)
+    ax.set_xlim(-0.6, len(configs) - 0.4)
+    ax.grid(axis="y", alpha=0.3)
+
+
+def _top_legend(fig: Figure, ax) -> None:
+    handles, labels = ax.get_legend_handles_labels()
+    if handles:
+        fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 3), fontsize=7,
+                   bbox_to_anchor=(0.5, 1.0), frameon=False)
+
+
 def bars_figure(view: ExperimentView) -> Figure:
-    """Median time and rates per configuration, one bar per variant / peer, IQR error bars."""
+    """The family's rate (GB/s for decode, TFLOP/s for prefill) per configuration, one bar per
+    variant / peer, IQR error bars; the configurations split over rows of panels so every label
+    can be read. Times are in the scaling figure and index.md."""
     rows = plotted_rows(view)
     names = series_order(view)
     colors = colors_for(names)
     configs = ordered_configs(view)
-    metrics = [(m, label) for m, label in _RATES if m in rows and rows[m].notna().any()]
+    metric, label = _primary_rate(view, rows) if len(rows) else ("time_us", "time (us)")
     notes = failure_lines(view)
-    res_notes = _resource_notes(view)
-    panels = max(len(metrics), 1)
-    width_in = max(7.0, 1.0 + 0.35 * len(configs) * max(len(names), 1))
-    fig = Figure(figsize=(min(width_in, 30), 2.6 * panels + _footer_height(notes) + 0.6))
-    axes = fig.subplots(panels, 1, squeeze=False, sharex=True)[:, 0]
-    x = np.arange(len(configs))
-    bar_w = 0.8 / max(len(names), 1)
-    for ax, (metric, label) in zip(axes, metrics):
-        for i, name in enumerate(names):
-            sub = rows[rows["series"] == name].drop_duplicates("config", keep="last").set_index("config")
-            present = [c for c in configs if c in sub.index and np.isfinite(sub.at[c, metric])]
-            if not present:
-                continue
-            pos = np.array([configs.index(c) for c in present]) + (i - (len(names) - 1) / 2) * bar_w
-            y = sub.loc[present, metric].to_numpy(float)
-            err = _error_bars(sub.loc[present], metric)
-            legend = name + (f" [{res_notes[name]}]" if name in res_notes else "")
-            ax.bar(pos, y, bar_w, yerr=err, capsize=2, color=colors[name], label=legend,
-                   hatch="//" if name.startswith(PEER_PREFIX) else None, edgecolor="black", linewidth=0.3)
-        ax.set_ylabel(label)
-        finite = rows[metric].dropna()
-        if metric == "time_us" and len(finite) and finite.max() / max(finite.min(), 1e-12) > 20:
-            ax.set_yscale("log")
-        ax.grid(axis="y", alpha=0.3)
-    axes[-1].set_xticks(x)
-    axes[-1].set_xticklabels(configs, rotation=30, ha="right", fontsize=7)
-    if metrics:
-        axes[0].legend(fontsize=7, loc="best")
+    chunks = config_rows(configs, len(names))
+    legend_rows = math.ceil(len(names) / 3)
+    top = 0.2 + 0.16 * legend_rows + 0.3
+    footer = view.provenance().split(" | ") + (["Runs without a time (not plotted):"] + notes if notes else [])
+    height = 2.6 * len(chunks) + top + _footer_height(footer) + 0.4
+    fig = Figure(figsize=(_FIG_WIDTH, height))
+    axes = fig.subplots(len(chunks), 1, squeeze=False)[:, 0]
+    if len(rows) and metric in rows and rows[metric].notna().any():
+        for ax, chunk in zip(axes, chunks):
+            _grouped_bars(ax, rows, names, colors, chunk, metric, _resource_notes(view))
+            ax.set_ylabel(label)
+        _top_legend(fig, axes[0])
     else:
         axes[0].text(0.5, 0.5, "no successful runs to plot", ha="center", va="center", transform=axes[0].transAxes)
         axes[0].set_axis_off()
     spread = sorted({str(s) for s in rows.get("spread_kind", pd.Series(dtype=object)).dropna()})
-    axes[0].set_title(_title(view, "median over repetitions, error bars: " + ("; ".join(spread) or "n/a")),
-                      fontsize=9)
-    footer = view.provenance().split(" | ") + (["Runs without a time (not plotted):"] + notes if notes else [])
-    fig.tight_layout(rect=(0, _footer_height(footer) / fig.get_figheight(), 1, 1))
+    fig.suptitle(_title(view, f"{label}, median over repetitions; error bars: " + ("; ".join(spread) or "n/a")),
+                 fontsize=9, y=1.0 - (0.16 * legend_rows + 0.3) / height)
+    fig.tight_layout(rect=(0, _footer_height(footer) / height, 1, 1 - top / height))
     _note(fig, footer)
     return fig
 
 
 def speedup_figure(view: ExperimentView) -> Figure | None:
-    """Speedup of each variant over its baseline per configuration, bootstrap 95% CI."""
+    """Speedup of each variant over its baseline per configuration, bootstrap 95% CI, with the
+    run's practical band (1% or the A/A floor) shaded: inside it no difference is detected."""
     sp = view.speedups
     if sp.empty:
         return None
@@ -203,28 +239,28 @@ def speedup_figure(view: ExperimentView) -> Figure | None:
     colors = colors_for(order)
     names = sorted(set(sp["variant"]), key=lambda v: order.index(series_of[v]) if series_of.get(v) in order else 0)
     configs = [c for c in ordered_configs(view) if c in set(sp["config"])]
-    fig = Figure(figsize=(max(7.0, 1.0 + 0.45 * len(configs) * len(names)), 4.2))
-    ax = fig.subplots()
-    bar_w = 0.8 / len(names)
-    for i, name in enumerate(names):
-        sub = sp[sp["variant"] == name].set_index("config")
-        present = [c for c in configs if c in sub.index]
-        pos = np.array([configs.index(c) for c in present]) + (i - (len(names) - 1) / 2) * bar_w
-        y = sub.loc[present, "speedup"].to_numpy(float)
-        lo, hi = sub.loc[present, "ci_low"].to_numpy(float), sub.loc[present, "ci_high"].to_numpy(float)
-        err = np.nan_to_num(np.vstack([y - lo, hi - y]))
-        baseline = sub["baseline"].iloc[0]
-        ax.bar(pos, y, bar_w, yerr=err, capsize=3, color=colors.get(series_of.get(name)), label=f"{name} / {baseline}",
-               edgecolor="black", linewidth=0.3)
-    ax.axhline(1.0, color="black", linewidth=0.8)
-    ax.set_xticks(np.arange(len(configs)))
-    ax.set_xticklabels(configs, rotation=30, ha="right", fontsize=7)
-    ax.set_ylabel("speedup (baseline time / variant time)")
-    ax.legend(fontsize=7)
+    chunks = config_rows(configs, len(names))
+    band = float(sp["band"].max()) if "band" in sp and sp["band"].notna().any() else 0.0
+    legend_rows = math.ceil(len(names) / 3)
+    top = 0.2 + 0.16 * legend_rows + 0.3
+    height = 2.4 * len(chunks) + top + 0.3
+    fig = Figure(figsize=(_FIG_WIDTH, height))
+    axes = fig.subplots(len(chunks), 1, squeeze=False)[:, 0]
+    rows = sp.assign(series=[f"{v} / {b}" for v, b in zip(sp["variant"], sp["baseline"])])
+    rows = rows.assign(time_lo=rows["ci_low"], time_hi=rows["ci_high"], time_us=rows["speedup"])
+    labels = [f"{v} / {sp[sp['variant'] == v]['baseline'].iloc[0]}" for v in names]
+    label_colors = {lab: colors.get(series_of.get(v)) for lab, v in zip(labels, names)}
+    for ax, chunk in zip(axes, chunks):
+        _grouped_bars(ax, rows, labels, label_colors, chunk, "time_us")
+        ax.axhspan(1 - band, 1 + band, color="gray", alpha=0.2, linewidth=0)
+        ax.axhline(1.0, color="black", linewidth=0.8)
+        ax.set_ylabel("speedup")
+    _top_legend(fig, axes[0])
     methods = "; ".join(sorted(set(sp["method"])))
-    ax.set_title(_title(view, f"speedup over baseline ({methods})"), fontsize=8)
-    ax.grid(axis="y", alpha=0.3)
-    fig.tight_layout()
+    fig.suptitle(_title(view, f"baseline time / variant time ({methods}); shaded: +-{band:.1%}, "
+                              "no difference detected inside it"), fontsize=8,
+                 y=1.0 - (0.16 * legend_rows + 0.3) / height)
+    fig.tight_layout(rect=(0, 0, 1, 1 - top / height))
     return fig
 
 
@@ -248,7 +284,8 @@ def scaling_figure(view: ExperimentView) -> Figure | None:
     rows = plotted_rows(view)
     if axis is None or rows.empty:
         return None
-    others = [c for c in view.label_columns if c != axis]
+    rows, layout = _common_layout(rows)
+    others = [c for c in view.label_columns if c != axis and c not in ("page", "page_size")]
     rows["_other"] = [config_label(r, others) for _, r in rows.iterrows()]
     ordered = sorted((r for _, r in rows.iterrows()), key=lambda r: _sortable(r, others))
     combos = list(dict.fromkeys(r["_other"] for r in ordered))
@@ -256,7 +293,10 @@ def scaling_figure(view: ExperimentView) -> Figure | None:
     metrics = [(m, label) for m, label in _RATES if m in rows and rows[m].notna().any()]
     names = series_order(view)
     colors = colors_for(names)
-    fig = Figure(figsize=(3.6 * len(shown) + 0.8, 2.6 * len(metrics) + 0.8))
+    legend_rows = math.ceil(len(names) / 4)
+    top = 0.75 + 0.16 * legend_rows
+    height = 2.6 * len(metrics) + top + 0.2
+    fig = Figure(figsize=(max(3.6 * len(shown) + 0.8, 8.0), height))
     axes = fig.subplots(len(metrics), len(shown), squeeze=False)
     for col, combo in enumerate(shown):
         panel = rows[rows["_other"] == combo]
@@ -279,11 +319,32 @@ def scaling_figure(view: ExperimentView) -> Figure | None:
                 ax.set_title(combo, fontsize=7)
             if r == len(metrics) - 1:
                 ax.set_xlabel(axis)
-    axes[0][0].legend(fontsize=6)
+    handles = {}
+    for ax in axes.flat:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            handles.setdefault(lab, h)
+    ordered_labels = [n for n in names if n in handles]
+    fig.legend([handles[n] for n in ordered_labels], ordered_labels, loc="upper center", ncol=4, fontsize=7,
+               frameon=False, bbox_to_anchor=(0.5, 1.0 - 0.5 / height))
     more = f" (first {len(shown)} of {len(combos)} combinations of the other axes)" if len(combos) > len(shown) else ""
-    fig.suptitle(_title(view, f"scaling over {axis}{more}"), fontsize=9)
-    fig.tight_layout()
+    where = f"; our rows at page {layout}, peers on a contiguous cache" if layout is not None else ""
+    fig.suptitle(_title(view, f"scaling over {axis}{more}{where}"), fontsize=9, y=1.0)
+    fig.tight_layout(rect=(0, 0, 1, 1 - top / height))
     return fig
+
+
+def _common_layout(rows: pd.DataFrame) -> tuple[pd.DataFrame, object]:
+    """Our rows at the most common page size (a layout, not a problem axis: the odd page-64
+    shape would otherwise sit on the same line), peers kept; and that page size."""
+    for col in ("page_size", "page"):
+        if col in rows and rows[col].notna().any():
+            ours = rows["peer"].fillna(0).astype(int) == 0
+            mode = rows.loc[ours, col].mode()
+            if len(mode):
+                value = mode.iloc[0]
+                keep = ~ours | (rows[col] == value)
+                return rows[keep].copy(), int(value) if float(value).is_integer() else value
+    return rows, None
 
 
 def roofline_figure(view: ExperimentView) -> Figure | None:
@@ -352,7 +413,8 @@ def _kernel_function(name: object) -> str:
 
 
 def _row_labels(records: pd.DataFrame, view: ExperimentView) -> list[str]:
-    by_bench = {b: r for b, r in zip(view.summary["benchmark"], view.summary.to_dict("records"))}
+    rows = view.stall_rows if len(view.stall_rows) else view.summary
+    by_bench = {b: r for b, r in zip(rows["benchmark"], rows.to_dict("records"))}
     # A run of several kernels (decode and its split combine) gets one row per kernel, named.
     several = "kernel" in records and records.groupby("benchmark")["kernel"].transform("count").gt(1)
     labels = []
@@ -378,7 +440,7 @@ def stalls_figure(view: ExperimentView) -> Figure | None:
     if not panels:
         return None
     n_rows = max(len(view.stalls), len(view.probes))
-    fig = Figure(figsize=(9.5, 1.2 + 0.35 * n_rows * len(panels) + 1.2 * len(panels)))
+    fig = Figure(figsize=(12, 1.2 + 0.35 * n_rows * len(panels) + 1.2 * len(panels)))
     axes = fig.subplots(len(panels), 1, squeeze=False)[:, 0]
     for ax, panel in zip(axes, panels):
         if panel == "stalls":
@@ -404,16 +466,15 @@ def stalls_figure(view: ExperimentView) -> Figure | None:
             ax.barh(y, shares[:, j], left=left, color=colors[label], label=label,
                     hatch="xx" if col in hatched else None, edgecolor="white", linewidth=0.3)
             left += shares[:, j]
-        if memwait is not None:
-            for yi, m in zip(y, memwait):
-                if np.isfinite(m):
-                    ax.text(1.01, yi, f"memwait {m:.2f}", va="center", fontsize=6, transform=ax.get_yaxis_transform())
+        row_labels = _row_labels(recs, view)
+        if memwait is not None:  # in the row's label, where no legend can cover it
+            row_labels = [f"{lab} (memwait {m:.2f})" if np.isfinite(m) else lab for lab, m in zip(row_labels, memwait)]
         ax.set_yticks(y)
-        ax.set_yticklabels(_row_labels(recs, view), fontsize=7)
+        ax.set_yticklabels(row_labels, fontsize=7)
         ax.set_xlim(0, max(1.0, float(left.max()) if len(left) else 1.0))
         ax.set_xlabel("share")
         ax.set_title(_title(view, title), fontsize=8)
-        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.12, 1.0))
+        ax.legend(fontsize=6, loc="upper left", bbox_to_anchor=(1.01, 1.0))
     fig.tight_layout()
     return fig
 
@@ -457,7 +518,110 @@ def format_speedups(view: ExperimentView) -> list[str]:
     lines = []
     for _, r in view.speedups.iterrows():
         ci = "" if math.isnan(r["ci_low"]) else f" [95% CI {r['ci_low']:.3f}, {r['ci_high']:.3f}]"
-        verdict = ("faster" if r["ci_low"] > 1 else "slower" if r["ci_high"] < 1 else "no clear difference") \
-            if ci else ("faster" if r["speedup"] > 1 else "slower") + " (no CI: no repetitions)"
-        lines.append(f"{r['variant']} vs {r['baseline']} @ {r['config']}: {r['speedup']:.3f}x{ci} -> {verdict}")
+        lines.append(f"{r['variant']} vs {r['baseline']} @ {r['config']}: {r['speedup']:.3f}x{ci} -> "
+                     f"{r['verdict']} (band +-{r['band']:.1%})")
     return lines
+
+
+# ----------------------------------------------------------------------------- family summary
+
+def best_variant(view: ExperimentView, metric: str) -> str | None:
+    """The variant with the highest geometric-mean ``metric`` over the configurations every
+    variant of the run measured (A/A controls excluded)."""
+    ok = view.ok[~view.ok["variant"].map(lambda v: str(v).endswith("_aa"))]
+    ok = ok[ok[metric].notna() & (ok[metric] > 0)]
+    if ok.empty:
+        return None
+    common = set.intersection(*(set(g["config"]) for _, g in ok.groupby("variant")))
+    ok = ok[ok["config"].isin(common)] if common else ok
+    score = ok.groupby("variant")[metric].apply(lambda x: float(np.exp(np.log(x).mean())))
+    return str(score.idxmax())
+
+
+def family_summary_figure(data, device: str, family: str) -> Figure | None:
+    """One figure per family: the best variant of each experiment (in its default run) and the
+    peers, over the scaling axis, one panel per combination of the other axes. The family's
+    rate on the y axis (GB/s for decode, TFLOP/s otherwise)."""
+    metric, label = ("gbps", "GB/s") if family == "decode" else ("tflops", "TFLOP/s")
+    frames, runs = [], []
+    for dev, experiment in data.experiments(family):
+        if dev != device:
+            continue
+        view = data.view(dev, experiment)
+        if view.ok.empty or metric not in view.ok:
+            continue
+        peer = bool(int(view.ok["peer"].fillna(0).iloc[0] or 0))
+        variants = sorted(set(view.ok["variant"])) if peer else [best_variant(view, metric)]
+        for v in filter(None, variants):
+            rows = view.ok[view.ok["variant"] == v].copy()
+            rows["series"] = (PEER_PREFIX + v) if peer else f"{experiment}: {v}"
+            frames.append(rows)
+        runs.append(f"{experiment} @ {str(view.run).rsplit('/', 1)[-1]}")
+    if not frames:
+        return None
+    rows = pd.concat(frames, ignore_index=True)
+    # A reference kernel far below the rest (the naive end-to-end check) would flatten every
+    # panel: series under a tenth of the best median rate are named in the footer instead.
+    level = rows.groupby("series")[metric].median()
+    slow = sorted(level[level < 0.1 * level.max()].index)
+    rows = rows[~rows["series"].isin(slow)]
+    if slow:
+        runs.append("left out, under a tenth of the best rate: " + ", ".join(slow))
+    axes_cols = [c for c in ("context", "seq_len", "seq") if c in rows and rows[c].notna().any()]
+    if not axes_cols:
+        return None
+    x = axes_cols[0]
+    # The layout axis (page size) is not a problem axis: keep the most common page of our rows.
+    for layout in ("page_size", "page"):
+        if layout in rows and rows[layout].notna().any():
+            common = rows.loc[rows["peer"].fillna(0) == 0, layout].mode()
+            if len(common):
+                rows = rows[(rows[layout].isna()) | (rows[layout] == common.iloc[0]) | (rows["peer"] == 1)]
+            break
+    # An axis set by the scaling axis (the prefill batch, which keeps the tokens fixed) is no facet.
+    facet_cols = [c for c in ("batch", "head_dim", "causal", "dtype") if c in rows and rows[c].nunique() > 1
+                  and rows.groupby(x)[c].nunique().max() > 1]
+    rows["_facet"] = [config_label(r, facet_cols) for _, r in rows.iterrows()]
+    facets = sorted(set(rows["_facet"]), key=lambda f: _sortable(rows[rows["_facet"] == f].iloc[0], facet_cols))
+    n = len(facets)
+    ncols = 2 if n == 4 else min(n, 3)
+    nrows = math.ceil(n / ncols)
+    names = list(dict.fromkeys(sorted(s for s in rows["series"] if not s.startswith(PEER_PREFIX))
+                               + sorted(s for s in rows["series"] if s.startswith(PEER_PREFIX))))
+    colors = colors_for(names)
+    legend_rows = math.ceil(len(names) / 3)
+    top = 0.45 + 0.17 * legend_rows
+    footer = textwrap.wrap("runs: " + "; ".join(runs), 150)
+    bottom = 0.2 + 0.14 * len(footer)
+    height = 2.8 * nrows + top + bottom
+    fig = Figure(figsize=(4.4 * ncols + 0.8, height))
+    axs = fig.subplots(nrows, ncols, squeeze=False)
+    for k, facet in enumerate(facets):
+        ax = axs[k // ncols][k % ncols]
+        panel = rows[rows["_facet"] == facet]
+        for name in names:
+            s = panel[panel["series"] == name].sort_values(x)
+            if s.empty:
+                continue
+            ax.plot(s[x].astype(float), s[metric].astype(float) / (1e3 if metric == "gbps" else 1), marker="o", ms=3,
+                    color=colors[name], label=name, linestyle="--" if name.startswith(PEER_PREFIX) else "-")
+        ax.set_xscale("log", base=2)
+        ax.set_title(facet, fontsize=8)
+        ax.set_xlabel(x, fontsize=8)
+        ax.set_ylabel("TB/s" if metric == "gbps" else label, fontsize=8)
+        ax.tick_params(labelsize=7)
+        ax.grid(alpha=0.3)
+    for k in range(n, nrows * ncols):
+        axs[k // ncols][k % ncols].set_axis_off()
+    handles, labels = axs[0][0].get_legend_handles_labels()
+    seen = dict(zip(labels, handles))
+    for a in axs.flat:
+        for h, lab in zip(*a.get_legend_handles_labels()):
+            seen.setdefault(lab, h)
+    fig.legend(list(seen.values()), list(seen.keys()), loc="upper center", ncol=3, fontsize=7, frameon=False,
+               bbox_to_anchor=(0.5, 1.0 - 0.3 / height))
+    fig.suptitle(f"{family} on {device}: the best variant of each experiment (geometric mean over its run's "
+                 "shapes) and the peers", fontsize=9, y=1.0)
+    fig.tight_layout(rect=(0, bottom / height, 1, 1 - top / height))
+    fig.text(0.01, 0.005, "\n".join(footer), fontsize=6, va="bottom", ha="left", family="monospace")
+    return fig

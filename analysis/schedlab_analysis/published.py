@@ -4,8 +4,19 @@
   reproduced                      same direction, and within tolerance where the claim is
                                   comparable here (direction-only claims: same direction)
   not reproduced                  measured, but the direction or the size differs
+  proxy                           a stand-in was measured (``evidence=proxy``): the line says
+                                  whether it moves as the claim does; never counted as
+                                  reproduced
+  holds by construction           (``evidence=by_construction``) true by how the kernels are
+                                  built (fp8 moves half the bytes, ...): nothing to reproduce
   not measured yet                no results match the claim's ``match`` spec (yet)
   not applicable to this hardware (why)
+
+Our direction of a timing change follows the one rule of ``stats.classify``: up or down only
+when the whole 95% bootstrap interval of the change lies beyond the band (1%, or the A/A noise
+floor of the run when larger); otherwise unchanged ("no difference detected"). Baseline and
+variant are paired only within one run and one configuration (the claim's side-only keys
+excepted); every verdict names the run(s) it used.
 
     python -m schedlab_analysis.published results [--plot out.png] [--claims FILE]
 
@@ -34,6 +45,7 @@ Claims file columns
                                           alternatives, ``*`` globs (``dtype=fp8*``)
   applicability                           comparable / direction_only / not_applicable
   note                                    why (printed with the verdict)
+  evidence (optional)                     measured (default) / proxy / by_construction
 """
 from __future__ import annotations
 
@@ -48,14 +60,18 @@ from pathlib import Path
 import numpy as np
 import pandas as pd
 
+from . import stats
 from .dataset import Dataset
-from .load import ResultsFileError, config_columns
+from .load import ResultsFileError, config_columns, samples as repetition_samples
 
 CLAIMS_FILE = Path(__file__).resolve().parent.parent / "published_claims.csv"
 DEFAULT_RESULTS = Path(__file__).resolve().parents[2] / "results"
 
 REPRODUCED, NOT_REPRODUCED, NOT_MEASURED, NOT_APPLICABLE = (
     "reproduced", "not reproduced", "not measured yet", "not applicable to this hardware")
+PROXY, BY_CONSTRUCTION = "proxy", "holds by construction"
+EVIDENCE = ("measured", "proxy", "by_construction")
+TIMING_METRICS = {"time_us", "tflops", "gbps", "speedup"}
 BENCHMARK_METRICS = {"time_us", "tflops", "gbps", "speedup", "memwait_share", "mismatch_pct"}
 STATIC_PREFIX = "static."  # static.<column of resources.json>
 ACCURACY_GATE = "accuracy gate failed"  # how common/harness/bench.cpp reports an inaccurate run
@@ -63,7 +79,8 @@ APPLICABILITY = ("comparable", "direction_only", "not_applicable")
 DIRECTIONS = ("lower_is_better", "higher_is_better")
 REDUCERS = ("single", "max", "min", "geomean")
 COLUMNS = ("id", "source", "hardware", "setting", "metric", "unit", "baseline_value", "variant_value",
-           "direction", "tolerance", "reduce", "match", "applicability", "note")
+           "direction", "tolerance", "reduce", "match", "applicability", "note", "evidence")
+REQUIRED_COLUMNS = COLUMNS[:-1]
 
 
 class ClaimsFileError(ValueError):
@@ -121,6 +138,7 @@ class Claim:
     match: Match
     applicability: str
     note: str
+    evidence: str = "measured"
 
     @property
     def is_change(self) -> bool:
@@ -142,7 +160,7 @@ def load_claims(path: Path | str = CLAIMS_FILE) -> list[Claim]:
     path = Path(path)
     with path.open(newline="", encoding="utf-8") as fh:
         reader = csv.DictReader(fh)
-        missing = set(COLUMNS) - set(reader.fieldnames or [])
+        missing = set(REQUIRED_COLUMNS) - set(reader.fieldnames or [])
         if missing:
             raise ClaimsFileError(f"{path}: missing columns {sorted(missing)}")
         rows = list(reader)
@@ -156,6 +174,9 @@ def load_claims(path: Path | str = CLAIMS_FILE) -> list[Claim]:
         applicability = row["applicability"].strip()
         if applicability not in APPLICABILITY:
             raise ClaimsFileError(f"{where}: applicability must be one of {APPLICABILITY}")
+        evidence = (row.get("evidence") or "").strip() or "measured"
+        if evidence not in EVIDENCE:
+            raise ClaimsFileError(f"{where}: evidence must be one of {EVIDENCE}")
         try:
             match = parse_match(row["match"])
         except ClaimsFileError as e:
@@ -166,7 +187,7 @@ def load_claims(path: Path | str = CLAIMS_FILE) -> list[Claim]:
                       variant_value=_number(row["variant_value"], "variant_value", where),
                       direction=row["direction"].strip(), tolerance=_number(row["tolerance"], "tolerance", where) or 0.0,
                       reduce=row["reduce"].strip() or "single", match=match, applicability=applicability,
-                      note=row["note"].strip())
+                      note=row["note"].strip(), evidence=evidence)
         if applicability != "not_applicable":
             _check(claim, where)
         claims.append(claim)
@@ -247,6 +268,9 @@ class Measurement:
     devices: str = ""
     problem: str = ""                 # why there is no number
     failed_gate: str = ""             # an accuracy-gate failure among the matching runs
+    ci: tuple[float, float] | None = None  # change claims on timing: 95% bootstrap CI of our_ratio
+    band: float = stats.PRACTICAL_BAND     # 1%, or the A/A floor of the runs when larger
+    runs: str = ""                         # the run(s) the numbers come from
 
 
 def _benchmark_table(claim: Claim, data: Dataset) -> pd.DataFrame:
@@ -255,9 +279,10 @@ def _benchmark_table(claim: Claim, data: Dataset) -> pd.DataFrame:
         stalls = data.stalls
         if stalls.empty or "memwait_share" not in stalls:
             return ok.iloc[0:0].assign(value=pd.Series(dtype=float))
-        mw = stalls.groupby(["device_slug", "experiment", "benchmark"])["memwait_share"].mean()
-        ok["value"] = [mw.get((d, e, b), np.nan) for d, e, b in
-                       zip(ok["device_slug"], ok["experiment"], ok["benchmark"])]
+        # Only the stall records of the same run (and binary) as the harness row.
+        mw = stalls.groupby(["device_slug", "experiment", "run", "benchmark"])["memwait_share"].mean()
+        ok["value"] = [mw.get((d, e, r, b), np.nan) for d, e, r, b in
+                       zip(ok["device_slug"], ok["experiment"], ok["run"], ok["benchmark"])]
     else:
         ok["value"] = ok["time_us" if claim.metric == "speedup" else claim.metric]
     return ok[ok["value"].notna()]
@@ -280,28 +305,91 @@ def measure(claim: Claim, data: Dataset) -> Measurement:
         rows = select(table, claim.match.side("variant"))
         value = _reduce(list(rows["value"]), claim.reduce)
         return Measurement(our_variant=value, n=len(rows), devices=_devices(rows),
-                           problem=_problem(len(rows), claim.reduce, value))
+                           problem=_problem(len(rows), claim.reduce, value),
+                           runs=", ".join(run_name(str(r)) for r in sorted(set(rows["run"]))))
     base = select(table, claim.match.side("baseline"))
     var = select(table, claim.match.side("variant"))
     if base.empty or var.empty:
-        return Measurement(problem=f"no results match ({'baseline' if base.empty else 'variant'} side)")
+        side = "baseline" if base.empty else "variant"
+        elsewhere = select(data.results, claim.match.side(side))
+        why = (f"; {side} rows exist only in other runs, and a run is never paired with another"
+               if len(elsewhere) else "")
+        return Measurement(problem=f"no results match ({side} side) in the run shown{why}")
     side_keys = set(claim.match.baseline) | set(claim.match.variant)
-    pair_cols = [c for c in ["device_slug", "experiment"] + config_columns(pd.concat([base, var]))
-                 if c not in side_keys]
-    if len(base) == 1 and len(var) == 1:
-        pairs = [(base.iloc[0], var.iloc[0])]
-    else:
-        merged = base.merge(var, on=[c for c in pair_cols if c in base and c in var], suffixes=("_b", "_v"))
-        pairs = [({"value": r["value_b"]}, {"value": r["value_v"]}) for _, r in merged.iterrows()]
-    if claim.metric == "speedup":
-        ratios = [float(b["value"]) / float(v["value"]) for b, v in pairs]
-    else:
-        ratios = [_ratio(float(b["value"]), float(v["value"])) for b, v in pairs]
+    ccols = [c for c in config_columns(pd.concat([base, var])) if c not in side_keys]
+    pair_cols = [c for c in ["device_slug", "experiment", "run"] + ccols
+                 if c not in side_keys and c in base and c in var]
+    merged = base.merge(var, on=pair_cols, suffixes=("_b", "_v"))
+    if merged.empty:
+        return Measurement(problem="baseline and variant rows exist but none share a run and a configuration "
+                                   f"(paired on {', '.join(pair_cols)}); nothing compared across runs")
+    b_rows = [{**{c: r[c] for c in pair_cols}, **{k[:-2]: r[k] for k in r.index if k.endswith("_b")}}
+              for _, r in merged.iterrows()]
+    v_rows = [{**{c: r[c] for c in pair_cols}, **{k[:-2]: r[k] for k in r.index if k.endswith("_v")}}
+              for _, r in merged.iterrows()]
+    for b, v in zip(b_rows, v_rows):
+        stats.check_comparable(b, v, ccols)
+    ratios = [_pair_ratio(claim.metric, b, v) for b, v in zip(b_rows, v_rows)]
     ratio = _reduce(ratios, claim.reduce)
-    return Measurement(our_base=_reduce([float(b["value"]) for b, _ in pairs], "geomean"),
-                       our_variant=_reduce([float(v["value"]) for _, v in pairs], "geomean"),
-                       our_ratio=ratio, n=len(pairs), devices=_devices(pd.concat([base, var])),
-                       problem=_problem(len(pairs), claim.reduce, ratio, paired=True))
+    ci = _bootstrap_ci(claim, data, b_rows, v_rows) if claim.metric in TIMING_METRICS else None
+    runs = sorted({str(r) for r in merged["run"]})
+    return Measurement(our_base=_reduce([float(b["value"]) for b in b_rows], "geomean"),
+                       our_variant=_reduce([float(v["value"]) for v in v_rows], "geomean"),
+                       our_ratio=ratio, n=len(b_rows), devices=_devices(pd.concat([base, var])),
+                       problem=_problem(len(b_rows), claim.reduce, ratio, paired=True), ci=ci,
+                       band=max([stats.PRACTICAL_BAND] + [data.noise_floor(d, e, r) for d, e, r in
+                                                          set(zip(merged["device_slug"], merged["experiment"],
+                                                                  merged["run"]))]),
+                       runs=", ".join(run_name(r) for r in runs))
+
+
+def run_name(run: str) -> str:
+    """A run as a reader finds it: its run id, or (older files) the results file's name."""
+    return Path(run).name if run.endswith(".json") else run
+
+
+def _pair_ratio(metric: str, b: dict, v: dict) -> float:
+    if metric == "speedup":
+        return float(b["value"]) / float(v["value"])
+    return _ratio(float(b["value"]), float(v["value"]))
+
+
+def _bootstrap_ci(claim: Claim, data: Dataset, b_rows: list[dict], v_rows: list[dict],
+                  n_boot: int = 2000) -> tuple[float, float] | None:
+    """95% percentile-bootstrap interval of the reduced ratio: each pair's medians resampled
+    from its repetitions (seeded), the claim's reduction applied per resample."""
+    samp = data.samples
+    rng = np.random.default_rng(data.seed)
+    reps = []
+    for b, v in zip(b_rows, v_rows):
+        tb = samp.get((b["source_file"], b["benchmark"]))
+        tv = samp.get((v["source_file"], v["benchmark"]))
+        if tb is None or tv is None or tb.size < 2 or tv.size < 2:
+            return None
+        mb = np.median(tb[rng.integers(0, tb.size, size=(n_boot, tb.size))], axis=1)
+        mv = np.median(tv[rng.integers(0, tv.size, size=(n_boot, tv.size))], axis=1)
+        if claim.metric == "time_us":
+            r = mv / mb
+        elif claim.metric == "speedup":
+            r = mb / mv
+        else:  # a rate: work over time, the work of each side as declared
+            work = "flops" if claim.metric == "tflops" else "bytes"
+            r = (float(v[work]) / mv) / (float(b[work]) / mb)
+        reps.append(r)
+    stack = np.vstack(reps)
+    how = claim.reduce
+    if how == "max":
+        red = stack.max(axis=0)
+    elif how == "min":
+        red = stack.min(axis=0)
+    elif how == "geomean":
+        red = np.exp(np.log(stack).mean(axis=0))
+    else:
+        if stack.shape[0] != 1:
+            return None
+        red = stack[0]
+    lo, hi = np.percentile(red, [2.5, 97.5])
+    return float(lo), float(hi)
 
 
 def _measure_static(claim: Claim, data: Dataset) -> Measurement:
@@ -317,12 +405,12 @@ def _measure_static(claim: Claim, data: Dataset) -> Measurement:
     value, n = sides["variant"]
     if not claim.is_change:
         return Measurement(our_variant=value, n=n, devices="static report",
-                           problem=_problem(n, claim.reduce, value))
+                           problem=_problem(n, claim.reduce, value), runs="static report")
     base, nb = sides["baseline"]
     if base is None or value is None:
         return Measurement(problem=f"no static report rows match (baseline {nb}, variant {n} kernels)")
     return Measurement(our_base=base, our_variant=value, our_ratio=_ratio(base, value), n=n,
-                       devices="static report")
+                       devices="static report", runs="static report")
 
 
 def _devices(rows: pd.DataFrame) -> str:
@@ -376,6 +464,9 @@ def judge(claim: Claim, m: Measurement | None) -> Outcome:
     if claim.applicability == "not_applicable":
         return Outcome(claim, NOT_APPLICABLE, f"{NOT_APPLICABLE} ({claim.note})", _published(claim), "n/a")
     published = _published(claim)
+    if claim.evidence == "by_construction":
+        return Outcome(claim, BY_CONSTRUCTION, f"{BY_CONSTRUCTION} ({claim.note}); not counted as reproduced",
+                       published, "n/a")
     if m is not None and m.failed_gate:
         return Outcome(claim, NOT_REPRODUCED, f"{NOT_REPRODUCED} ({m.failed_gate})", published, "accuracy gate failed")
     if m is None or m.problem:
@@ -389,17 +480,30 @@ def judge(claim: Claim, m: Measurement | None) -> Outcome:
         diff = abs(ours - pub) / abs(pub) if pub else abs(ours - pub)
         ok = diff <= tol
         rel = f"{(ours / pub - 1):+.1%} vs published" if pub else f"{ours - pub:+.3g} vs published"
-        text = (f"{REPRODUCED if ok else NOT_REPRODUCED} (ours {_fmt(ours, claim.unit)}, {rel}; "
-                f"tolerance {tol:.0%}; {m.n} config(s) on {m.devices}, reduce={claim.reduce})")
-        return Outcome(claim, REPRODUCED if ok else NOT_REPRODUCED, text, published, _fmt(ours, claim.unit))
+        verdict = REPRODUCED if ok else NOT_REPRODUCED
+        text = (f"{verdict} (ours {_fmt(ours, claim.unit)}, {rel}; "
+                f"tolerance {tol:.0%}; {m.n} config(s) on {m.devices}, reduce={claim.reduce}; run {m.runs or '?'})")
+        if claim.evidence == "proxy":
+            text, verdict = f"{PROXY} (a stand-in, not the claimed quantity; {text})", PROXY
+        return Outcome(claim, verdict, text, published, _fmt(ours, claim.unit))
     pub_change = _published_ratio(claim) - 1
     our_change = m.our_ratio - 1
-    same = _direction_class(pub_change, tol) == _direction_class(our_change, tol)
+    # The published change is read with the same band as ours (it has no interval to test).
+    pub_class = _direction_class(pub_change, m.band if m.ci is not None else tol)
+    if m.ci is not None:
+        word = stats.classify(our_change, m.ci[0] - 1, m.ci[1] - 1, m.band)
+        our_class = {stats.FASTER: 1, stats.SLOWER: -1}.get(word, 0)  # "faster" here = the ratio rose
+        interval = f" [95% CI {_pct(m.ci[0] - 1)}, {_pct(m.ci[1] - 1)}; band +-{m.band:.1%}]"
+    else:
+        our_class = _direction_class(our_change, tol)
+        interval = " (no interval: a single measurement per side)" if claim.metric not in TIMING_METRICS else \
+            " (no interval: no repetitions)"
+    same = pub_class == our_class
     ours = (f"{_fmt(m.our_base, claim.unit)} -> {_fmt(m.our_variant, claim.unit)} ({_pct(our_change)})"
             if claim.metric != "speedup" else f"{m.our_ratio:.3f}x")
-    detail = (f"published {_word(_direction_class(pub_change, tol), claim.metric)} {_pct(pub_change)}, "
-              f"ours {_word(_direction_class(our_change, tol), claim.metric)} {_pct(our_change)}; "
-              f"{m.n} pair(s) on {m.devices}, reduce={claim.reduce}")
+    detail = (f"published {_word(pub_class, claim.metric)} {_pct(pub_change)}, "
+              f"ours {_word(our_class, claim.metric)} {_pct(our_change)}{interval}; "
+              f"{m.n} pair(s) on {m.devices}, reduce={claim.reduce}; run {m.runs or '?'}")
     if claim.applicability == "direction_only":
         verdict = REPRODUCED if same else NOT_REPRODUCED
         text = f"{verdict} (direction only, {claim.note}: {detail})"
@@ -408,6 +512,10 @@ def judge(claim: Claim, m: Measurement | None) -> Outcome:
         verdict = REPRODUCED if same and close else NOT_REPRODUCED
         size = "" if close else f"; size differs by more than {tol:.0%}"
         text = f"{verdict} ({detail}; tolerance {tol:.0%}{size})"
+    if claim.evidence == "proxy":
+        moved = "moves as the claim does" if verdict == REPRODUCED else "does not move as the claim does"
+        text = f"{PROXY} (a stand-in, not the claimed change: it {moved}; {text})"
+        verdict = PROXY
     return Outcome(claim, verdict, text, published, ours, pub_change, our_change)
 
 
@@ -449,7 +557,7 @@ def plot_outcomes(outcomes: list[Outcome], path: Path) -> Path:
         y = np.arange(len(shown))
         ax.barh(y - 0.2, [o.published_change * 100 for o in shown], 0.4, label="published", color="gray")
         ax.barh(y + 0.2, [o.our_change * 100 for o in shown], 0.4, label="ours",
-                color=["tab:green" if o.verdict == REPRODUCED else "tab:red" for o in shown])
+                color=[{REPRODUCED: "tab:green", PROXY: "tab:orange"}.get(o.verdict, "tab:red") for o in shown])
         ax.set_yticks(y)
         ax.set_yticklabels([f"{o.claim.id} ({o.claim.metric})" for o in shown], fontsize=7)
         ax.axvline(0, color="black", linewidth=0.8)
@@ -457,7 +565,7 @@ def plot_outcomes(outcomes: list[Outcome], path: Path) -> Path:
     else:
         ax.text(0.5, 0.5, "no change claim measured yet", ha="center", va="center", transform=ax.transAxes)
     ax.set_xlabel("relative change, % (speedup claims: speedup - 1)")
-    ax.set_title("published claims vs our measurements (green: reproduced, red: not reproduced)", fontsize=9)
+    ax.set_title("published claims vs our measurements (green: reproduced, orange: proxy, red: not reproduced)", fontsize=9)
     fig.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     fig.savefig(path, dpi=110)
@@ -465,7 +573,7 @@ def plot_outcomes(outcomes: list[Outcome], path: Path) -> Path:
 
 
 def main(argv: list[str] | None = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m schedlab_analysis.published", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="schedlab-published", description=__doc__.split("\n")[0])
     p.add_argument("results_dir", nargs="?", type=Path, default=DEFAULT_RESULTS,
                    help=f"results directory (default {DEFAULT_RESULTS}); may be missing or empty")
     p.add_argument("--claims", type=Path, default=CLAIMS_FILE)

@@ -6,7 +6,14 @@ Conventions (also in analysis/README.md):
     +/- the stddev aggregate when a run kept only aggregates;
   * a speedup is median(baseline time) / median(variant time); its 95% CI is a percentile
     bootstrap that resamples each side's repetitions independently, with a seeded
-    numpy Generator (same seed, same interval).
+    numpy Generator (same seed, same interval);
+  * a variant is compared only with its baseline from the same run (device call) and the
+    same configuration (axes and dtype); anything else raises ``ComparisonError``;
+  * a difference is called "faster" or "slower" only when its whole 95% interval lies
+    outside the practical band (so it excludes zero, too): +-1%, or the run's A/A noise
+    floor when that is larger. Otherwise: "no difference detected". The A/A floor is the
+    median, over the run's configurations, of |change| between the baseline and its second
+    registration ``<baseline>_aa`` (label ``control=aa``): the same kernel measured twice.
 """
 from __future__ import annotations
 
@@ -20,6 +27,44 @@ DEFAULT_BOOTSTRAP = 10_000
 SPREAD_IQR = "IQR over repetitions"
 SPREAD_STDDEV = "+/- stddev aggregate (no per-repetition rows)"
 SPREAD_NONE = "single sample"
+
+PRACTICAL_BAND = 0.01          # +-1%: smaller changes are not called faster or slower
+AA_SUFFIX = "_aa"              # the A/A control: the baseline registered a second time
+FASTER, SLOWER, NO_DIFFERENCE = "faster", "slower", "no difference detected"
+NO_CI = "no difference detected (no repetitions, no interval)"
+
+
+class ComparisonError(ValueError):
+    """A comparison of rows from different runs or different configurations."""
+
+
+def classify(change: float, low: float, high: float, band: float = PRACTICAL_BAND) -> str:
+    """'faster' / 'slower' / 'no difference detected' for a relative change (speedup - 1,
+    > 0 = faster) with its 95% interval [low, high]: a direction only when the whole interval
+    lies beyond +-band."""
+    if not (np.isfinite(low) and np.isfinite(high)):
+        return NO_CI
+    if low > band:
+        return FASTER
+    if high < -band:
+        return SLOWER
+    return NO_DIFFERENCE
+
+
+def is_control(variant: object) -> bool:
+    return isinstance(variant, str) and variant.endswith(AA_SUFFIX)
+
+
+def check_comparable(base: pd.Series | dict, var: pd.Series | dict, columns: list[str]) -> None:
+    """Raise ComparisonError unless ``base`` and ``var`` come from one run and configuration."""
+    if base.get("run") != var.get("run"):
+        raise ComparisonError(f"{var.get('benchmark')} (run {var.get('run')}) compared with "
+                              f"{base.get('benchmark')} from another run ({base.get('run')}): a variant is "
+                              "compared only with its baseline from the same run")
+    differ = [c for c in columns if config_key(base, [c]) != config_key(var, [c])]
+    if differ:
+        raise ComparisonError(f"{var.get('benchmark')} compared with {base.get('benchmark')}: configurations "
+                              f"differ in {', '.join(differ)}")
 
 # Columns summarize() adds (present even when there is nothing to summarize).
 SUMMARY_COLUMNS = ["n", "time_lo", "time_hi", "spread_kind", "flops", "bytes", "mismatch_pct", "rel_l2_err",
@@ -142,8 +187,8 @@ def speedups(summary: pd.DataFrame, df: pd.DataFrame, *, seed: int = DEFAULT_SEE
     ``summary`` is ``summarize(df)`` (or a subset of it); ``df`` holds the raw rows the
     samples come from. Configurations whose baseline did not run successfully are left out.
     """
-    cols = ["device_slug", "experiment", "config", "variant", "baseline", "speedup", "ci_low",
-            "ci_high", "n_baseline", "n_variant", "method"]
+    cols = ["device_slug", "experiment", "run", "config", "variant", "baseline", "speedup", "ci_low",
+            "ci_high", "n_baseline", "n_variant", "method", "change", "verdict", "band"]
     ok = summary[summary["status"] == "ok"]
     if ok.empty:
         return pd.DataFrame(columns=cols)
@@ -151,16 +196,18 @@ def speedups(summary: pd.DataFrame, df: pd.DataFrame, *, seed: int = DEFAULT_SEE
     times = {k: g["time_us"].to_numpy(float) for k, g in samp[~samp["from_aggregate"]].groupby(
         ["source_file", "benchmark"])}
     out = []
-    for (device, experiment), exp in ok.groupby(["device_slug", "experiment"], sort=True):
+    for (device, experiment, run), exp in ok.groupby(["device_slug", "experiment", "run"], sort=True):
         ccols = config_columns(exp)
         lcols = varying_columns(exp, ccols)
         index = {(r["variant"], config_key(r, ccols)): r for _, r in exp.iterrows()}
+        rows = []
         for _, r in exp.iterrows():
             if r["variant"] == r["baseline"] or pd.isna(r["baseline"]):
                 continue
             base = index.get((r["baseline"], config_key(r, ccols)))
             if base is None:
                 continue
+            check_comparable(base, r, ccols)
             t_base = times.get((base["source_file"], base["benchmark"]), np.array([]))
             t_var = times.get((r["source_file"], r["benchmark"]), np.array([]))
             if t_base.size >= 2 and t_var.size >= 2:
@@ -170,8 +217,23 @@ def speedups(summary: pd.DataFrame, df: pd.DataFrame, *, seed: int = DEFAULT_SEE
                 point, low, high = base["time_us"] / r["time_us"], float("nan"), float("nan")
                 method = "point estimate only (no per-repetition rows)"
             label = r["config"] if "config" in r and isinstance(r["config"], str) else config_label(r, lcols)
-            out.append(dict(device_slug=device, experiment=experiment, config=label,
-                            variant=r["variant"], baseline=r["baseline"], speedup=point, ci_low=low,
-                            ci_high=high, n_baseline=int(t_base.size), n_variant=int(t_var.size),
-                            method=method))
+            rows.append(dict(device_slug=device, experiment=experiment, run=run, config=label,
+                             variant=r["variant"], baseline=r["baseline"], speedup=point, ci_low=low,
+                             ci_high=high, n_baseline=int(t_base.size), n_variant=int(t_var.size),
+                             method=method, change=point - 1))
+        band = max(PRACTICAL_BAND, noise_floor(pd.DataFrame(rows, columns=cols)))
+        for row in rows:
+            row["band"] = band
+            row["verdict"] = classify(row["change"], row["ci_low"] - 1, row["ci_high"] - 1, band)
+        out += rows
     return pd.DataFrame(out, columns=cols)
+
+
+def noise_floor(speedups: pd.DataFrame) -> float:
+    """The A/A noise floor of one run: the median over configurations of |change| of the
+    baseline's second registration (``<baseline>_aa``) against the baseline; 0 when the run
+    has no A/A control (the practical band alone then applies)."""
+    aa = speedups[[is_control(v) and v == f"{b}{AA_SUFFIX}" for v, b in zip(speedups["variant"], speedups["baseline"])]]
+    if aa.empty:
+        return 0.0
+    return float(np.median(np.abs(aa["speedup"].to_numpy(float) - 1)))

@@ -1,55 +1,116 @@
-"""Markdown table of one experiment from its newest results: a row per configuration, a
-column per variant (median TFLOP/s for prefill, TB/s for decode), each variant's change
-against the baseline, and the results file it came from. The experiment READMEs quote it.
+"""Markdown table of one experiment from one run: a row per configuration, a column per
+variant (median TFLOP/s for prefill, TB/s for decode), each variant's change against the
+baseline of the same run and configuration with its verdict under the one rule
+(``stats.classify``: faster / slower only when the 95% interval lies beyond the band), and
+the results files and run it came from.
 
-    python -m schedlab_analysis.table results decode_kv_streaming [--device h200]
+    python -m schedlab_analysis.table results decode_kv_streaming [--device h200] [--run RUN]
+
+Without ``--run`` the experiment's default run (``load.select_runs``) is shown; a results
+file (or a run id) named as the results argument restricts it to that run.
 """
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
-from .dataset import Dataset
+import pandas as pd
+
+from . import stats
+from .dataset import Dataset, ExperimentView
+
+REPO = Path(__file__).resolve().parents[2]
+SHORT_VERDICT = {stats.FASTER: "faster", stats.SLOWER: "slower", stats.NO_DIFFERENCE: "no difference",
+                 stats.NO_CI: "no interval"}
 
 
-def render(ds: Dataset, device: str, experiment: str) -> str:
-    view = ds.view(device, experiment)
+def rate_column(view: ExperimentView) -> tuple[str, str, float]:
+    """(summary column, unit, divisor): TB/s for decode, TFLOP/s otherwise."""
+    return ("gbps", "TB/s", 1e3) if view.family == "decode" else ("tflops", "TFLOP/s", 1.0)
+
+
+def fmt_rate(value: float, decode: bool) -> str:
+    return f"{value:.3g}" if decode else f"{value:.0f}"
+
+
+def variants_in_order(ok: pd.DataFrame) -> list[str]:
+    baseline = ok["baseline"].iloc[0]
+    return [baseline] + sorted(v for v in ok["variant"].unique() if v != baseline)
+
+
+def render_view(view: ExperimentView) -> str:
     ok = view.ok
     if ok.empty:
-        return f"no timed results for {device}/{experiment}"
+        return f"no timed results for {view.device_slug}/{view.experiment}"
     decode = view.family == "decode"
-    # The view's rates are medians over repetitions already (GB/s for decode, TFLOP/s else).
-    column, unit, scale = ("gbps", "TB/s", 1e3) if decode else ("tflops", "TFLOP/s", 1.0)
-    baseline = ok["baseline"].iloc[0]
-    variants = [baseline] + sorted(v for v in ok["variant"].unique() if v != baseline)
+    column, unit, scale = rate_column(view)
+    variants = variants_in_order(ok)
+    baseline = variants[0]
     ok = ok.assign(rate=ok[column] / scale)
-    lines = [f"| configuration | " + " | ".join(f"{v} ({unit})" for v in variants) + " |",
+    sp = {(r["variant"], r["config"]): r for _, r in view.speedups.iterrows()}
+    lines = ["| configuration | " + " | ".join(f"{v} ({unit})" for v in variants) + " |",
              "|---|" + "---|" * len(variants)]
     for config, rows in ok.groupby("config", sort=False):
         by_variant = {v: rows[rows["variant"] == v]["rate"].median() for v in variants}
-        base = by_variant.get(baseline)
         cells = []
         for v in variants:
             r = by_variant.get(v)
-            if r != r or r is None:
+            if r is None or r != r:
                 cells.append("-")
-            elif v == baseline or not base:
-                cells.append(f"{r:.3g}" if decode else f"{r:.0f}")
-            else:
-                cells.append((f"{r:.3g}" if decode else f"{r:.0f}") + f" ({(r / base - 1) * 100:+.1f}%)")
+                continue
+            cell = fmt_rate(r, decode)
+            s = sp.get((v, config))
+            if v != baseline and s is not None:
+                cell += f" ({s['change'] * 100:+.1f}%, {SHORT_VERDICT.get(s['verdict'], s['verdict'])})"
+            cells.append(cell)
         lines.append(f"| {config} | " + " | ".join(cells) + " |")
-    files = sorted(set(ok["source_file"].map(lambda p: str(p)))) if "source_file" in ok else []
-    lines.append("")
-    lines.append("Median over repetitions of " + ", ".join(f"`{f}`" for f in files) + ".")
+    lines += ["", footer(view)]
     return "\n".join(lines)
 
 
+def footer(view: ExperimentView) -> str:
+    files = sorted(set(map(display_path, view.summary["source_file"])))
+    floor = (f"the run's A/A noise floor is {view.noise_floor:.2%}" if view.noise_floor
+             else "this run has no A/A control")
+    n = view.ok["n"].astype(int) if "n" in view.ok else pd.Series(dtype=int)
+    reps = "" if n.empty else (f"{n.min()} " if n.min() == n.max() else f"{n.min()}-{n.max()} ")
+    return (f"Median of {reps}repetitions of " + ", ".join(f"`{f}`" for f in files) + f" (run `{run_label(view.run)}`). "
+            f"Changes against `{variants_in_order(view.ok)[0]}` in the same run; a change is called faster or "
+            f"slower only when its 95% bootstrap interval lies beyond +-{view.band:.1%} ({floor}); otherwise "
+            "no difference is detected at this noise floor.")
+
+
+def display_path(path: object) -> str:
+    """A results path as the READMEs cite it: relative to the repository when inside it."""
+    p = Path(str(path))
+    try:
+        return p.resolve().relative_to(REPO).as_posix()
+    except ValueError:
+        return str(path)
+
+
+def run_label(run: str) -> str:
+    return run.rsplit("/", 1)[-1] if run.endswith(".json") else run
+
+
+def render(ds: Dataset, device: str, experiment: str, run: str | None = None) -> str:
+    return render_view(ds.view(device, experiment, run))
+
+
 def main(argv=None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("results")
+    ap = argparse.ArgumentParser(prog="schedlab-table", description=__doc__.splitlines()[0])
+    ap.add_argument("results", nargs="+", help="results directory, or the results files of one run")
     ap.add_argument("experiment")
     ap.add_argument("--device", default="h200")
+    ap.add_argument("--run", help="a run id (or, for files without one, the results file's path)")
     args = ap.parse_args(argv)
-    print(render(Dataset.load([args.results]), args.device, args.experiment))
+    data = Dataset.load(args.results)
+    try:
+        print(render(data, args.device, args.experiment, args.run))
+    except (KeyError, stats.ComparisonError) as e:
+        print(f"table: error: {e}", file=sys.stderr)
+        return 2
     return 0
 
 

@@ -95,3 +95,25 @@ def test_malformed_file_is_named(tmp_path, capsys):
 
 def test_default_output_is_under_analysis_not_tmp():
     assert plot_all.DEFAULT_OUT == Path(plot_all.__file__).resolve().parents[1] / "out"
+
+
+def test_family_summary_figures(plotted):
+    rc, out, stdout = plotted
+    assert (out / "h200" / "summary_decode.png").stat().st_size > 5_000
+    assert (out / "h200" / "summary_prefill.png").stat().st_size > 5_000
+    assert "decode summary figure" in stdout
+
+
+def test_summary_shows_the_best_variant_of_each_experiment_and_the_peers(tree):
+    fig = plots.family_summary_figure(Dataset.load(tree), "h200", "decode")
+    labels = {t.get_text() for t in fig.legends[0].get_texts()}
+    # streaming takes 0.9x the resident time in the synthetic tree: the best of its experiment.
+    assert labels == {"decode_kv_streaming: streaming", "peer: sdpa_cudnn", "peer: sdpa_flash"}
+
+
+def test_wide_bar_charts_are_split_into_rows():
+    configs = [f"c{i}" for i in range(25)]
+    rows = plots.config_rows(configs, 5)
+    assert sum(len(r) for r in rows) == 25 and [c for r in rows for c in r] == configs
+    assert all(len(r) * 5 <= plots._BARS_PER_ROW for r in rows) and len(rows) == 4
+    assert plots.config_rows(configs[:4], 2) == [configs[:4]]

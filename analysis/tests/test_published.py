@@ -91,7 +91,8 @@ def test_static_and_side_specific_and_speedup_claims(tmp_path, data):
               match="experiment=decode_kv_streaming; baseline=resident; variant=streaming"),
         claim("scaling", metric="tflops", baseline_value="460", variant_value="580", direction="higher_is_better",
               applicability="direction_only", match="experiment=prefill_kv_tiles; baseline=union; variant=union; "
-                                                    "baseline.seq_len=1024; variant.seq_len=8192"),
+                                                    "baseline.seq_len=1024; variant.seq_len=8192; "
+                                                    "baseline.batch=16; variant.batch=2"),
         claim("single_ambiguous", metric="time_us", variant_value="100", reduce="single",
               match="experiment=prefill_kv_tiles; variant=union"),
         claim("no_column", metric="static.no_such_field", baseline_value="1", variant_value="2",
@@ -147,7 +148,7 @@ def test_cli_gives_a_verdict_for_every_claim_with_no_results(tmp_path, capsys):
     n = len(published.load_claims())
     verdicts = [line for line in out.splitlines() if line.strip().startswith("verdict:")]
     assert len(verdicts) == n
-    assert all(v.split("verdict:")[1].strip().startswith((published.NOT_MEASURED, published.NOT_APPLICABLE))
+    assert all(v.split("verdict:")[1].strip().startswith((published.NOT_MEASURED, published.NOT_APPLICABLE, published.BY_CONSTRUCTION))
                for v in verdicts)
 
 

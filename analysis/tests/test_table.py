@@ -14,7 +14,7 @@ def test_table_rows_changes_and_source(tmp_path):
     assert lines[0].startswith("| configuration | union (TFLOP/s) | separate (TFLOP/s) |")
     rows = [l for l in lines if l.startswith("| ") and "configuration" not in l]
     assert len(rows) == len(synth.PREFILL_CONFIGS)
-    assert all("(+25.0%)" in r for r in rows)  # 1 / 0.8 of the baseline's rate
+    assert all("(+25.0%, faster)" in r for r in rows)  # 1 / 0.8 of the baseline's rate
     assert "20261120T120000Z-0123456789.json" in text
 
 
