@@ -346,6 +346,10 @@ def device_context() -> dict:
         "toolkit_version": str(torch.version.cuda), "torch_version": torch.__version__,
         "cudnn_version": str(torch.backends.cudnn.version()), "backend": "cuda (PyTorch SDPA)",
         "timing": TIMING, "call_timing": CALL_TIMING,
+        # The device call this run belongs to (scripts/sweep.py and device_full.sh set one per
+        # call), so the analysis sets peers only beside our kernels of the same call.
+        "run_id": os.environ.get("SCHEDLAB_RUN_ID")
+        or f"{datetime.now(timezone.utc).strftime('%Y%m%dT%H%M%SZ')}-{random.getrandbits(32):08x}",
     }
     try:
         drv = subprocess.run(["nvidia-smi", "--query-gpu=driver_version", "--format=csv,noheader"],

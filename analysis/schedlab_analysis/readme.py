@@ -16,6 +16,8 @@ Kinds (the words after ``readme``):
                                ``harness_vs_ncu`` files whose profile belongs to the run and
                                binary of the harness median (``load.attach_records``), how many
                                agree within the file's tolerance; memwait shares per dtype
+  peers EXPERIMENT VARIANT     one variant beside the peers timed in the same run (the run's
+                               peers file named too), per configuration, with ours / peer
   shape EXPERIMENT SHAPE       every variant at one configuration (``batch=16 context=16384
                                page=16 bf16``) in each named run, against the baseline
   status                       the top README's "Where things stand" table
@@ -271,6 +273,45 @@ def render_shape(args: list[str], files: list[str]) -> str:
     return "\n".join(lines)
 
 
+def render_peers(args: list[str], files: list[str]) -> str:
+    """One variant of an experiment beside the peers timed in the same run, per configuration:
+    its rate, each peer's, and the ratio (ours / peer)."""
+    if len(args) != 2:
+        raise ReadmeError("peers takes an experiment and a variant")
+    experiment, variant = args
+    view = _one_view(files, experiment)
+    column, unit, scale = rate_column(view)
+    decode = view.family == "decode"
+    ours = view.ok[view.ok["variant"] == variant]
+    if ours.empty:
+        raise ReadmeError(f"{experiment}: no timed record of {variant} in run {view.run}")
+    peers = view.peers
+    names = sorted(peers["variant"].unique()) if len(peers) else []
+    if not names:
+        raise ReadmeError(f"{experiment}: run {view.run} timed no peer at its configurations")
+    rows, ratios = [], {n: [] for n in names}
+    for _, r in ours.iterrows():
+        cells = [r["config"], fmt_rate(r[column] / scale, decode)]
+        for n in names:
+            sel = peers[(peers["config"] == r["config"]) & (peers["variant"] == n)]
+            if sel.empty:
+                cells.append("")
+                continue
+            ratio = float(r[column] / sel[column].iloc[0])
+            ratios[n].append(ratio)
+            cells.append(f"{fmt_rate(sel[column].iloc[0] / scale, decode)} ({ratio:.2f}x)")
+        rows.append(cells)
+    lines = [f"`{variant}` against the peers of run `{run_label(view.run)}` (same device call), {unit}; "
+             "in brackets ours / peer:"]
+    for n in names:
+        if ratios[n]:
+            lines.append(f"- {n}: {min(ratios[n]):.2f}x to {max(ratios[n]):.2f}x over {len(ratios[n])} configurations.")
+    lines += ["", "| configuration | " + f"{variant} | " + " | ".join(names) + " |",
+              "|---|---|" + "---|" * len(names)]
+    lines += ["| " + " | ".join(c) + " |" for c in rows]
+    return "\n".join(lines)
+
+
 # The top README's table: what each row measures is fixed here, every number comes from files.
 DECODE_HEADLINE = "batch=16 context=16384 page=16"
 DECODE_LONG = "batch=1 context=65536 page=16"
@@ -392,7 +433,8 @@ def render_status(args: list[str], files: list[str]) -> str:
     return "\n".join(rows) + "\n\nResults files: " + ", ".join(f"`{f}`" for f in files) + "."
 
 
-KINDS = {"experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "status": render_status}
+KINDS = {"experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers,
+         "status": render_status}
 
 
 def render(args: list[str], files: list[str]) -> str:

@@ -10,7 +10,6 @@ namespace schedlab::kernels {
 
 // The Hopper prefill kernel (hopper_prefill.cuh), one policy per variant.
 struct HopperPrefillKernel {
-  static constexpr const char* kFamily = "hopper_prefill";
   static KernelSupport support() { return hopper_prefill_support(); }
   template <class Policy>
   static void launch(const PrefillArgs& args, gpu::api::stream_t stream) {

@@ -11,7 +11,6 @@ using namespace schedlab;
 namespace {
 
 struct NaiveKernel {
-  static constexpr const char* kFamily = "prefill";
   static KernelSupport support() { return kernels::naive_attention_support(); }
   template <class Policy>
   static void launch(const kernels::PrefillArgs& args, gpu::api::stream_t stream) {

@@ -13,8 +13,8 @@
 
 namespace schedlab::kernels {
 
-// A prefill family for harness::Experiment over one kernel. Kernel provides
-//   static constexpr const char* kFamily;  // the record label's family
+// A prefill family for harness::Experiment over one kernel (the register-tile kernel, the
+// Hopper kernel, the naive check: one problem family in the records). Kernel provides
 //   static KernelSupport support();
 //   template <class Policy> static void launch(const PrefillArgs&, gpu::api::stream_t);
 // and optionally
@@ -30,7 +30,7 @@ struct PrefillFamilyOf {
     const std::string shape = prefill_shape_name(s);
     harness::require_support_of_requested(r, shape, s, Kernel::support());
     r.add<PrefillProblem>(v.experiment + "/" + v.variant + "/" + shape,
-                          harness::record_label(Kernel::kFamily, v, dtype_name(s.dtype)), s, [](const PrefillProblem& p) {
+                          harness::record_label("prefill", v, dtype_name(s.dtype)), s, [](const PrefillProblem& p) {
                             require_support(p, Kernel::support());
                             if constexpr (requires { Kernel::template require_fits<Policy>(p); })
                               Kernel::template require_fits<Policy>(p);
@@ -41,7 +41,6 @@ struct PrefillFamilyOf {
 
 // The flash prefill kernel (flash_prefill.cuh), one policy per variant.
 struct FlashPrefillKernel {
-  static constexpr const char* kFamily = "prefill";
   static KernelSupport support() { return flash_prefill_support(); }
   template <class Policy>
   static void launch(const PrefillArgs& args, gpu::api::stream_t stream) {
