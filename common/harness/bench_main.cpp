@@ -25,7 +25,7 @@ void Registry::add_slot(const std::string& name, const std::string& label,
   RunOptions* opts = &opts_;
   benchmark::RegisterBenchmark(name.c_str(), [&slot, clock, opts](benchmark::State& st) {
     run_case(st, slot, *clock, *opts);
-  })->UseManualTime()->Unit(benchmark::kMicrosecond);
+  })->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
 }
 
 std::string device_slug(const std::optional<gpu::DeviceInfo>& device) {
