@@ -11,6 +11,9 @@
 # NCU_S (the part of the budget kept for the ncu phase when PHASE=all, default 150).
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/.carry/lib:${LD_LIBRARY_PATH:-}
+# The commit the carried binaries and this working tree are (scripts/pack_carry.sh): the
+# device machine's .git can lag behind the tree it was sent.
+[ -f .carry/provenance ] && read -r SCHEDLAB_COMMIT SCHEDLAB_DIRTY <.carry/provenance && export SCHEDLAB_COMMIT SCHEDLAB_DIRTY
 export SCHEDLAB_RUN_ID=${SCHEDLAB_RUN_ID:-$(date -u +%Y%m%dT%H%M%SZ)-$(od -An -N4 -tx1 /dev/urandom | tr -d ' \n')}
 B=.carry/bin
 OUT=${OUT:-/tmp/out}

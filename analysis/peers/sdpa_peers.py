@@ -306,8 +306,12 @@ def _git_dir_head(repo: Path) -> str | None:
 
 
 def git_provenance(repo: Path | str = ".") -> tuple[str, str]:
-    """(commit, dirty): from git (any owner: a copied checkout is often someone else's), else
-    from $SCHEDLAB_COMMIT / $SCHEDLAB_DIRTY, else HEAD read from .git with dirty 'unknown'."""
+    """(commit, dirty): from $SCHEDLAB_COMMIT / $SCHEDLAB_DIRTY when set (scripts/pack_carry.sh
+    writes them from the development checkout, which the device machine's copy of the working
+    tree matches, while its .git can lag behind), else from git (any owner: a copied checkout
+    is often someone else's), else HEAD read from .git with dirty 'unknown'."""
+    if os.environ.get("SCHEDLAB_COMMIT"):
+        return os.environ["SCHEDLAB_COMMIT"], os.environ.get("SCHEDLAB_DIRTY", "unknown")
     git = ["git", "-c", "safe.directory=*"]
     try:
         commit = subprocess.run(git + ["rev-parse", "HEAD"], cwd=repo, capture_output=True, text=True,
@@ -318,8 +322,6 @@ def git_provenance(repo: Path | str = ".") -> tuple[str, str]:
             return commit, "true" if status.strip() else "false"
     except (OSError, subprocess.SubprocessError):
         pass
-    if os.environ.get("SCHEDLAB_COMMIT"):
-        return os.environ["SCHEDLAB_COMMIT"], os.environ.get("SCHEDLAB_DIRTY", "unknown")
     return _git_dir_head(Path(repo).resolve()) or "unknown", os.environ.get("SCHEDLAB_DIRTY", "unknown")
 
 

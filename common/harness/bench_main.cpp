@@ -79,8 +79,14 @@ struct Flags {
   // (or Google Benchmark's environment variable) says otherwise.
   bool random_interleaving = true;
   bool interleaving_given = false;
+  bool repetitions_given = false;
   std::vector<char*> rest;
 };
+
+// Repetitions when the command line names none: enough for a bootstrap interval of the
+// median (and for interleaving to mean anything); each repetition already times launches
+// until its own mean is within the noise rule.
+int tier_repetitions(Tier t) { return t == Tier::full ? 5 : 3; }
 
 Flags take_own_flags(int argc, char** argv) {
   Flags f;
@@ -103,6 +109,10 @@ Flags take_own_flags(int argc, char** argv) {
     else if (a == kInterleaveFlag || a.rfind(std::string(kInterleaveFlag) + "=", 0) == 0) {
       f.interleaving_given = true;  // the last one wins, as in Google Benchmark
       f.random_interleaving = a == kInterleaveFlag || truthy(a.substr(std::string(kInterleaveFlag).size() + 1));
+      f.rest.push_back(argv[i]);
+    }
+    else if (a.rfind("--benchmark_repetitions=", 0) == 0) {
+      f.repetitions_given = true;
       f.rest.push_back(argv[i]);
     }
     else if (a.rfind("--benchmark_list_tests", 0) == 0 && a != "--benchmark_list_tests=false") {
@@ -170,6 +180,8 @@ int bench_main(int argc, char** argv, const std::string& experiment, const Regis
   flags.rest.push_back(out_arg.data());
   flags.rest.push_back(fmt_arg.data());
   if (!flags.interleaving_given) flags.rest.push_back(interleave_arg.data());
+  std::string repetitions_arg = "--benchmark_repetitions=" + std::to_string(tier_repetitions(shapes.tier));
+  if (!flags.repetitions_given) flags.rest.push_back(repetitions_arg.data());
   int bargc = static_cast<int>(flags.rest.size());
   flags.rest.push_back(nullptr);
 

@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Packs what scripts/device_full.sh runs on the device machine into .carry (ignored by git,
+# named in the device call's carry): the built binaries stripped and xz-compressed
+# (.carry/bin.tar.xz: benchmarks and GPU tests, plus any extra paths given), Google
+# Benchmark's shared library (.carry/lib), and the commit they were built from
+# (.carry/provenance). Refuses a dirty checkout: results must name a clean commit.
+# Usage: bash scripts/pack_carry.sh [BUILD_DIR] [extra binaries...]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${1:-build/cuda}
+shift || true
+if [ -n "$(git status --porcelain)" ]; then
+  echo "pack_carry: the checkout has uncommitted changes; commit first (results must name a clean commit)" >&2
+  exit 1
+fi
+rm -rf .carry/bin .carry/bin.tar.xz
+mkdir -p .carry/bin .carry/lib
+for b in "$build"/kernels/schedlab_gpu_tests_* "$build"/kernels/bench_naive "$build"/experiments/*/bench_* "$@"; do
+  if [ -x "$b" ] && [ -f "$b" ]; then strip -o ".carry/bin/$(basename "$b")" "$b"; fi
+done
+cp -P /usr/lib/x86_64-linux-gnu/libbenchmark.so* .carry/lib/
+echo "$(git rev-parse HEAD) false" >.carry/provenance
+tar -C .carry -cJf .carry/bin.tar.xz bin
+rm -rf .carry/bin
+du -sh .carry
