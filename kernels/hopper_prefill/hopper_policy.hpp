@@ -39,9 +39,10 @@ struct HopperPrefillPolicy {
   // Tile shapes: FA3's (hopper/tile_size.h: 128 x 176 non-causal and 128 x 128 causal at head
   // dim 128, 192 query rows at 64), each confirmed on the H200 by the tuning bench
   // (kernels/hopper_prefill/README.md). 3 consumers fit 160 registers each beside a 24-register
-  // producer; row chains helped only the 128-key tiles.
+  // producer (with one chain per row: four spill at 160 in the causal kernel); row chains
+  // helped only the 128-key tiles of head dim 128.
   static constexpr HopperTile tile(int head_dim, bool causal) {
-    if (head_dim <= 64) return {3, 128, 160, 4};
+    if (head_dim <= 64) return {3, 128, 160, 1};
     return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 176, 240, 1};
   }
 };

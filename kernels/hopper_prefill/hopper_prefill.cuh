@@ -312,7 +312,8 @@ template <class Policy, class Cfg, class Op>
 struct Consumer {
   const Params& a;
   SharedStorage<Cfg>& s;
-  Loader<Cfg>* loader;  // non-null in the thread that issues copies without a producer warpgroup
+  Loader<Cfg> loader;  // used by the thread that issues copies without a producer warpgroup
+  bool issues_copies;
   TurnOrder<Policy::kPingPong, Cfg::kConsumers> turn;
   int consumer;
   PipelineState<Cfg::kStages> k_state, v_state;
@@ -329,7 +330,7 @@ struct Consumer {
     auto& state = kIsK ? k_state : v_state;
     if (gpu::lane_id() == 0) (kIsK ? s.k_pipe : s.v_pipe).consumer_release(state);
     ++state;
-    if (loader && j + Cfg::kStages < w.n_tiles) loader->template load_kv<kIsK>(w, j + Cfg::kStages);
+    if (issues_copies && j + Cfg::kStages < w.n_tiles) loader.template load_kv<kIsK>(w, j + Cfg::kStages);
     gpu::warp_sync();
   }
   __device__ bool masked(const TileWork<Cfg>& w, int j, int row0) const {
@@ -471,20 +472,20 @@ __global__ void __launch_bounds__(kThreadsOf<Policy, kHeadDim, kCausal>, 1)
   if constexpr (Policy::kRegisterRealloc) gpu::regs_increase<Cfg::kConsumerRegs>();
   const int consumer = group - Cfg::kProducers;
   // Without a producer, thread 0 issues Q and the first kStages tiles, then refills each
-  // stage as it is released (Consumer::release).
-  Loader<Cfg> own_loader{a, s};
+  // stage as it is released (Consumer::release). The loader is held by value, not through
+  // a pointer, so its pipeline state stays in registers.
   const bool issues_copies = !Policy::kWarpSpecialized && threadIdx.x == 0;
-  Consumer<Policy, Cfg, Operand<kT>> c{a, s, issues_copies ? &own_loader : nullptr,
+  Consumer<Policy, Cfg, Operand<kT>> c{a, s, Loader<Cfg>{a, s}, issues_copies,
                                        TurnOrder<Policy::kPingPong, Cfg::kConsumers>(consumer), consumer};
   if (Policy::kPingPong && consumer == Cfg::kConsumers - 1) c.turn.end();  // consumer 0 goes first
   unsigned q_parity = 0;
   while (tiles.next(t)) {
     const TileWork<Cfg> w(a, t);
     if (issues_copies) {
-      own_loader.load_q(w);
+      c.loader.load_q(w);
       for (int j = 0; j < min(Cfg::kStages, w.n_tiles); ++j) {
-        own_loader.template load_kv<true>(w, j);
-        own_loader.template load_kv<false>(w, j);
+        c.loader.template load_kv<true>(w, j);
+        c.loader.template load_kv<false>(w, j);
       }
     }
     gpu::warp_sync();
