@@ -136,6 +136,17 @@ int time_launches(Case& c, Clock& clock, int sets, const RunOptions& opts, int m
 
 }  // namespace
 
+namespace {
+// An error (or a skip) ends a repetition with the same one iteration a timed repetition
+// reports: Google Benchmark 1.7 refuses the statistics of repetitions with unequal counts,
+// and a benchmark can pass in one repetition and fail in a later one. The error discards the
+// iteration's time.
+void end_with_error(benchmark::State& state, const std::string& message) {
+  for (auto _ : state) state.SetIterationTime(0.0);
+  state.SkipWithError(message.c_str());
+}
+}  // namespace
+
 void run_case(benchmark::State& state, CaseSlot& slot, Clock& clock, const RunOptions& opts) {
   state.SetLabel(slot.label);
   // One case resident at a time: a case keeps its inputs on the device, and an experiment's
@@ -158,7 +169,7 @@ void run_case(benchmark::State& state, CaseSlot& slot, Clock& clock, const RunOp
     }
   }
   if (!slot.skip_reason.empty()) {
-    state.SkipWithError((std::string(kSkippedPrefix) + slot.skip_reason).c_str());
+    end_with_error(state, std::string(kSkippedPrefix) + slot.skip_reason);
     return;
   }
   Case& c = *slot.instance;
@@ -170,7 +181,7 @@ void run_case(benchmark::State& state, CaseSlot& slot, Clock& clock, const RunOp
   if (!slot.warmed) c.prepare(in.seed, sets);
   if (!slot.accuracy) slot.accuracy = check_every_set(c, in, clock, sets);
   if (!slot.accuracy->passed) {
-    state.SkipWithError(("accuracy gate failed: " + slot.accuracy->message).c_str());
+    end_with_error(state, "accuracy gate failed: " + slot.accuracy->message);
     return;
   }
   if (opts.profile_once) {
@@ -195,8 +206,11 @@ void run_case(benchmark::State& state, CaseSlot& slot, Clock& clock, const RunOp
   c.synchronize();
   AccuracyReport after = check_cached(c, in, last);
   if (!after.passed) {
-    state.SkipWithError(("accuracy gate failed on the last timed launch (input set " + std::to_string(last) +
-                         "): " + after.message).c_str());
+    // The configuration stays failed: a later repetition that rebuilds the case (interleaved
+    // runs) must not pass because its launch count starts over.
+    after.message = "on the last timed launch (input set " + std::to_string(last) + "): " + after.message;
+    slot.accuracy = after;
+    end_with_error(state, "accuracy gate failed " + after.message);
     return;
   }
   for (auto _ : state) state.SetIterationTime(launches.mean());

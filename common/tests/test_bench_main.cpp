@@ -8,6 +8,7 @@
 #include <regex>
 #include <sstream>
 #include <thread>
+#include <tuple>
 
 #include <sys/wait.h>
 #include <unistd.h>
@@ -179,8 +180,9 @@ TEST_F(BenchMainTest, RepetitionsAreInterleavedByDefault) {
   // Every repetition is still recorded, with its device-style (manual) time, and the
   // aggregates follow.
   for (const char* name : {"selftest/a", "selftest/b", "selftest/c"}) {
-    EXPECT_EQ(count(json, "\"name\": \"" + std::string(name) + "/manual_time\","), 6u) << name;
-    EXPECT_EQ(count(json, "\"name\": \"" + std::string(name) + "/manual_time_median\","), 1u) << name;
+    // One iteration per repetition (the noise rule, not Google Benchmark's sizing, decides the launches).
+    EXPECT_EQ(count(json, "\"name\": \"" + std::string(name) + "/iterations:1/manual_time\","), 6u) << name;
+    EXPECT_EQ(count(json, "\"name\": \"" + std::string(name) + "/iterations:1/manual_time_median\","), 1u) << name;
   }
 }
 
@@ -260,12 +262,13 @@ Registrar counted_experiment() {
 }
 
 TEST_F(BenchMainTest, TierChoosesTheShapesAndIsRecorded) {
-  const std::pair<const char*, std::size_t> tiers[] = {{"quick", 1}, {"default", 2}, {"full", 3}};
-  for (const auto& [tier, shapes] : tiers) {
+  // Shapes and, with no --benchmark_repetitions, repetitions per tier (3, 3, 5).
+  const std::tuple<const char*, std::size_t, std::size_t> tiers[] = {{"quick", 1, 3}, {"default", 2, 3}, {"full", 3, 5}};
+  for (const auto& [tier, shapes, reps] : tiers) {
     fs::remove_all(dir_);
     ASSERT_EQ(run_bench(dir_, counted_experiment(), {std::string("--schedlab_tier=") + tier}), 0) << tier;
     const std::string json = results();
-    EXPECT_EQ(count(json, "\"run_type\": \"iteration\""), 2 * shapes) << tier;  // variant and A/A control
+    EXPECT_EQ(count(json, "\"run_type\": \"iteration\""), 2 * shapes * reps) << tier;  // variant and A/A control
     EXPECT_NE(json.find(context_entry("tier", tier)), std::string::npos) << json;
     EXPECT_NE(json.find(context_entry("axes_override", "")), std::string::npos) << json;
   }
