@@ -1,8 +1,7 @@
-// Hopper prefill against the double reference on the H200, every experiment policy: lengths
-// that are not multiples of the tiles (the copies zero-fill past the end), causal with q_len
-// < kv_len and q_len > kv_len (rows that see no key), GQA, head dim 64 and 128, bf16 and
-// f16, more tiles than SMs (persistent CTAs walk several), and a second launch on the same
-// buffers (persistent pipeline state starts over). Label: gpu.
+// Hopper prefill against the double reference on the H200, every experiment policy, on the
+// shared prefill problems (kernels/tests/prefill_test_configs.hpp; the copies zero-fill past
+// the end of a sequence) plus more tiles than SMs (persistent CTAs walk several), each
+// launched twice on the same buffers (persistent pipeline state starts over). Label: gpu.
 #include <gtest/gtest.h>
 
 #include <random>
@@ -12,29 +11,16 @@
 #include "experiments/prefill_pingpong/policy.hpp"
 #include "experiments/prefill_warp_specialization/policy.hpp"
 #include "kernels/hopper_prefill/hopper_prefill.hpp"
+#include "kernels/tests/prefill_test_configs.hpp"
 
 namespace schedlab::kernels {
 namespace {
 
-struct Config {
-  const char* name;
-  int batch, q_heads, kv_heads, q_len, kv_len, head_dim;
-  bool causal;
-  DType dtype;
-};
-
-std::vector<Config> configs() {
-  return {
-      {"mha_d64_ragged", 2, 4, 4, 100, 100, 64, false, DType::bf16},
-      {"gqa4_causal_q_lt_kv", 1, 8, 2, 77, 300, 128, true, DType::bf16},
-      {"gqa4_causal_q_gt_kv_f16", 1, 4, 1, 300, 77, 128, true, DType::f16},
-      {"gqa2_causal_513_f16", 2, 6, 3, 513, 513, 128, true, DType::f16},
-      {"mha_d64_1000_f16", 1, 2, 2, 1000, 1000, 64, false, DType::f16},
-      {"gqa2_d64_causal_long_kv", 1, 2, 1, 129, 1100, 64, true, DType::bf16},
-      {"d128_tile_multiple", 1, 2, 2, 256, 256, 128, false, DType::bf16},
-      {"d128_causal_1_row", 3, 2, 1, 1, 191, 128, true, DType::bf16},
-      {"d128_more_tiles_than_sms", 4, 16, 16, 1100, 1100, 128, true, DType::bf16},
-  };
+// The shared prefill problems, and more tiles than SMs (persistent CTAs walk several).
+std::vector<PrefillTestConfig> configs() {
+  auto all = prefill_test_configs();
+  all.push_back({"d128_more_tiles_than_sms", 4, 16, 16, 1100, 1100, 128, true, DType::bf16});
+  return all;
 }
 
 template <class Policy>
@@ -49,17 +35,8 @@ TYPED_TEST_SUITE(HopperPrefillGpu, Policies);
 
 TYPED_TEST(HopperPrefillGpu, MatchesReferenceOnEveryConfig) {
   std::uint64_t seed = std::random_device{}();
-  for (const Config& cfg : configs()) {
-    PrefillProblem p;
-    p.batch = cfg.batch;
-    p.q_heads = cfg.q_heads;
-    p.kv_heads = cfg.kv_heads;
-    p.q_len = cfg.q_len;
-    p.kv_len = cfg.kv_len;
-    p.head_dim = cfg.head_dim;
-    p.causal = cfg.causal;
-    p.dtype = cfg.dtype;
-    PrefillCase c(p, launch_hopper_prefill<TypeParam>);
+  for (const PrefillTestConfig& cfg : configs()) {
+    PrefillCase c(cfg.problem(), launch_hopper_prefill<TypeParam>);
     c.prepare(++seed, 1);
     for (int launch = 0; launch < 2; ++launch) {
       c.poison_output();
@@ -76,17 +53,8 @@ TYPED_TEST(HopperPrefillGpu, MatchesReferenceOnEveryConfig) {
 // and racecheck, which slow each launch by orders of magnitude.
 TYPED_TEST(HopperPrefillGpu, SmallShapesForSanitizer) {
   std::uint64_t seed = std::random_device{}();
-  for (const Config& cfg : {configs()[0], configs()[1]}) {
-    PrefillProblem p;
-    p.batch = cfg.batch;
-    p.q_heads = cfg.q_heads;
-    p.kv_heads = cfg.kv_heads;
-    p.q_len = cfg.q_len;
-    p.kv_len = cfg.kv_len;
-    p.head_dim = cfg.head_dim;
-    p.causal = cfg.causal;
-    p.dtype = cfg.dtype;
-    PrefillCase c(p, launch_hopper_prefill<TypeParam>);
+  for (const PrefillTestConfig& cfg : {configs()[0], configs()[1]}) {
+    PrefillCase c(cfg.problem(), launch_hopper_prefill<TypeParam>);
     c.prepare(++seed, 1);
     c.poison_output();
     c.launch(0);

@@ -17,31 +17,13 @@
 #include "kernels/prefill/tuning_policy.hpp"
 #endif
 #include "kernels/tests/fault_kernels.hpp"
+#include "kernels/tests/prefill_test_configs.hpp"
 
 namespace schedlab::kernels {
 namespace {
 
-struct Config {
-  const char* name;
-  int batch, q_heads, kv_heads, q_len, kv_len, head_dim;
-  bool causal;
-  DType dtype;
-};
-
-std::vector<Config> configs() {
-  return {
-      {"mha_d64_ragged", 2, 4, 4, 100, 100, 64, false, DType::bf16},
-      {"gqa4_causal_q_lt_kv", 1, 8, 2, 77, 300, 128, true, DType::bf16},
-      {"gqa4_causal_q_gt_kv_f16", 1, 4, 1, 300, 77, 128, true, DType::f16},
-      {"gqa2_causal_513_f16", 2, 6, 3, 513, 513, 128, true, DType::f16},
-      {"mha_d64_1000_f16", 1, 2, 2, 1000, 1000, 64, false, DType::f16},
-      {"gqa2_d64_causal_long_kv", 1, 2, 1, 129, 1100, 64, true, DType::bf16},
-      {"d128_tile_multiple", 1, 2, 2, 256, 256, 128, false, DType::bf16},
-      {"d128_causal_1_row", 3, 2, 1, 1, 191, 128, true, DType::bf16},
-      {"d64_one_key", 2, 4, 2, 5, 1, 64, false, DType::f16},
-      {"d128_causal_one_key", 1, 4, 2, 5, 1, 128, true, DType::bf16},
-  };
-}
+using Config = PrefillTestConfig;
+std::vector<Config> configs() { return prefill_test_configs(); }
 
 template <class Policy>
 class PrefillGpu : public ::testing::Test {};
@@ -64,16 +46,7 @@ TYPED_TEST_SUITE(PrefillGpu, Policies);
 TYPED_TEST(PrefillGpu, MatchesReferenceOnEveryConfig) {
   std::uint64_t seed = std::random_device{}();
   for (const Config& cfg : configs()) {
-    PrefillProblem p;
-    p.batch = cfg.batch;
-    p.q_heads = cfg.q_heads;
-    p.kv_heads = cfg.kv_heads;
-    p.q_len = cfg.q_len;
-    p.kv_len = cfg.kv_len;
-    p.head_dim = cfg.head_dim;
-    p.causal = cfg.causal;
-    p.dtype = cfg.dtype;
-    PrefillCase c(p, launch_flash_prefill<TypeParam>);
+    PrefillCase c(cfg.problem(), launch_flash_prefill<TypeParam>);
     c.prepare(++seed, 1);
     c.poison_output();
     c.launch(0);
