@@ -18,6 +18,8 @@ Kinds (the words after ``readme``):
                                agree within the file's tolerance; memwait shares per dtype
   peers EXPERIMENT VARIANT     one variant beside the peers timed in the same run (the run's
                                peers file named too), per configuration, with ours / peer
+  noise [WORD...]              the A/A control of every experiment in the named runs: its noise
+                               floor, and the change at configurations labelled with every WORD
   shape EXPERIMENT SHAPE       every variant at one configuration (``batch=16 context=16384
                                page=16 bf16``) in each named run, against the baseline
   status                       the top README's "Where things stand" table
@@ -312,6 +314,29 @@ def render_peers(args: list[str], files: list[str]) -> str:
     return "\n".join(lines)
 
 
+def render_noise(args: list[str], files: list[str]) -> str:
+    """The A/A control of every experiment in the named runs: the baseline registered twice
+    and interleaved with the variants; per experiment its median |change| (the run's noise
+    floor) and the change at each configuration whose label holds every word of ``args``."""
+    ds = _dataset(tuple(files))
+    lines = []
+    for device, exp in ds.experiments():
+        for run in ds.runs(device, exp)["run"]:
+            view = ds.view(device, exp, run)
+            sp = view.speedups
+            aa = sp[[stats.is_control(v) for v in sp["variant"]]] if len(sp) else sp
+            if aa.empty:
+                continue
+            sel = aa[[all(w in c.split() for w in args) for c in aa["config"]]] if args else aa.iloc[0:0]
+            at = "; ".join(f"{c} {_pct(x)}" for c, x in zip(sel["config"], sel["change"]))
+            lines.append(f"- `{exp}` (run `{run_label(run)}`): floor {view.noise_floor:.2%}, largest "
+                         f"{np.abs(aa['change']).max():.2%} over {len(aa)} configurations"
+                         + (f"; {at}" if at else "") + ".")
+    if not lines:
+        raise ReadmeError("no A/A control in the named runs")
+    return "\n".join(lines)
+
+
 # The top README's table: what each row measures is fixed here, every number comes from files.
 DECODE_HEADLINE = "batch=16 context=16384 page=16"
 DECODE_LONG = "batch=1 context=65536 page=16"
@@ -452,7 +477,7 @@ def render_status(args: list[str], files: list[str]) -> str:
 
 
 KINDS = {"experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers,
-         "status": render_status}
+         "noise": render_noise, "status": render_status}
 
 
 def render(args: list[str], files: list[str]) -> str:
