@@ -101,7 +101,7 @@ struct DecodeProblem {
   }
   // 4 * group * head_dim per key per KV head (QK and PV), over the keys each query sees.
   double flops() const;
-  // K + V bytes of the keys each sequence sees, plus Q and O once (issue #3's count).
+  // K + V bytes of the keys each sequence sees, plus Q and O once (the decode family's count).
   double min_bytes() const;
   int first_visible_key(int seq) const;  // window start for sequence seq
   KeyRange visible_keys(int seq) const { return {first_visible_key(seq), context_lens.at(seq)}; }

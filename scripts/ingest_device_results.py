@@ -30,7 +30,7 @@ from schedlab_analysis import ncu, probes  # noqa: E402
 from schedlab_analysis.load import read_json  # noqa: E402
 from schedlab_analysis.stallfile import run_context, utc_stamp, commit_tag, write_stall_file  # noqa: E402
 
-AGREEMENT_TOLERANCE = 0.03  # issue #5: harness and ncu kernel times within 3%
+AGREEMENT_TOLERANCE = 0.03  # harness and ncu kernel times agree within 3%
 
 
 def copy_new(src: Path, dest: Path) -> None:

@@ -352,7 +352,7 @@ TEST_F(HarnessTest, MalformedProblemWritesNothing) {
   EXPECT_TRUE(files_in(dir_).empty());
 }
 
-// Every structural kind of malformed problem (issue #2): the run stops before any output.
+// Every structural kind of malformed problem: the run stops before any output.
 struct Malformed {
   const char* field;
   std::function<void(PrefillProblem&, DecodeProblem&)> spoil;
