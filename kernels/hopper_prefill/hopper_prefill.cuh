@@ -193,7 +193,7 @@ __device__ __forceinline__ void issue_qk(float (&s)[Cfg::kSRegs], const unsigned
   wgmma::fence();
 #pragma unroll
   for (int kk = 0; kk < Cfg::kQkSteps; ++kk) {
-    const int col = (kk / 4) , in_row = (kk % 4) * 32;  // 64-column block, byte offset of the k16 step in a row
+    const int col = kk / 4, in_row = (kk % 4) * 32;  // 64-column block, byte offset of the k16 step in a row
     const auto a = wgmma::descriptor(q_rows + col * Cfg::kBlockM * kRowBytes + in_row, 16, kAtomBytes);
     const auto b = wgmma::descriptor(k + col * Cfg::kBlockN * kRowBytes + in_row, 16, kAtomBytes);
     wgmma::mma_ss<Cfg::kBlockN, Op>(s, a, b, kk > 0);
