@@ -345,30 +345,40 @@ struct Consumer {
   }
   __device__ const unsigned char* q_rows() const { return s.q + consumer * Cfg::kWgRows * kRowBytes; }
 
+  // STAGE 1 on its own: S(j) = Q K(j)^T issued in this consumer's turn and waited for; K(j)
+  // (and Q, after the tile's last QK) released.
+  __device__ void qk_waited(float (&sc)[Cfg::kSRegs], const TileWork<Cfg>& w, int j) {
+    s.k_pipe.consumer_wait(k_state);
+    turn.begin();
+    issue_qk<Cfg, Op>(sc, q_rows(), s.k[k_state.index()]);
+    turn.end();
+    wgmma::wait<0>();
+    wgmma::fence_operands(sc);
+    release<true>(w, j);
+    release_q_after(w, j);
+  }
+  // STAGE 3 on its own: O += P V(j) issued in this consumer's turn and waited for; V(j) released.
+  __device__ void pv_waited(float (&o)[Cfg::kORegs], const std::uint32_t (&p)[Cfg::kPvSteps][4],
+                            const TileWork<Cfg>& w, int j) {
+    s.v_pipe.consumer_wait(v_state);
+    turn.begin();
+    issue_pv<Cfg, Op>(o, p, s.v[v_state.index()]);
+    turn.end();
+    wgmma::wait<0>();
+    wgmma::fence_operands(o);
+    release<false>(w, j);
+  }
+
   // Per tile: QK, softmax, PV, each GEMM waited for before the next step.
   __device__ void mainloop_serial(const TileWork<Cfg>& w, float (&o)[Cfg::kORegs], RowState& st, int row0) {
     for (int j = 0; j < w.n_tiles; ++j) {
-      float sc[Cfg::kSRegs];
-      s.k_pipe.consumer_wait(k_state);
-      turn.begin();
-      issue_qk<Cfg, Op>(sc, q_rows(), s.k[k_state.index()]);
-      turn.end();
-      wgmma::wait<0>();
-      wgmma::fence_operands(sc);
-      release<true>(w, j);
-      release_q_after(w, j);
-      float corr[2];
+      float sc[Cfg::kSRegs], corr[2];
+      qk_waited(sc, w, j);
       softmax(sc, st, corr, w, j, row0);
       rescale_o<Cfg>(o, corr);
       std::uint32_t p[Cfg::kPvSteps][4];
       pack_p<Cfg, Op>(p, sc);
-      s.v_pipe.consumer_wait(v_state);
-      turn.begin();
-      issue_pv<Cfg, Op>(o, p, s.v[v_state.index()]);
-      turn.end();
-      wgmma::wait<0>();
-      wgmma::fence_operands(o);
-      release<false>(w, j);
+      pv_waited(o, p, w, j);
     }
   }
 
@@ -377,14 +387,7 @@ struct Consumer {
   __device__ void mainloop_overlapped(const TileWork<Cfg>& w, float (&o)[Cfg::kORegs], RowState& st, int row0) {
     float sc[Cfg::kSRegs], corr[2];
     std::uint32_t p[Cfg::kPvSteps][4];
-    s.k_pipe.consumer_wait(k_state);
-    turn.begin();
-    issue_qk<Cfg, Op>(sc, q_rows(), s.k[k_state.index()]);
-    turn.end();
-    wgmma::wait<0>();
-    wgmma::fence_operands(sc);
-    release<true>(w, 0);
-    release_q_after(w, 0);
+    qk_waited(sc, w, 0);
     softmax(sc, st, corr, w, 0, row0);  // O is still zero: nothing to rescale
     pack_p<Cfg, Op>(p, sc);
     for (int j = 1; j < w.n_tiles; ++j) {
@@ -405,13 +408,7 @@ struct Consumer {
       rescale_o<Cfg>(o, corr);
       pack_p<Cfg, Op>(p, sc);
     }
-    s.v_pipe.consumer_wait(v_state);
-    turn.begin();
-    issue_pv<Cfg, Op>(o, p, s.v[v_state.index()]);
-    turn.end();
-    wgmma::wait<0>();
-    wgmma::fence_operands(o);
-    release<false>(w, w.n_tiles - 1);
+    pv_waited(o, p, w, w.n_tiles - 1);
   }
 
   __device__ void run_tile(const TileWork<Cfg>& w, unsigned& q_parity) {
