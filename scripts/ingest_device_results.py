@@ -15,6 +15,7 @@
 from __future__ import annotations
 
 import argparse
+import gzip
 import json
 import shutil
 import sys
@@ -27,7 +28,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "analysis"))
 from schedlab_analysis import ncu, probes  # noqa: E402
-from schedlab_analysis.load import read_json  # noqa: E402
+from schedlab_analysis.load import is_results_name, read_json, results_stem  # noqa: E402
 from schedlab_analysis.stallfile import run_context, utc_stamp, commit_tag, write_stall_file  # noqa: E402
 
 AGREEMENT_TOLERANCE = 0.03  # harness and ncu kernel times agree within 3%
@@ -45,6 +46,12 @@ def copy_new(src: Path, dest: Path) -> None:
     print(f"summary  {dest}")
 
 
+def write_gzip(data: bytes, dest: Path) -> None:
+    """Deterministic gzip (no name, no timestamp in the header): the same run gives the same bytes."""
+    with open(dest, "wb") as raw, gzip.GzipFile(filename="", mode="wb", fileobj=raw, mtime=0, compresslevel=9) as z:
+        z.write(data)
+
+
 def copy_results(stage: Path, results: Path) -> dict[tuple[str, str], Path]:
     """Copies every benchmark results file; returns (device, experiment) -> newest copy."""
     newest: dict[tuple[str, str], Path] = {}
@@ -56,16 +63,17 @@ def copy_results(stage: Path, results: Path) -> dict[tuple[str, str], Path]:
         if not read_json(f).get("benchmarks"):
             print(f"skipped  {f.name}: no benchmark records")
             continue
-        dest = results / device / experiment / f.name
+        # Committed compressed: the tree travels to the device with every call (load.py reads both).
+        dest = results / device / experiment / (f.name + ".gz")
         if dest.exists():
             # The same archive ingested again (with a later one of the same session): fine.
-            if dest.read_bytes() != f.read_bytes():
+            if gzip.decompress(dest.read_bytes()) != f.read_bytes():
                 raise SystemExit(f"{dest} exists and differs: results are never written over")
             newest[(device, experiment)] = dest
             print(f"already  {dest}")
             continue
         dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(f, dest)
+        write_gzip(f.read_bytes(), dest)
         newest[(device, experiment)] = dest
         print(f"results  {dest}")
     return newest
@@ -91,7 +99,9 @@ def run_time(context: dict) -> datetime | None:
 def newest_on_disk(results: Path, device: str, experiment: str) -> Path | None:
     """The newest committed results file of an experiment (profiles of a run that did not
     re-time it attach to it)."""
-    files = sorted(p for p in (results / device / experiment).glob("2*.json") if read_json(p).get("benchmarks"))
+    files = sorted((p for p in (results / device / experiment).glob("2*.json*")
+                    if is_results_name(p.name) and read_json(p).get("benchmarks")),
+                   key=lambda p: results_stem(p.name))
     return files[-1] if files else None
 
 

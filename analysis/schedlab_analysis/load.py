@@ -18,6 +18,7 @@ next to a run there may be ``stalls-*.json`` / ``probes-*.json`` (profiler recor
 """
 from __future__ import annotations
 
+import gzip
 import json
 import math
 import re
@@ -65,14 +66,34 @@ class ResultsFileError(ValueError):
         self.path = Path(path)
 
 
+# Benchmark results files are committed gzip-compressed (``<stamp>-<commit>.json.gz``): Google
+# Benchmark's JSON compresses about twentyfold, and the whole tree travels to the device with
+# every call under a size limit. Profile records, summaries and reports stay plain ``.json``.
+RESULTS_SUFFIXES = (".json", ".json.gz")
+
+
+def is_results_name(name: str) -> bool:
+    return name.endswith(RESULTS_SUFFIXES)
+
+
+def results_stem(name: str) -> str:
+    """``20261123T200856Z-1b36d12dba.json.gz`` -> ``20261123T200856Z-1b36d12dba``."""
+    for suffix in sorted(RESULTS_SUFFIXES, key=len, reverse=True):
+        if name.endswith(suffix):
+            return name[: -len(suffix)]
+    return name
+
+
 def iter_json_files(paths: Iterable[Path | str] | Path | str) -> list[Path]:
-    """JSON files named directly or found below the given directories, sorted."""
+    """JSON files (plain or gzip-compressed) named directly or found below the given
+    directories, sorted."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
     found: set[Path] = set()
     for p in map(Path, paths):
         if p.is_dir():
-            found.update(f for f in p.rglob("*.json") if f.is_file() and not f.name.startswith("."))
+            found.update(f for f in p.rglob("*.json*") if f.is_file() and is_results_name(f.name)
+                         and not f.name.startswith("."))
         elif p.is_file():
             found.add(p)
     return sorted(found)
@@ -80,8 +101,12 @@ def iter_json_files(paths: Iterable[Path | str] | Path | str) -> list[Path]:
 
 def read_json(path: Path) -> object:
     try:
-        text = Path(path).read_text(encoding="utf-8")
-    except (OSError, UnicodeDecodeError) as e:
+        if str(path).endswith(".gz"):
+            with gzip.open(path, "rt", encoding="utf-8") as f:
+                text = f.read()
+        else:
+            text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError, EOFError) as e:
         raise ResultsFileError(path, f"cannot read: {e}") from e
     try:
         return json.loads(text)

@@ -345,7 +345,7 @@ def measure(claim: Claim, data: Dataset) -> Measurement:
 
 def run_name(run: str) -> str:
     """A run as a reader finds it: its run id, or (older files) the results file's name."""
-    return Path(run).name if run.endswith(".json") else run
+    return Path(run).name if run.endswith((".json", ".json.gz")) else run
 
 
 def _pair_ratio(metric: str, b: dict, v: dict) -> float:

@@ -91,7 +91,7 @@ def display_path(path: object) -> str:
 
 
 def run_label(run: str) -> str:
-    return run.rsplit("/", 1)[-1] if run.endswith(".json") else run
+    return run.rsplit("/", 1)[-1] if run.endswith((".json", ".json.gz")) else run
 
 
 def render(ds: Dataset, device: str, experiment: str, run: str | None = None) -> str:

@@ -73,7 +73,7 @@ def test_a_stale_section_is_found(tmp_path):
     assert current != new and new == text
 
 
-_CITED_PATH = re.compile(r"results/[\w./*\[\]-]+\.(?:json|xml|md)")
+_CITED_PATH = re.compile(r"results/[\w./*\[\]-]+\.(?:json\.gz|json|xml|md)")
 _CITED_NAME = re.compile(r"\b(?:stalls|probes)-\d{8}T\d{6}Z-[0-9a-f]+(?:-dirty)?\.json")
 
 
@@ -97,8 +97,8 @@ def test_the_table_command_prints_what_the_readme_quotes():
 def test_repoint_moves_an_experiment_section_to_the_default_run(tmp_path, monkeypatch):
     src = readme.REPO / "experiments" / "decode_page_prefetch" / "README.md"
     copy = tmp_path / "README.md"
-    old = "results/h200/decode_page_prefetch/20261121T052208Z-abdecffb6a.json"
-    older = "results/h200/decode_page_prefetch/20261121T012759Z-baf455e92d.json"
+    old = "results/h200/decode_page_prefetch/20261121T052208Z-abdecffb6a.json.gz"
+    older = "results/h200/decode_page_prefetch/20261121T012759Z-baf455e92d.json.gz"
     copy.write_text(src.read_text(encoding="utf-8").replace(old, older), encoding="utf-8")
     assert readme.repoint(copy)
     markers = [line for line in copy.read_text(encoding="utf-8").splitlines() if line.startswith("<!-- generated")]

@@ -1,4 +1,5 @@
 """ingest_device_results: an archive ingested again is not an error, a changed file is."""
+import gzip
 import json
 import tarfile
 from pathlib import Path
@@ -25,7 +26,8 @@ def test_same_archive_twice_is_fine(tmp_path):
     tgz = _archive(tmp_path, "a", 1.0)
     assert ingest.main([str(tgz), "--results", str(results)]) == 0
     assert ingest.main([str(tgz), "--results", str(results)]) == 0
-    assert len(list((results / "h200" / "toy_experiment").glob("*.json"))) == 1
+    stored = list((results / "h200" / "toy_experiment").glob("*"))
+    assert [p.name for p in stored] == ["20260101T000000Z-abcdef1234.json.gz"]  # stored compressed
 
 
 def test_a_changed_file_is_never_written_over(tmp_path):
@@ -33,7 +35,7 @@ def test_a_changed_file_is_never_written_over(tmp_path):
     assert ingest.main([str(_archive(tmp_path, "a", 1.0)), "--results", str(results)]) == 0
     with pytest.raises(SystemExit, match="differs"):
         ingest.main([str(_archive(tmp_path, "b", 2.0)), "--results", str(results)])
-    kept = json.loads(next((results / "h200" / "toy_experiment").glob("*.json")).read_text())
+    kept = json.loads(gzip.decompress(next((results / "h200" / "toy_experiment").glob("*.json.gz")).read_bytes()))
     assert kept["benchmarks"][0]["real_time"] == 1.0
 
 
