@@ -7,7 +7,7 @@
 # sweep summary results/<device>/sweeps/...) plus logs. One SCHEDLAB_RUN_ID for the whole call.
 # PHASE=bench runs tests and the sweep only, PHASE=ncu the profiles only (each fits one call).
 # Other knobs: BENCHES (a glob of binaries), FILTER (--benchmark_filter), REPS / MIN_TIME
-# (override the tier's repetitions), PEERS (auto|yes|no), RUN_TESTS=0, BUDGET_S (default 520),
+# (override the tier's repetitions), PEERS (auto|yes|no), RUN_TESTS=0, RUN_SANITIZER=0, BUDGET_S (default 520),
 # NCU_S (the part of the budget kept for the ncu phase when PHASE=all, default 150).
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/.carry/lib:${LD_LIBRARY_PATH:-}
@@ -37,6 +37,22 @@ if [ "${RUN_TESTS:-1}" != 0 ]; then
     $t --gtest_output=xml:"$OUT/logs/$tn.xml" >"$OUT/logs/$tn.txt" 2>&1
     echo "$tn rc=$? $(grep -E '^\[  (PASSED|FAILED)' "$OUT/logs/$tn.txt" | tr '\n' ' ')"
   done
+  # compute-sanitizer on each family's small-shape test (`*ForSanitizer*`): memcheck (out of
+  # bounds, misaligned, uninitialized device reads) and racecheck (shared-memory hazards).
+  # Each launch runs orders of magnitude slower under it, hence the two small shapes.
+  if [ "${RUN_SANITIZER:-1}" != 0 ] && command -v compute-sanitizer >/dev/null; then
+    for t in $B/schedlab_gpu_tests_*; do
+      [ -x "$t" ] || continue
+      "$t" --gtest_list_tests --gtest_filter='*ForSanitizer*' | grep -q ForSanitizer || continue
+      tn=$(basename "$t")
+      for tool in memcheck racecheck; do
+        [ "$(left)" -gt 120 ] || break
+        compute-sanitizer --tool "$tool" --error-exitcode 97 "$t" --gtest_filter='*ForSanitizer*' \
+          --gtest_output=xml:"$OUT/logs/$tn-$tool.xml" >"$OUT/logs/$tn-$tool.txt" 2>&1
+        echo "$tn $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/logs/$tn-$tool.txt" | tr '\n' ' ')"
+      done
+    done
+  fi
 fi
 extra=()
 [ -n "${REPS:-}" ] && extra+=(--benchmark_repetitions="$REPS")

@@ -6,8 +6,9 @@
 using namespace schedlab;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillExperiment<experiments::prefill_persistent::one_per_tile, experiments::prefill_persistent::persistent, experiments::prefill_persistent::persistent_3stages> experiment{
-      "prefill_persistent", "one_per_tile", {"one_per_tile", "persistent", "persistent_3stages"}};
+  const kernels::HopperPrefillExperiment<experiments::prefill_persistent::one_per_tile, experiments::prefill_persistent::persistent, experiments::prefill_persistent::persistent_3stages,
+                                          experiments::prefill_persistent::persistent_dynamic> experiment{
+      "prefill_persistent", "one_per_tile", {"one_per_tile", "persistent", "persistent_3stages", "persistent_dynamic"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

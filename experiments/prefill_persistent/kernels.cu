@@ -9,4 +9,6 @@ template void launch_hopper_prefill<experiments::prefill_persistent::persistent>
 template void require_hopper_prefill_fits<experiments::prefill_persistent::persistent>(const PrefillProblem&);
 template void launch_hopper_prefill<experiments::prefill_persistent::persistent_3stages>(const PrefillArgs&, gpu::api::stream_t);
 template void require_hopper_prefill_fits<experiments::prefill_persistent::persistent_3stages>(const PrefillProblem&);
+template void launch_hopper_prefill<experiments::prefill_persistent::persistent_dynamic>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<experiments::prefill_persistent::persistent_dynamic>(const PrefillProblem&);
 }  // namespace schedlab::kernels

@@ -4,6 +4,8 @@
 // walks the same deterministic sequence, so no tile id has to be handed between them.
 //   OnePerTile: one CTA per tile.
 //   Persistent: one CTA per SM walks tiles blockIdx.x, blockIdx.x + gridDim.x, ...
+//   Dynamic: one CTA per SM starts at tile blockIdx.x and takes each next tile from a global
+//     counter, so a CTA that drew short tiles takes more (dynamic_tile_scheduler.hpp, sm_90).
 // Both walk the tiles in one order (CTAs are dispatched in block order):
 //   - equal tiles (non-causal): query blocks fastest, so the CTAs of one wave share a few
 //     heads' K/V in L2;
@@ -15,7 +17,7 @@
 
 namespace schedlab::kernels::attention {
 
-enum class TileSchedule { OnePerTile, Persistent };
+enum class TileSchedule { OnePerTile, Persistent, Dynamic };
 
 struct TileCoord {
   int m_block, head, batch;
@@ -25,6 +27,12 @@ struct TileGrid {
   int m_blocks, heads, batch;
   bool longest_first;  // causal: the last query blocks (the most keys) first
   bool across_heads;   // with longest_first: across every head, not within each
+  // Dynamic only: the counter the CTAs draw tiles from, and its value when this launch began.
+  // A launch draws exactly count() times (each CTA's draws past its first tile, plus one
+  // draw per CTA that finds no tile left), so the host advances `base` by count() per launch
+  // and the counter is never reset (unsigned arithmetic wraps consistently).
+  unsigned* counter = nullptr;
+  unsigned base = 0;
   __host__ __device__ int count() const { return m_blocks * heads * batch; }
   // The tile at position `i` of the walk.
   __device__ TileCoord at(int i) const {
@@ -49,7 +57,8 @@ struct TileScheduler<TileSchedule::OnePerTile> {
   TileGrid g;
   bool done = false;
   static dim3 grid(const TileGrid& g, int /*sm_count*/) { return dim3(g.count()); }
-  __device__ explicit TileScheduler(const TileGrid& grid) : g(grid) {}
+  template <class... Unused>  // the dynamic scheduler's queue and role
+  __device__ explicit TileScheduler(const TileGrid& grid, Unused&&...) : g(grid) {}
   __device__ bool next(TileCoord& t) {
     if (done) return false;
     done = true;
@@ -63,7 +72,8 @@ struct TileScheduler<TileSchedule::Persistent> {
   TileGrid g;
   int tile;
   static dim3 grid(const TileGrid& g, int sm_count) { return dim3(g.count() < sm_count ? g.count() : sm_count); }
-  __device__ explicit TileScheduler(const TileGrid& grid) : g(grid), tile(static_cast<int>(blockIdx.x)) {}
+  template <class... Unused>
+  __device__ explicit TileScheduler(const TileGrid& grid, Unused&&...) : g(grid), tile(static_cast<int>(blockIdx.x)) {}
   __device__ bool next(TileCoord& t) {
     if (tile >= g.count()) return false;
     t = g.at(tile);

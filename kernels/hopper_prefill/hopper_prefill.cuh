@@ -18,6 +18,7 @@
 #include "common/gpu/kernel_traits.hpp"
 #include "common/gpu/launch.hpp"
 #include "common/gpu/runtime.hpp"
+#include "kernels/attention/dynamic_tile_scheduler.hpp"
 #include "kernels/attention/pipeline.hpp"
 #include "kernels/attention/tile_scheduler.hpp"
 #include "kernels/hopper_prefill/hopper_policy.hpp"
@@ -81,6 +82,7 @@ struct SharedStorage {
   alignas(kAtomBytes) unsigned char k[Cfg::kStages][Cfg::kKvBytes];
   alignas(kAtomBytes) unsigned char v[Cfg::kStages][Cfg::kKvBytes];
   attention::TmaPipeline<Cfg::kStages> k_pipe, v_pipe;
+  attention::TileQueue tile_queue;  // the dynamic schedule's tile ids, producer to consumers
   std::uint64_t q_full;   // Q of the current tile has landed
   std::uint64_t q_empty;  // the consumers are done with Q (persistent CTAs reload it)
   static constexpr int kLaunchBytes = int(sizeof(SharedStorage)) + kAtomBytes;  // + alignment slack
@@ -450,13 +452,15 @@ __global__ void __launch_bounds__(kThreadsOf<Policy, kHeadDim, kCausal>, 1)
     s.v_pipe.init(Cfg::kConsumerWarps);
     gpu::mbarrier_init(&s.q_full, 1);
     gpu::mbarrier_init(&s.q_empty, Cfg::kConsumerWarps);
+    s.tile_queue.init(Cfg::kConsumerWarps);
     gpu::mbarrier_init_fence();
   }
   gpu::block_sync();  // barriers initialized before any role uses them
 
-  attention::TileScheduler<Policy::kSchedule> tiles(a.tiles);
-  TileCoord t;
   const int group = gpu::warp_group_id();
+  // The producer's copying thread draws the tiles (dynamic schedule); every role walks them.
+  attention::TileScheduler<Policy::kSchedule> tiles(a.tiles, s.tile_queue, Policy::kWarpSpecialized && threadIdx.x == 0);
+  TileCoord t;
   if (Policy::kWarpSpecialized && group == 0) {
     // Producer warpgroup: one thread issues every copy; the others have nothing to do.
     if constexpr (Policy::kRegisterRealloc) gpu::regs_decrease<Policy::kProducerRegs>();
@@ -538,12 +542,27 @@ void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
   a.scale_log2 = p.scale() * kLog2e;
   a.tiles = attention::TileGrid{(p.q_len + Cfg::kBlockM - 1) / Cfg::kBlockM, p.q_heads, p.batch, kCausal,
                                 Policy::kLongestFirstAcrossHeads};
+  unsigned* next_base = nullptr;
+  if constexpr (Policy::kSchedule == attention::TileSchedule::Dynamic) {
+    // One counter per kernel, zeroed once and never reset: each launch starts where the last
+    // one left it (TileGrid::base), so no memset sits between the timing events.
+    static gpu::DeviceBuffer<unsigned> counter = [] {
+      gpu::DeviceBuffer<unsigned> c(1);
+      c.upload({0u});
+      return c;
+    }();
+    static unsigned base = 0;
+    a.tiles.counter = counter.data();
+    a.tiles.base = base;
+    next_base = &base;
+  }
   auto kernel = hopper_prefill_kernel<Policy, kT, kHeadDim, kCausal, gpu::DynamicSmem<kBytes>>;
   static const bool smem_raised = (gpu::set_max_dynamic_smem(kernel, kBytes), true);  // once per kernel
   (void)smem_raised;
   const int sm_count = device().sm_count;
   const dim3 grid = attention::TileScheduler<Policy::kSchedule>::grid(a.tiles, sm_count);
   gpu::launch("hopper_prefill", kernel, gpu::LaunchConfig{grid, dim3(Cfg::kThreads), kBytes, stream}, a);
+  if (next_base) *next_base += static_cast<unsigned>(a.tiles.count());  // launched: its draws are taken
 }
 
 }  // namespace schedlab::kernels::hopper_detail
