@@ -34,7 +34,8 @@ if [ "${RUN_TESTS:-1}" != 0 ]; then
   for t in $B/schedlab_gpu_tests_*; do
     [ -x "$t" ] || continue
     tn=$(basename "$t")
-    $t --gtest_output=xml:"$OUT/logs/$tn.xml" >"$OUT/logs/$tn.txt" 2>&1
+    # A hung kernel must not take the whole call: rc 124 marks a test binary stopped by the limit.
+    timeout "${TEST_TIMEOUT_S:-180}" $t --gtest_output=xml:"$OUT/logs/$tn.xml" >"$OUT/logs/$tn.txt" 2>&1
     echo "$tn rc=$? $(grep -E '^\[  (PASSED|FAILED)' "$OUT/logs/$tn.txt" | tr '\n' ' ')"
   done
   # compute-sanitizer on each family's small-shape test (`*ForSanitizer*`): memcheck (out of
@@ -47,7 +48,7 @@ if [ "${RUN_TESTS:-1}" != 0 ]; then
       tn=$(basename "$t")
       for tool in memcheck racecheck; do
         [ "$(left)" -gt 120 ] || break
-        compute-sanitizer --tool "$tool" --error-exitcode 97 "$t" --gtest_filter='*ForSanitizer*' \
+        timeout "${TEST_TIMEOUT_S:-180}" compute-sanitizer --tool "$tool" --error-exitcode 97 "$t" --gtest_filter='*ForSanitizer*' \
           --gtest_output=xml:"$OUT/logs/$tn-$tool.xml" >"$OUT/logs/$tn-$tool.txt" 2>&1
         echo "$tn $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/logs/$tn-$tool.txt" | tr '\n' ' ')"
       done

@@ -17,9 +17,6 @@ struct persistent : kernels::HopperPrefillPolicy {
 // scheduler): the causal tiles' unequal lengths no longer decide which SM finishes last.
 struct persistent_dynamic : kernels::HopperPrefillPolicy {
   /* Schedule = */ static constexpr TileSchedule kSchedule = TileSchedule::Dynamic;
-  // The drawing thread's counter, base and queue state do not fit 24 registers beside the
-  // loader's (the SASS spills them to the stack); 32 still fits the 240 of the consumers.
-  /* ProducerRegs = */ static constexpr int kProducerRegs = 32;
 };
 // Three stages of 176-key K and V tiles do not fit 227 KiB at head dim 128: there the
 // three-stage variant keeps the 128-key tiles of the causal shape.

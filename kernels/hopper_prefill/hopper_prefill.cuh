@@ -68,9 +68,14 @@ struct Config {
                 "register reallocation moves registers from a producer warpgroup to the consumers");
   static_assert(Policy::kWarpSpecialized || Policy::kSchedule == attention::TileSchedule::OnePerTile,
                 "without a producer warpgroup, a CTA computes one tile");
+  // setmaxnreg moves registers within what the CTA was given at launch (the launch bound's
+  // per-thread count, a multiple of 8, times its threads); an increase past that pool waits
+  // forever, so the budgets must fit the launch allocation, not the whole register file.
+  static constexpr int kLaunchRegsPerThread = 65536 / kThreads / 8 * 8;
   static_assert(!Policy::kRegisterRealloc ||
-                    Policy::kProducerRegs * kWarpGroupThreads + kConsumerRegs * kConsumers * kWarpGroupThreads <= 65536,
-                "the register budgets exceed the SM's register file");
+                    Policy::kProducerRegs * kWarpGroupThreads + kConsumerRegs * kConsumers * kWarpGroupThreads <=
+                        kLaunchRegsPerThread * kThreads,
+                "the register budgets exceed the registers the CTA is allocated at launch");
 };
 
 // Shared storage: Q, the K and V rings, their barriers. Each tile is 1024-byte aligned (the
