@@ -573,8 +573,8 @@ __device__ __forceinline__ void mainloop_pipelined(const Cta& c, const Q& q, Row
 // Group 1 (waves 4..7) passes one barrier more before the loop, so every barrier ends a
 // matrix phase of one group and a memory phase of the other, and the groups alternate on
 // each SIMD; group 0 passes one more after the loop, so the counts meet. Group 1 runs one
-// phase behind: a wave of group 0 knows only that group 1 has finished the phase before its
-// last. Hence two buffers, each tile's K and V copied in different phases (a buffer is
+// phase behind: a wave of group 0 in phase p knows only that group 1 has finished phase
+// p - 2. Hence two buffers, each tile's K and V copied in different phases (a buffer is
 // overwritten three phases after its last read), and each wave waits for its own copies of a
 // K or V tile at the end of the phase two before the tile is read.
 template <class Policy, class Cfg, class Op, class Cta, class Q, class Regs>
