@@ -1,27 +1,35 @@
 # Kernel sources are registered once, with the experiment they belong to, so that the
 # GPU build, the AMD ISA check and the static resource report all see the same list.
 #
-#   schedlab_kernel_library(<target> SOURCES a.cu b.cu [EXPERIMENT name] [LINK libs...] [SM90A_ONLY])
+#   schedlab_kernel_library(<target> SOURCES a.cu b.cu [EXPERIMENT name] [LINK libs...] [SM90A_ONLY | AMD_ONLY])
 #
 # With a GPU backend it builds a static library from the sources (in the backend's
 # language); in every configuration it records each source in the global property
 # SCHEDLAB_KERNEL_SOURCES as "<experiment>|<absolute path>" for the static report.
 # SM90A_ONLY: Hopper-only kernels (wgmma, setmaxnreg): built with the cuda backend alone and
 # reported for sm_90a alone ("<experiment>|<path>|sm_90a").
+# AMD_ONLY: kernels written for the AMD targets (an AMD realization of an experiment whose
+# NVIDIA one is another source): built with the hip backend alone, reported for gfx942 and
+# gfx950 alone ("<experiment>|<path>|gfx942,gfx950").
 function(schedlab_kernel_library target)
-  cmake_parse_arguments(ARG "SM90A_ONLY" "EXPERIMENT" "SOURCES;LINK" ${ARGN})
+  cmake_parse_arguments(ARG "SM90A_ONLY;AMD_ONLY" "EXPERIMENT" "SOURCES;LINK" ${ARGN})
   if(NOT ARG_EXPERIMENT)
     set(ARG_EXPERIMENT "kernels")
   endif()
   set(only "")
+  set(backend "${SCHEDLAB_GPU_BACKEND}")  # the backend that builds it: any but none
   if(ARG_SM90A_ONLY)
     set(only "|sm_90a")
+    set(backend cuda)
+  elseif(ARG_AMD_ONLY)
+    set(only "|gfx942,gfx950")
+    set(backend hip)
   endif()
   foreach(src IN LISTS ARG_SOURCES)
     get_filename_component(abs "${src}" ABSOLUTE)
     set_property(GLOBAL APPEND PROPERTY SCHEDLAB_KERNEL_SOURCES "${ARG_EXPERIMENT}|${abs}${only}")
   endforeach()
-  if(SCHEDLAB_GPU_BACKEND STREQUAL "none" OR (ARG_SM90A_ONLY AND NOT SCHEDLAB_GPU_BACKEND STREQUAL "cuda"))
+  if(SCHEDLAB_GPU_BACKEND STREQUAL "none" OR NOT SCHEDLAB_GPU_BACKEND STREQUAL backend)
     return()
   endif()
   set_source_files_properties(${ARG_SOURCES} PROPERTIES LANGUAGE ${SCHEDLAB_GPU_LANG})
@@ -32,18 +40,32 @@ endfunction()
 # An experiment folder: its kernel instantiations (kernels.cu, registered for the static
 # report under the folder's name) and its benchmark binary bench_<name> (bench.cu).
 #
-#   schedlab_experiment([LINK libs...] [SM90A_ONLY])   # in experiments/<name>/CMakeLists.txt
+#   schedlab_experiment([LINK libs...] [SM90A_ONLY | AMD_ONLY] [KERNELS file] [BENCH file])
+#
+# An experiment with one realization per vendor calls it twice, SM90A_ONLY with the NVIDIA
+# sources and AMD_ONLY with the AMD ones (KERNELS, BENCH): one backend builds one of them.
 function(schedlab_experiment)
-  cmake_parse_arguments(ARG "SM90A_ONLY" "" "LINK" ${ARGN})
+  cmake_parse_arguments(ARG "SM90A_ONLY;AMD_ONLY" "KERNELS;BENCH" "LINK" ${ARGN})
   get_filename_component(name "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
+  if(NOT ARG_KERNELS)
+    set(ARG_KERNELS kernels.cu)
+  endif()
+  if(NOT ARG_BENCH)
+    set(ARG_BENCH bench.cu)
+  endif()
   set(only "")
+  set(backend "${SCHEDLAB_GPU_BACKEND}")
   if(ARG_SM90A_ONLY)
     set(only SM90A_ONLY)
+    set(backend cuda)
+  elseif(ARG_AMD_ONLY)
+    set(only AMD_ONLY)
+    set(backend hip)
   endif()
-  schedlab_kernel_library(${name}_kernels SOURCES kernels.cu EXPERIMENT ${name} LINK ${ARG_LINK} ${only})
-  if(NOT SCHEDLAB_GPU_BACKEND STREQUAL "none" AND (NOT ARG_SM90A_ONLY OR SCHEDLAB_GPU_BACKEND STREQUAL "cuda"))
-    set_source_files_properties(bench.cu PROPERTIES LANGUAGE ${SCHEDLAB_GPU_LANG})
-    add_executable(bench_${name} bench.cu)
+  schedlab_kernel_library(${name}_kernels SOURCES ${ARG_KERNELS} EXPERIMENT ${name} LINK ${ARG_LINK} ${only})
+  if(NOT SCHEDLAB_GPU_BACKEND STREQUAL "none" AND SCHEDLAB_GPU_BACKEND STREQUAL backend)
+    set_source_files_properties(${ARG_BENCH} PROPERTIES LANGUAGE ${SCHEDLAB_GPU_LANG})
+    add_executable(bench_${name} ${ARG_BENCH})
     target_link_libraries(bench_${name} PRIVATE ${name}_kernels)
   endif()
 endfunction()

@@ -371,6 +371,22 @@ struct Cta {
     probe.after(gpu::WaitPoint::BlockBarrier);
   }
 
+  // A phase hand-over of the 8-wave ping-pong: this wave's copies have landed but for the
+  // newest kPendingTiles tiles' (all of them where those issued none: `newer_tiles_full`),
+  // then a barrier that orders shared memory only, so later copies stay in flight.
+  template <int kPendingTiles>
+  __device__ __forceinline__ void hand_over(bool newer_tiles_full) const {
+    probe.before();
+    gpu::async_wait_groups<kPendingTiles, kCopiesPerTile>(newer_tiles_full);
+    gpu::block_sync_shared();
+    probe.after(gpu::WaitPoint::BlockBarrier);
+  }
+  __device__ __forceinline__ void hand_over() const {  // nothing to wait for
+    probe.before();
+    gpu::block_sync_shared();
+    probe.after(gpu::WaitPoint::BlockBarrier);
+  }
+
   __device__ Cta(const Params& p, unsigned char* shared) : a(p), smem(shared) {
     const int m_block = static_cast<int>(gridDim.x - 1 - blockIdx.x);  // longest causal rows first
     const int head = blockIdx.y, batch = blockIdx.z, kv_head = head / (a.q_heads / a.kv_heads);
@@ -551,6 +567,50 @@ __device__ __forceinline__ void mainloop_pipelined(const Cta& c, const Q& q, Row
   }
 }
 
+// Main loop of the 8-wave ping-pong (WaveSchedule::ping_pong_8wave; HipKittens, Hu et al.
+// 2025, arXiv 2511.08083). Four phases per tile, each ended by a barrier of all eight waves:
+//   memory: copies of K(j+1) | matrix: QK(j) | memory: softmax(j), copies of V(j+1) | matrix: PV(j)
+// Group 1 (waves 4..7) passes one barrier more before the loop, so every barrier ends a
+// matrix phase of one group and a memory phase of the other, and the groups alternate on
+// each SIMD; group 0 passes one more after the loop, so the counts meet. Group 1 runs one
+// phase behind: a wave of group 0 in phase p knows only that group 1 has finished phase
+// p - 2. Hence two buffers, each tile's K and V copied in different phases (a buffer is
+// overwritten three phases after its last read), and each wave waits for its own copies of a
+// K or V tile at the end of the phase two before the tile is read.
+template <class Policy, class Cfg, class Op, class Cta, class Q, class Regs>
+__device__ __forceinline__ void mainloop_ping_pong(const Cta& c, const Q& q, RowState<Cfg>& st, Regs& regs,
+                                                   int warp_row0) {
+  static_assert(Policy::kWarps == 8, "two groups of four waves: one wave of each group per SIMD");
+  static_assert(Policy::kKvBuffers == 2 && !Policy::kPipelineQk, "two K/V buffers, one tile in flight");
+  static_assert(Policy::kKvFragments == KvFragments::Union, "V may be read only in the PV phase");
+  const bool lagging = gpu::warp_group_id() == 1;
+  gpu::async_wait<0>();  // K(0) and V(0) have landed (this wave's copies) ...
+  if (lagging) gpu::block_sync_shared();  // ... group 1 starts one phase late
+  for (int j = 0; j < c.n_tiles; ++j) {
+    const bool next = j + 1 < c.n_tiles;
+    c.produce_k(j + 1);  // into K(j - 1)'s buffer
+    gpu::async_commit();
+    c.hand_over();  // memory -> matrix
+    float s[Cfg::kMTiles][Tile<Cfg>::kSTiles][4];
+    gpu::set_priority<1>();
+    compute_qk<Policy, Cfg, Op>(s, q, c.k_tile(j), c.v_tile(j), regs);
+    gpu::set_priority<0>();
+    if constexpr (Policy::kFault == PrefillFault::drop_tile) c.drop_if_hit(s, j);
+    c.template hand_over<1>(next);  // matrix -> memory; V(j) has landed, K(j + 1) may be in flight
+    std::uint32_t pa[Cfg::kMTiles][Cfg::kPvSteps][Tile<Cfg>::kPWords];
+    if (c.masked(j)) softmax_tiles<Cfg, Op, true>(s, st, pa, c.a, j * Cfg::kBlockN, warp_row0);
+    else softmax_tiles<Cfg, Op, false>(s, st, pa, c.a, j * Cfg::kBlockN, warp_row0);
+    c.produce_v(j + 1);  // into V(j - 1)'s buffer
+    gpu::async_commit();
+    c.hand_over();  // memory -> matrix
+    gpu::set_priority<1>();
+    compute_pv<Cfg, Op>(st, pa, c.v_tile(j), regs, false);
+    gpu::set_priority<0>();
+    c.template hand_over<1>(next);  // matrix -> memory; K(j + 1) has landed, V(j + 1) may be in flight
+  }
+  if (!lagging) gpu::block_sync_shared();  // group 1's last barrier
+}
+
 template <class Policy, DType kT, int kHeadDim, class Dyn>
 __global__ void __launch_bounds__(kThreadsOf<Policy>, 1) flash_prefill_kernel(Params a) {
   using Cfg = Config<Policy, kHeadDim>;
@@ -585,7 +645,9 @@ __global__ void __launch_bounds__(kThreadsOf<Policy>, 1) flash_prefill_kernel(Pa
   RowState<Cfg> st;
   KvRegs<Cfg, Policy::kKvFragments> regs;
   const int warp_row0 = c.q_row0 + gpu::warp_id() * Policy::kWarpRows;
-  if constexpr (Policy::kPipelineQk) {
+  if constexpr (Policy::kWaveSchedule == WaveSchedule::ping_pong_8wave) {
+    mainloop_ping_pong<Policy, Cfg, Op>(c, q, st, regs, warp_row0);
+  } else if constexpr (Policy::kPipelineQk) {
     if (c.n_tiles > 0) mainloop_pipelined<Policy, Cfg, Op>(c, q, st, regs, warp_row0);
   } else {
     mainloop_serial<Policy, Cfg, Op>(c, q, st, regs, warp_row0);

@@ -24,6 +24,15 @@ enum class KLoadSchedule {
   Interleaved,  // sched_group_barrier alternates matrix ops with shared-memory reads (AMD)
 };
 
+// How the waves of a CTA share the matrix units (on AMD, the four SIMDs of a CU).
+enum class WaveSchedule {
+  plain,            // every wave runs the same main loop; the hardware interleaves them as it can
+  ping_pong_8wave,  // HipKittens' 8-wave ping-pong (Hu et al. 2025, arXiv 2511.08083): two groups of four
+                    // waves, one of each per SIMD, one phase apart; every phase ends at a barrier of all
+                    // eight, so one group issues matrix ops while the other copies tiles and runs the
+                    // softmax; matrix phases run at raised wave priority (s_setprio)
+};
+
 // Faults injected on purpose, to show that the accuracy gate catches a broken kernel
 // (kernels/tests/test_prefill_gpu.cu). No shipped variant sets one: with `none` the kernel
 // compiles none of the injection points in, and its machine code is unchanged.
@@ -53,6 +62,7 @@ struct PrefillPolicy {
   /* Layout = */ static constexpr SmemLayout kLayout = SmemLayout::Swizzled;
   /* KvFragments = */ static constexpr KvFragments kKvFragments = KvFragments::Union;
   /* KLoad = */ static constexpr KLoadSchedule kKLoad = KLoadSchedule::Compiler;
+  /* WaveSchedule = */ static constexpr WaveSchedule kWaveSchedule = WaveSchedule::plain;
   /* Fault = */ static constexpr PrefillFault kFault = PrefillFault::none;  // tests only
 };
 

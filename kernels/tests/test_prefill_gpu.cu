@@ -11,6 +11,7 @@
 
 #include "experiments/prefill_kv_tiles/policy.hpp"
 #include "experiments/prefill_lds_buffers/policy.hpp"
+#include "experiments/prefill_pingpong/amd_policy.hpp"  // instantiated in prefill_wave_schedule_kernels.cu
 #include "experiments/prefill_sched_barrier/policy.hpp"
 #include "kernels/prefill/flash_prefill.hpp"
 #if SCHEDLAB_PREFILL_TUNING
@@ -31,7 +32,8 @@ using Policies = ::testing::Types<
     experiments::prefill_kv_tiles::kv_union, experiments::prefill_kv_tiles::kv_separate,
     experiments::prefill_sched_barrier::compiler, experiments::prefill_sched_barrier::pinned,
     experiments::prefill_sched_barrier::interleaved, experiments::prefill_lds_buffers::single,
-    experiments::prefill_lds_buffers::double_buffer, experiments::prefill_lds_buffers::double_padded
+    experiments::prefill_lds_buffers::double_buffer, experiments::prefill_lds_buffers::double_padded,
+    experiments::prefill_pingpong::ping_pong_8wave, experiments::prefill_pingpong::plain_8wave
 #if SCHEDLAB_PREFILL_TUNING
     ,
     experiments::prefill_tuning::w8_n64, experiments::prefill_tuning::w4_n128_single_ftz,

@@ -20,6 +20,9 @@ __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) 
 __device__ __forceinline__ int warp_id() { return static_cast<int>(threadIdx.x) / kWarpSize; }
 __device__ __forceinline__ int warp_group_id() { return static_cast<int>(threadIdx.x) / (4 * kWarpSize); }
 __device__ __forceinline__ void block_sync() { __syncthreads(); }
+// A barrier that orders shared memory only: bar.sync never waits for cp.async copies (they are
+// waited for with async_wait), so this is block_sync.
+__device__ __forceinline__ void block_sync_shared() { __syncthreads(); }
 __device__ __forceinline__ void warp_sync() { __syncwarp(); }
 
 // Whether the predicate holds in any lane of the warp (a warp-uniform branch condition).

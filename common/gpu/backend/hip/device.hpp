@@ -18,6 +18,14 @@ __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) 
 __device__ __forceinline__ int warp_id() { return static_cast<int>(threadIdx.x) / kWarpSize; }
 __device__ __forceinline__ int warp_group_id() { return static_cast<int>(threadIdx.x) / (4 * kWarpSize); }
 __device__ __forceinline__ void block_sync() { __syncthreads(); }
+// A workgroup barrier that orders LDS only: the release fence waits for this wave's LDS
+// operations (lgkmcnt), not for its global loads and asynchronous copies (vmcnt), which stay
+// in flight across it; block_sync's fence waits for both. s_barrier between the two fences.
+__device__ __forceinline__ void block_sync_shared() {
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup", "local");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup", "local");
+}
 // A wave executes in lockstep; the fence keeps LDS traffic ordered around the sync point.
 __device__ __forceinline__ void warp_sync() { __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront"); }
 
