@@ -8,7 +8,7 @@ What is checked, honestly:
   - prefill_sched_barrier, sm_90a: the hints are no-ops, so the three variants compile
     to the same SASS; in each, after the block barrier that ends tile j - 1, K's LDSM
     comes before the first QK HMMA of tile j (the barrier, not a hint, pins it).
-  - every prefill kernel, gfx942 and gfx950: the matrix products are v_mfma 16x16x16
+  - every prefill kernel, gfx942 and gfx950: the matrix products are v_mfma 16x16x16 (fp8: 16x16x32)
     (the MFMA warp tile), with no call left (the decode kernel's m16n8k16 emulation is
     out-of-line calls); gfx950 fills swizzled tiles with global_load_lds, the padded
     layout and gfx942 with global loads and ds_write_b128.
@@ -151,7 +151,7 @@ def _code(lines: list[str]) -> list[str]:
     return [line for line in lines if not line.startswith(";")]
 
 
-MFMA = re.compile(r"^v_mfma_f32_16x16x16")
+MFMA = re.compile(r"^v_mfma_f32_16x16x(16|32)")  # 16-bit, or fp8 (16x16x32_fp8_fp8)
 # The PrefillPolicy defaults the experiments' variants start from (prefill_policy.hpp).
 BLOCK_N, M_TILES = 48, 2  # keys per K/V tile; 16-row tiles per warp (32-row warps)
 DS_READ = re.compile(r"^ds_read")
