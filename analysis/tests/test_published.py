@@ -167,6 +167,8 @@ def test_seed_003_claims_use_the_fp8_setting(tmp_path):
     claims = {c.id: c for c in published.load_claims()}
     for cid in ("s003_time", "s003_memwait", "s003_mismatch"):
         assert claims[cid].match.common.get("dtype") == ("fp8*",), cid
+    # The static report has no dtype column: the kernel's template arguments name it (fp8 = 3).
+    assert claims["s003_vgpr"].match.common.get("kernel") == ("*(schedlab::DType)3, 128,*",)
     root = tmp_path / "results"
     cfg = [dict(batch=2, q_heads=16, kv_heads=16, head_dim=128, seq_len=8192, causal=0,
                 _name="seq:{seq_len}/head_dim:{head_dim}/causal:{causal}")]
