@@ -147,8 +147,10 @@ double PrefillProblem::flops() const {
 }
 
 double PrefillProblem::min_bytes() const {
-  // Q read and O written (q_elems each), K and V read (kv_elems each), all in dtype.
-  return double(2 * q_elems() + 2 * kv_elems()) * double(dtype_bytes(dtype));
+  // Q read and O written (q_elems each), K and V read (kv_elems each), all in dtype; fp8
+  // inputs write O in bf16.
+  const double out_bytes = double(dtype_bytes(dtype == DType::fp8_e4m3 ? DType::bf16 : dtype));
+  return double(q_elems() + 2 * kv_elems()) * double(dtype_bytes(dtype)) + double(q_elems()) * out_bytes;
 }
 
 // ---- decode -----------------------------------------------------------------------------

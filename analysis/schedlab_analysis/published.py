@@ -234,7 +234,7 @@ def select(table: pd.DataFrame, filters: dict[str, tuple[str, ...]]) -> pd.DataF
     for column, patterns in filters.items():
         if column not in table.columns:
             return table.iloc[0:0]
-        keep &= table[column].map(lambda v, p=patterns: _value_matches(v, p))
+        keep &= table[column].map(lambda v, p=patterns: _value_matches(v, p)).astype(bool)
     return table[keep]
 
 

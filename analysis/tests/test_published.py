@@ -158,3 +158,25 @@ def test_cli_with_results_and_plot(tmp_path, data, capsys):
     out = capsys.readouterr().out
     assert "[s003_memwait]" in out and "reproduced (direction only" in out
     assert plot.stat().st_size > 5_000
+
+
+def test_seed_003_claims_use_the_fp8_setting(tmp_path):
+    """Seed 003 is an fp8 head-dim-128 seq-8192 kernel: its measured claims read the fp8 rows of
+    prefill_kv_tiles, not the bf16 neighbour at the same shape (here bf16 does not move and fp8
+    moves by the claimed -3.5%)."""
+    claims = {c.id: c for c in published.load_claims()}
+    for cid in ("s003_time", "s003_memwait", "s003_mismatch"):
+        assert claims[cid].match.common.get("dtype") == ("fp8*",), cid
+    # The static report has no dtype column: the kernel's template arguments name it (fp8 = 3).
+    assert claims["s003_vgpr"].match.common.get("kernel") == ("*(schedlab::DType)3, 128,*",)
+    root = tmp_path / "results"
+    cfg = [dict(batch=2, q_heads=16, kv_heads=16, head_dim=128, seq_len=8192, causal=0,
+                _name="seq:{seq_len}/head_dim:{head_dim}/causal:{causal}")]
+    synth.experiment_run(root, "prefill_kv_tiles", "prefill", "kv_union", {"kv_union": 1.0, "kv_separate": 1.0},
+                         cfg, noise=0.001, seed=5)
+    synth.experiment_run(root, "prefill_kv_tiles", "prefill", "kv_union", {"kv_union": 1.0, "kv_separate": 0.965},
+                         cfg, dtype="fp8_e4m3", noise=0.001, seed=6, stamp="20261120T121000Z")
+    data = Dataset.load(root)
+    (got,) = published.evaluate([claims["s003_time"]], data)
+    assert got.verdict == published.REPRODUCED
+    assert got.our_change == pytest.approx(-0.035, abs=0.01)

@@ -94,6 +94,7 @@ struct Layout {
   std::function<std::int64_t(const QueryRow&)> q_offset = {};
   std::function<std::int64_t(int batch, int kv_head, int key)> kv_offset = {};  // element d = 0
   std::vector<double> k_scale = {}, v_scale = {};                                // per KV head
+  std::vector<double> q_scale = {};  // per query head; empty: 1
 };
 
 // Decodes keys [begin, end) of one (batch, KV head) of `tensor` into the rows of dst.
@@ -118,7 +119,8 @@ void attend_group(const Layout& l, const void* q, const void* k, const void* v, 
     KeyRange span{std::numeric_limits<int>::max(), 0};  // union of the chunk's visible keys
     for (std::size_t r = 0; r < count; ++r) {
       const QueryRow& row = rows[group[c0 + r]];
-      decode_run(l.q_dtype, q, l.q_offset(row), dim, 1.0, q_chunk.row(r).data());
+      decode_run(l.q_dtype, q, l.q_offset(row), dim, l.q_scale.empty() ? 1.0 : l.q_scale.at(row.head),
+                 q_chunk.row(r).data());
       keys[r] = l.keys_of(row);
       if (keys[r].size() > 0) span = {std::min(span.begin, keys[r].begin), std::max(span.end, keys[r].end)};
     }
@@ -222,7 +224,7 @@ std::vector<std::int64_t> sample_indices(std::int64_t total, const std::vector<s
 // ---- prefill ----------------------------------------------------------------------------
 
 std::vector<double> prefill_reference(const PrefillProblem& p, const void* q, const void* k, const void* v,
-                                      const std::vector<QueryRow>& rows) {
+                                      const std::vector<QueryRow>& rows, const QkvScales& scales) {
   p.validate();
   Layout l{p.batch, p.q_heads, p.kv_heads, p.head_dim, p.dtype, p.dtype, p.scale()};
   l.row_in_problem = [&](const QueryRow& r) {
@@ -235,8 +237,16 @@ std::vector<double> prefill_reference(const PrefillProblem& p, const void* q, co
   l.kv_offset = [&](int b, int kv_head, int j) {
     return ((std::int64_t(b) * p.kv_len + j) * p.kv_heads + kv_head) * p.head_dim;
   };
-  // PrefillProblem carries no fp8 scales: fp8 K/V are taken at scale 1.
-  l.k_scale = l.v_scale = std::vector<double>(p.kv_heads, 1.0);
+  auto per_head = [](const std::vector<double>& given, int heads, const char* name) {
+    if (given.empty()) return std::vector<double>(heads, 1.0);
+    if (given.size() != std::size_t(heads))
+      throw std::invalid_argument(std::string("prefill_reference: ") + name + " scales: " + std::to_string(given.size()) +
+                                  " for " + std::to_string(heads) + " heads");
+    return given;
+  };
+  l.q_scale = per_head(scales.q, p.q_heads, "q");
+  l.k_scale = per_head(scales.k, p.kv_heads, "k");
+  l.v_scale = per_head(scales.v, p.kv_heads, "v");
   return reference(l, q, k, v, rows);
 }
 

@@ -23,8 +23,13 @@ struct QueryRow {
 
 // Outputs rows.size() * head_dim values, row-major, in the order of rows. Throws
 // InvalidProblem for an invalid problem and std::out_of_range for a row outside it.
+// Dequantization scales of fp8 inputs (a stored value is byte * scale): per query head (q) and
+// per KV head (k, v). Empty lists mean 1.
+struct QkvScales {
+  std::vector<double> q, k, v;
+};
 std::vector<double> prefill_reference(const PrefillProblem& problem, const void* q, const void* k, const void* v,
-                                      const std::vector<QueryRow>& rows);
+                                      const std::vector<QueryRow>& rows, const QkvScales& scales = {});
 std::vector<double> decode_reference(const DecodeProblem& problem, const void* q, const void* k_pool,
                                      const void* v_pool, const std::vector<QueryRow>& rows);
 

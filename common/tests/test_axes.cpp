@@ -201,6 +201,25 @@ TEST(PrefillShapes, FullTierIsTheFa3Sweep) {
   EXPECT_LT(kernels::prefill_shapes(tier(Tier::standard)).size(), names.size() / 2);
 }
 
+// The fp8 setting of the K/V register-tile experiments: one more shape per tier, whose bf16
+// twin (same shape) is in the tier already.
+TEST(PrefillShapes, Fp8TiersAddTheFp8SettingBesideItsBf16Twin) {
+  for (Tier t : {Tier::quick, Tier::standard, Tier::full}) {
+    const auto plain = kernels::prefill_shapes(tier(t));
+    const auto with_fp8 = kernels::prefill_shapes(tier(t), kernels::prefill_tiers_with_fp8());
+    ASSERT_EQ(with_fp8.size(), plain.size() + 1);
+    const PrefillShape& fp8 = with_fp8.back();
+    EXPECT_EQ(kernels::prefill_shape_name(fp8), "fp8_e4m3/seq:8192/head_dim:128/causal:0");
+    EXPECT_EQ(fp8.batch, 2);
+    EXPECT_EQ(fp8.q_heads, 16);
+    PrefillShape twin = fp8;
+    twin.dtype = DType::bf16;
+    int twins = 0;
+    for (const PrefillShape& s : plain) twins += kernels::prefill_shape_name(s) == kernels::prefill_shape_name(twin);
+    EXPECT_EQ(twins, 1);
+  }
+}
+
 TEST(PrefillShapes, CrossProductWithDerivedDefaults) {
   auto s = kernels::prefill_shapes(axes("q_len=1,128;kv_len=4096;head_dim=64;q_heads=32;kv_heads=8;causal=1"));
   ASSERT_EQ(s.size(), 2u);

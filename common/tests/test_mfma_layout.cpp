@@ -129,6 +129,24 @@ void check_lane_copy(int rows, int chunks, int threads) {
   for (int c : copies) EXPECT_EQ(c, 1);
 }
 
+// Rows of 4 chunks (fp8 at head dim 64): 8 consecutive rows' chunk c (what one ldmatrix reads)
+// land in 8 different 16-byte slots of the 128-byte lines, and each row's chunks stay a
+// permutation of its own chunks.
+TEST(SmemTileLayout, FourChunkRowsSwizzleWithoutConflicts) {
+  for (int c = 0; c < 4; ++c)
+    for (int row0 = 0; row0 < 32; row0 += 8) {
+      std::set<int> slots;
+      for (int r = row0; r < row0 + 8; ++r)
+        slots.insert((r * 4 + schedlab::kernels::prefill_layout::swizzled_chunk(r, c, 4)) % 8);
+      EXPECT_EQ(slots.size(), 8u) << "chunk " << c << ", rows from " << row0;
+    }
+  for (int r = 0; r < 16; ++r) {
+    std::set<int> chunks;
+    for (int c = 0; c < 4; ++c) chunks.insert(schedlab::kernels::prefill_layout::swizzled_chunk(r, c, 4));
+    EXPECT_EQ(chunks, (std::set<int>{0, 1, 2, 3})) << "row " << r;
+  }
+}
+
 TEST(SmemTileLayout, LaneContiguousCopyCoversTheSwizzledTileOnce) {
   for (int threads : {256, 512})
     for (int chunks : {8, 16})  // head dim 64, 128

@@ -129,6 +129,8 @@ TEST(PrefillProblem, FlopsCountVisiblePairs) {
 TEST(PrefillProblem, MinBytesReadQKVOnceWriteOOnce) {
   PrefillProblem p = valid_prefill();
   EXPECT_DOUBLE_EQ(p.min_bytes(), 2.0 * (2 * p.q_elems() + 2 * p.kv_elems()));
+  p.dtype = DType::fp8_e4m3;  // bytes in, O in bf16
+  EXPECT_DOUBLE_EQ(p.min_bytes(), 1.0 * (p.q_elems() + 2 * p.kv_elems()) + 2.0 * p.q_elems());
 }
 
 // ---- decode -----------------------------------------------------------------------------

@@ -216,6 +216,32 @@ TEST(PrefillReference, ReadsStoredDtypes) {
   EXPECT_EQ(out[0], 1.0);
 }
 
+// fp8 inputs with per-head scales: the same as the f32 inputs byte * scale.
+TEST(PrefillReference, Fp8DequantizesWithPerHeadScales) {
+  PrefillProblem p;
+  p.batch = 1, p.q_heads = 4, p.kv_heads = 2, p.q_len = 9, p.kv_len = 13, p.head_dim = 16, p.causal = true;
+  p.dtype = DType::fp8_e4m3;
+  PrefillData x(p, 3);
+  const QkvScales scales{{0.5, 1.0, 2.0, 0.25}, {0.75, 1.5}, {3.0, 0.125}};
+  PrefillProblem pf = p;
+  pf.dtype = DType::f32;
+  PrefillData y(pf);
+  for (int pos = 0; pos < p.q_len; ++pos)
+    for (int h = 0; h < p.q_heads; ++h)
+      for (int d = 0; d < p.head_dim; ++d)
+        y.q.set(y.q_index(0, pos, h, d), float(x.q.get(x.q_index(0, pos, h, d)) * scales.q[h]));
+  for (int j = 0; j < p.kv_len; ++j)
+    for (int h = 0; h < p.kv_heads; ++h)
+      for (int d = 0; d < p.head_dim; ++d) {
+        y.k.set(y.kv_index(0, j, h, d), float(x.k.get(x.kv_index(0, j, h, d)) * scales.k[h]));
+        y.v.set(y.kv_index(0, j, h, d), float(x.v.get(x.kv_index(0, j, h, d)) * scales.v[h]));
+      }
+  const auto rows = all_rows(p);
+  expect_near_all(prefill_reference(p, x.q.data(), x.k.data(), x.v.data(), rows, scales), y.run(rows), 1e-12);
+  EXPECT_THROW(prefill_reference(p, x.q.data(), x.k.data(), x.v.data(), rows, QkvScales{{1.0}, {}, {}}),
+               std::invalid_argument);
+}
+
 // ---- against the textbook definition ----------------------------------------------------
 
 struct MaskCase {

@@ -1,5 +1,6 @@
 // Benchmarks of prefill_sched_barrier: every variant, and the baseline's A/A control, on the
-// prefill shapes of the run's tier or --schedlab_axes (kernels/prefill/prefill_shapes.hpp).
+// prefill shapes of the run's tier plus fp8 at head dim 128, seq 8192, non-causal (seed 003's
+// setting; prefill_tiers_with_fp8), or --schedlab_axes (kernels/prefill/prefill_shapes.hpp).
 #include "common/harness/gpu_platform.hpp"
 #include "experiments/prefill_sched_barrier/policy.hpp"
 #include "kernels/prefill/prefill_bench.hpp"
@@ -7,7 +8,7 @@
 using namespace schedlab;
 
 int main(int argc, char** argv) {
-  const kernels::PrefillExperiment<experiments::prefill_sched_barrier::compiler, experiments::prefill_sched_barrier::pinned, experiments::prefill_sched_barrier::interleaved> experiment{
+  const kernels::PrefillFp8Experiment<experiments::prefill_sched_barrier::compiler, experiments::prefill_sched_barrier::pinned, experiments::prefill_sched_barrier::interleaved> experiment{
       "prefill_sched_barrier", "compiler", {"compiler", "pinned", "interleaved"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);

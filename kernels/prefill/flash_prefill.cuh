@@ -5,14 +5,17 @@
 // state in registers, and walks the K/V tiles that the CTA stages through shared memory with
 // async copies: S = Q K^T, online softmax in the log2 domain, O += P V with P converted in
 // registers. Fragment layouts, loads and matrix products are the architecture's warp tile
-// (common/gpu/attention_tile.hpp: mma.sync m16n8k16 on NVIDIA, MFMA 16x16x16 on AMD); this
-// file sees only each accumulator element's (row, col) and the tile's row reductions.
+// (common/gpu/attention_tile.hpp: mma.sync m16n8k16 on NVIDIA, MFMA 16x16x16 on AMD; for
+// fp8 e4m3 inputs attention_tile_fp8.hpp: m16n8k32 / 16x16x32 with P in e4m3); this file
+// sees only each accumulator element's (row, col) and the tile's row reductions.
 // Scheduling knobs come from the Policy (prefill_policy.hpp); the body is shared.
 #pragma once
 #include <cstdint>
+#include <stdexcept>
 #include <type_traits>
 
 #include "common/gpu/attention_tile.hpp"
+#include "common/gpu/attention_tile_fp8.hpp"
 #include "common/gpu/device.hpp"
 #include "common/gpu/probe.hpp"
 #include "common/gpu/kernel_traits.hpp"
@@ -30,27 +33,30 @@ inline constexpr float kLog2e = 1.4426950408889634f;
 inline constexpr int kMmaRows = 16;  // query rows of one matrix-instruction tile (both backends)
 
 struct Params {
-  const std::uint16_t* q;
-  const std::uint16_t* k;
-  const std::uint16_t* v;
-  std::uint16_t* o;
+  const unsigned char* q;  // elements of the kernel's input dtype (2 bytes, or 1 for fp8)
+  const unsigned char* k;
+  const unsigned char* v;
+  std::uint16_t* o;  // bf16/f16 (bf16 for fp8 inputs)
   int q_len, kv_len, q_heads, kv_heads;
   bool causal;
   float scale_log2;  // softmax scale * log2(e): scores live in the log2 domain (exp2)
+  // fp8 only (else null): dequantization scales per query head (q) and per KV head (k, v).
+  // q_scale * k_scale folds into scale_log2 and v_scale into O's 1 / l, per CTA.
+  const float *q_scale, *k_scale, *v_scale;
   unsigned long long* probe_slots;  // gpu::kProbeSlots counters; null unless probes are built in
 };
 
-// A shared tile of kRows rows of kHeadDim 16-bit values, in 16-byte chunks.
-template <SmemLayout kLayout, int kRows, int kHeadDim>
+// A shared tile of kRows rows of kDataBytes bytes (head_dim elements), in 16-byte chunks.
+template <SmemLayout kLayout, int kRows, int kDataBytes>
 struct SmemTile {
-  static constexpr int kChunks = kHeadDim * 2 / 16;  // 16-byte chunks per row
+  static constexpr int kChunks = kDataBytes / 16;  // 16-byte chunks per row
   static constexpr bool kPadded = kLayout == SmemLayout::Padded;
-  static constexpr int kRowBytes = kHeadDim * 2 + (kPadded ? 16 : 0);
+  static constexpr int kRowBytes = kDataBytes + (kPadded ? 16 : 0);
   static constexpr int kBytes = kRows * kRowBytes;
-  static_assert(kPadded || kChunks % 8 == 0, "the XOR swizzle permutes 8 chunks of a row");
+  static_assert(kPadded || kChunks % 4 == 0, "the XOR swizzle permutes 4 or more chunks of a row");
   static __device__ __forceinline__ int offset(int row, int chunk) {
     if constexpr (kPadded) return row * kRowBytes + chunk * 16;
-    else return row * kRowBytes + prefill_layout::swizzled_chunk(row, chunk) * 16;
+    else return row * kRowBytes + prefill_layout::swizzled_chunk(row, chunk, kChunks) * 16;
   }
   // Fragment addressing: a lane reads chunk 2 * step + low (low 0 or 1) of row row0 + rows
   // (rows a multiple of 8). lane_offset() is the step-0 offset; at() is one XOR (swizzled:
@@ -65,17 +71,20 @@ struct SmemTile {
   }
 };
 
-template <class Policy, int kHeadDimT>
+template <class Policy, int kHeadDimT, DType kT>
 struct Config {
   static constexpr int kThreads = Policy::kWarps * kWarpSize;  // = kThreadsOf<Policy>
   static constexpr int kMTiles = Policy::kWarpRows / kMmaRows;  // m16 tiles per warp: each B fragment feeds kMTiles ops
   static constexpr int kBlockM = Policy::kWarps * Policy::kWarpRows;  // query rows per CTA
-  static constexpr int kBlockN = Policy::kBlockN;                // keys per K/V tile
+  // fp8 e4m3 Q, K, V: 8-bit matrix ops with P in e4m3 (attention_tile_fp8.hpp).
+  static constexpr bool kFp8 = kT == DType::fp8_e4m3;
+  static constexpr int kElemBytes = kFp8 ? 1 : 2;
+  static constexpr int kBlockN = prefill_block_n<Policy>(kT);  // keys per K/V tile
   static constexpr int kHeadDim = kHeadDimT;
-  using QTile = SmemTile<Policy::kLayout, kBlockM, kHeadDim>;
-  using KvTile = SmemTile<Policy::kLayout, kBlockN, kHeadDim>;
-  static constexpr int kQkSteps = kHeadDim / 16;  // k16 steps of S = Q K^T
-  static constexpr int kPvSteps = kBlockN / 16;   // k16 steps of O += P V
+  using QTile = SmemTile<Policy::kLayout, kBlockM, kHeadDim * kElemBytes>;
+  using KvTile = SmemTile<Policy::kLayout, kBlockN, kHeadDim * kElemBytes>;
+  static constexpr int kQkSteps = kHeadDim * kElemBytes / 32;  // k steps of S = Q K^T: 32 bytes each
+  static constexpr int kPvSteps = kBlockN / (kFp8 ? 32 : 16);   // k steps of O += P V (keys)
   // k16 steps of QK unrolled: all with Q in registers (its fragments are indexed by the
   // step); Policy::kQkUnroll otherwise, which bounds how many K/Q loads the compiler hoists.
   static constexpr int kQkUnroll = Policy::kQInRegisters ? kQkSteps : Policy::kQkUnroll;
@@ -88,16 +97,18 @@ struct Config {
   static_assert(kBlockN % 16 == 0 && kHeadDim % 16 == 0, "tiles are whole k16 steps");
   static_assert(Policy::kWarpRows % kMmaRows == 0, "a warp owns whole m16 tiles");
   static_assert(Policy::kKvBuffers >= 1 && Policy::kKvBuffers <= 4, "one to four K/V buffers");
-  static_assert(kSmemBytes == prefill_smem_bytes<Policy>(kHeadDim) && kSmemBytes <= gpu::kMaxSmemPerBlock,
+  static_assert(!kFp8 || Policy::kRescaleThreshold <= 8.f, "fp8 P = exp2(s - stale max) <= 2^threshold must stay below 448");
+  static_assert(kSmemBytes == prefill_smem_bytes<Policy>(kHeadDim, kT) && kSmemBytes <= gpu::kMaxSmemPerBlock,
                 "shared storage: as the policy layer counts it, within the backend's per-block limit");
 };
 
+// The 16-bit matrix operand type, and O's type: fp8 inputs write bf16 (FlashAttention-3's choice).
 template <DType kT>
-using Operand = std::conditional_t<kT == DType::bf16, gpu::mma::Bf16, gpu::mma::F16>;
+using Operand = std::conditional_t<kT == DType::f16, gpu::mma::F16, gpu::mma::Bf16>;
 
-// The architecture's warp tile for this configuration (common/gpu/attention_tile.hpp).
+// The architecture's warp tile for this configuration (common/gpu/attention_tile{,_fp8}.hpp).
 template <class Cfg>
-using Tile = gpu::attn::WarpTile<Cfg>;
+using Tile = std::conditional_t<Cfg::kFp8, gpu::attn::WarpTileFp8<Cfg>, gpu::attn::WarpTile<Cfg>>;
 
 // K and V fragments of one k16 step: K for kBlockN keys, V for head_dim columns (seed 003).
 template <class Cfg, KvFragments kMode>
@@ -150,7 +161,7 @@ struct RowState {
 // re-read the last valid row instead: finite values that the mask (K) or P's zeros (V) cancel,
 // and Q rows that are never written out.
 template <class Tile, int kRows, int kThreads>
-__device__ __forceinline__ void produce_tile(unsigned char* tile, const std::uint16_t* src, std::int64_t stride,
+__device__ __forceinline__ void produce_tile(unsigned char* tile, const unsigned char* src, std::int64_t stride_bytes,
                                              int rows_left) {
   constexpr int kRowStep = kThreads / Tile::kChunks;
   static_assert(kThreads % Tile::kChunks == 0 && kRowStep % 8 == 0 && kRows % 8 == 0,
@@ -162,20 +173,20 @@ __device__ __forceinline__ void produce_tile(unsigned char* tile, const std::uin
   auto in_tile = [&](int i) { return kRows % kRowStep == 0 || row0 + i * kRowStep < kRows; };
   if constexpr (gpu::kLaneCopyIsAsync && !Tile::kPadded) {
     unsigned char* wave_base = tile + gpu::warp_id() * kWarpSize * 16;  // slot = thread: rows are unpadded
-    const std::uint16_t* from = src + prefill_layout::lane_copy_source_chunk(row0, chunk) * 8;
+    const unsigned char* from = src + prefill_layout::lane_copy_source_chunk(row0, chunk, Tile::kChunks) * 16;
 #pragma unroll
     for (int i = 0; i < kPasses; ++i) {
       const int row = min(row0 + i * kRowStep, rows_left - 1);
-      if (in_tile(i)) gpu::async_copy_16_lanes(wave_base + i * kRowStep * Tile::kRowBytes, from + row * stride);
+      if (in_tile(i)) gpu::async_copy_16_lanes(wave_base + i * kRowStep * Tile::kRowBytes, from + row * stride_bytes);
     }
   } else {
     unsigned char* dst = tile + Tile::offset(row0, chunk);
-    const std::uint16_t* from = src + row0 * stride + chunk * 8;
+    const unsigned char* from = src + row0 * stride_bytes + chunk * 16;
 #pragma unroll
     for (int i = 0; i < kPasses; ++i) {
       const bool valid = row0 + i * kRowStep < rows_left;
       if (in_tile(i))
-        gpu::async_copy_16(dst + i * kRowStep * Tile::kRowBytes, valid ? from + i * kRowStep * stride : src, valid);
+        gpu::async_copy_16(dst + i * kRowStep * Tile::kRowBytes, valid ? from + i * kRowStep * stride_bytes : src, valid);
     }
   }
 }
@@ -255,7 +266,7 @@ template <class Cfg, class Op, bool kMask>
 __device__ __forceinline__ void online_softmax(float (&s)[Tile<Cfg>::kSTiles][4], float (&m)[Tile<Cfg>::kRowSlots],
                                                float (&l)[Tile<Cfg>::kRowSlots], float (&corr)[Tile<Cfg>::kRowSlots],
                                                std::uint32_t (&pa)[Cfg::kPvSteps][Tile<Cfg>::kPWords],
-                                               const Params& a, int key0, int q_row0) {
+                                               const Params& a, float scale_log2, int key0, int q_row0) {
   using T = Tile<Cfg>;
   constexpr int kSlots = T::kRowSlots, kPer = T::kPerSlot;
   static_assert(kSlots * kPer == 4, "an accumulator tile holds 4 elements per lane");
@@ -276,7 +287,7 @@ __device__ __forceinline__ void online_softmax(float (&s)[Tile<Cfg>::kSTiles][4]
 #pragma unroll
   for (int r = 0; r < kSlots; ++r) {
     tile_max[r] = T::row_max(tile_max[r]);  // the lanes sharing the row
-    float m_new = fmaxf(m[r], tile_max[r] * a.scale_log2);
+    float m_new = fmaxf(m[r], tile_max[r] * scale_log2);
     // Thresholded: the stale max stays while the new one is within the threshold above it
     // (a row's first visible key always moves it from -inf).
     if constexpr (Cfg::kRescaleThreshold > 0.f) m_new = m_new > m[r] + Cfg::kRescaleThreshold ? m_new : m[r];
@@ -288,7 +299,7 @@ __device__ __forceinline__ void online_softmax(float (&s)[Tile<Cfg>::kSTiles][4]
 #pragma unroll
     for (int n = 0; n < T::kSTiles; ++n) {
 #pragma unroll
-      for (int e = 0; e < kPer; ++e) s[n][kPer * r + e] = gpu::mma::fast_exp2(fmaf(s[n][kPer * r + e], a.scale_log2, -m_use));
+      for (int e = 0; e < kPer; ++e) s[n][kPer * r + e] = gpu::mma::fast_exp2(fmaf(s[n][kPer * r + e], scale_log2, -m_use));
       float part = s[n][kPer * r];
 #pragma unroll
       for (int e = 1; e < kPer; ++e) part += s[n][kPer * r + e];
@@ -318,7 +329,8 @@ __device__ __forceinline__ void compute_pv(RowState<Cfg>& st,
 // STAGE 4: O / l to the output rows (rows past q_len are padding and not written; a row
 // that sees no key is written as zeros, as the reference does).
 template <class Cfg, class Op>
-__device__ __forceinline__ void write_o(RowState<Cfg>& st, const Params& a, std::uint16_t* o_rows, int rows_left) {
+__device__ __forceinline__ void write_o(RowState<Cfg>& st, const Params& a, std::uint16_t* o_rows, int rows_left,
+                                        float o_scale) {
   using T = Tile<Cfg>;
   const std::int64_t stride = std::int64_t(a.q_heads) * Cfg::kHeadDim;
 #pragma unroll
@@ -326,7 +338,7 @@ __device__ __forceinline__ void write_o(RowState<Cfg>& st, const Params& a, std:
 #pragma unroll
     for (int r = 0; r < T::kRowSlots; ++r) {
       const float l = T::row_sum(st.l[mt][r]);
-      const float inv = l > 0.f ? 1.f / l : 0.f;
+      const float inv = l > 0.f ? o_scale / l : 0.f;  // o_scale: fp8 V's dequantization scale, else 1
       const int row = (gpu::warp_id() * Cfg::kMTiles + mt) * kMmaRows + T::row(0, r * T::kPerSlot);
       if (row >= rows_left) continue;
       T::template store_o_row<Op>(o_rows + row * stride, st.o[mt], r, inv);
@@ -338,14 +350,16 @@ template <class Policy>
 inline constexpr int kThreadsOf = Policy::kWarps * kWarpSize;
 
 // What one CTA works on: its rows, its key tiles, and where the tiles live.
-template <class Policy, int kHeadDim>
+template <class Policy, int kHeadDim, DType kT>
 struct Cta {
-  using Cfg = Config<Policy, kHeadDim>;
+  using Cfg = Config<Policy, kHeadDim, kT>;
+  static constexpr int kBytes = Cfg::kElemBytes;  // of one input element
   const Params& a;
   unsigned char* smem;
   int q_row0, n_tiles, unmasked_end;  // keys below unmasked_end are visible to every row
-  std::int64_t q_off, kv_stride;
-  const std::uint16_t *k_rows, *v_rows;
+  std::int64_t q_off, kv_stride;  // in elements
+  const unsigned char *k_rows, *v_rows;
+  float scale_log2, o_scale;  // Params::scale_log2 and 1, times the fp8 dequantization scales
   mutable gpu::WaitProbe probe;  // cycles at the waits below (opt-in build; else empty)
 
   // A thread's copies per commit group: one K or V tile with one buffer, both with more
@@ -399,8 +413,15 @@ struct Cta {
     const std::int64_t q_stride = std::int64_t(a.q_heads) * kHeadDim;
     kv_stride = std::int64_t(a.kv_heads) * kHeadDim;
     q_off = (std::int64_t(batch) * a.q_len + q_row0) * q_stride + std::int64_t(head) * kHeadDim;
-    k_rows = a.k + std::int64_t(batch) * a.kv_len * kv_stride + std::int64_t(kv_head) * kHeadDim;
+    k_rows = a.k + (std::int64_t(batch) * a.kv_len * kv_stride + std::int64_t(kv_head) * kHeadDim) * kBytes;
     v_rows = a.v + (k_rows - a.k);
+    if constexpr (Cfg::kFp8) {  // dequantization (and gfx942's FNUZ reading of OCP bytes: the tile's factors)
+      scale_log2 = a.scale_log2 * a.q_scale[head] * a.k_scale[kv_head] * Tile<Cfg>::kQkScale;
+      o_scale = a.v_scale[kv_head] * Tile<Cfg>::kPvScale;
+    } else {
+      scale_log2 = a.scale_log2;
+      o_scale = 1.f;
+    }
   }
   __device__ unsigned char* q_tile() const { return smem; }
   __device__ unsigned char* k_tile(int j) const {
@@ -415,20 +436,20 @@ struct Cta {
     else return (j + 1) * Cfg::kBlockN > unmasked_end;
   }
   __device__ void produce_q() const {
-    produce_tile<typename Cfg::QTile, Cfg::kBlockM, Cfg::kThreads>(q_tile(), a.q + q_off, std::int64_t(a.q_heads) * kHeadDim,
-                                                                   a.q_len - q_row0);
+    produce_tile<typename Cfg::QTile, Cfg::kBlockM, Cfg::kThreads>(q_tile(), a.q + q_off * kBytes,
+                                                                   std::int64_t(a.q_heads) * kHeadDim * kBytes, a.q_len - q_row0);
   }
   __device__ void produce_k(int j) const {
     if constexpr (Policy::kFault == PrefillFault::stale_tile) produce_copied(k_tile(j), k_rows, j);
     else if (j < n_tiles)
-      produce_tile<typename Cfg::KvTile, Cfg::kBlockN, Cfg::kThreads>(k_tile(j), k_rows + j * Cfg::kBlockN * kv_stride,
-                                                                      kv_stride, a.kv_len - j * Cfg::kBlockN);
+      produce_tile<typename Cfg::KvTile, Cfg::kBlockN, Cfg::kThreads>(k_tile(j), k_rows + j * Cfg::kBlockN * kv_stride * kBytes,
+                                                                      kv_stride * kBytes, a.kv_len - j * Cfg::kBlockN);
   }
   __device__ void produce_v(int j) const {
     if constexpr (Policy::kFault == PrefillFault::stale_tile) produce_copied(v_tile(j), v_rows, j);
     else if (j < n_tiles)
-      produce_tile<typename Cfg::KvTile, Cfg::kBlockN, Cfg::kThreads>(v_tile(j), v_rows + j * Cfg::kBlockN * kv_stride,
-                                                                      kv_stride, a.kv_len - j * Cfg::kBlockN);
+      produce_tile<typename Cfg::KvTile, Cfg::kBlockN, Cfg::kThreads>(v_tile(j), v_rows + j * Cfg::kBlockN * kv_stride * kBytes,
+                                                                      kv_stride * kBytes, a.kv_len - j * Cfg::kBlockN);
   }
   // A dropped-tile fault: the CTA's middle tile's scores are -inf, so it adds nothing.
   __device__ void drop_if_hit(float (&s)[Cfg::kMTiles][Tile<Cfg>::kSTiles][4], int j) const {
@@ -441,11 +462,11 @@ struct Cta {
         for (int i = 0; i < 4; ++i) s[mt][n][i] = -INFINITY;
   }
   // A stale-tile fault: the CTA's middle tile is copied from the tile its buffer held before.
-  __device__ void produce_copied(unsigned char* tile, const std::uint16_t* rows, int j) const {
+  __device__ void produce_copied(unsigned char* tile, const unsigned char* rows, int j) const {
     const int src = j == n_tiles / 2 && j >= Policy::kKvBuffers ? j - Policy::kKvBuffers : j;
     if (j < n_tiles)
-      produce_tile<typename Cfg::KvTile, Cfg::kBlockN, Cfg::kThreads>(tile, rows + src * Cfg::kBlockN * kv_stride,
-                                                                      kv_stride, a.kv_len - src * Cfg::kBlockN);
+      produce_tile<typename Cfg::KvTile, Cfg::kBlockN, Cfg::kThreads>(tile, rows + src * Cfg::kBlockN * kv_stride * kBytes,
+                                                                      kv_stride * kBytes, a.kv_len - src * Cfg::kBlockN);
   }
 };
 
@@ -453,11 +474,11 @@ struct Cta {
 template <class Cfg, class Op, bool kMask>
 __device__ __forceinline__ void softmax_tiles(float (&s)[Cfg::kMTiles][Tile<Cfg>::kSTiles][4], RowState<Cfg>& st,
                                               std::uint32_t (&pa)[Cfg::kMTiles][Cfg::kPvSteps][Tile<Cfg>::kPWords], const Params& a,
-                                              int key0, int warp_row0) {
+                                              float scale_log2, int key0, int warp_row0) {
   float corr[Cfg::kMTiles][Tile<Cfg>::kRowSlots];
 #pragma unroll
   for (int mt = 0; mt < Cfg::kMTiles; ++mt)
-    online_softmax<Cfg, Op, kMask>(s[mt], st.m[mt], st.l[mt], corr[mt], pa[mt], a, key0, warp_row0 + mt * kMmaRows);
+    online_softmax<Cfg, Op, kMask>(s[mt], st.m[mt], st.l[mt], corr[mt], pa[mt], a, scale_log2, key0, warp_row0 + mt * kMmaRows);
   // O *= corr, for all m16 tiles after all their softmaxes: one straight-line block, so the
   // tiles' independent max / exp2 / sum chains can interleave, and at most one branch.
   // kSkipUnitRescale: skipped when no row of this lane saw a larger max (corr is exactly 1).
@@ -505,8 +526,8 @@ __device__ __forceinline__ void mainloop_serial(const Cta& c, const Q& q, RowSta
       gpu::async_commit();
     }
     std::uint32_t pa[Cfg::kMTiles][Cfg::kPvSteps][Tile<Cfg>::kPWords];
-    if (c.masked(j)) softmax_tiles<Cfg, Op, true>(s, st, pa, c.a, j * Cfg::kBlockN, warp_row0);
-    else softmax_tiles<Cfg, Op, false>(s, st, pa, c.a, j * Cfg::kBlockN, warp_row0);
+    if (c.masked(j)) softmax_tiles<Cfg, Op, true>(s, st, pa, c.a, c.scale_log2, j * Cfg::kBlockN, warp_row0);
+    else softmax_tiles<Cfg, Op, false>(s, st, pa, c.a, c.scale_log2, j * Cfg::kBlockN, warp_row0);
     if constexpr (kStages == 1) {
       c.template wait_copies<1>(j + 1);  // V(j) has landed; K(j + 1) may be in flight
     }
@@ -544,7 +565,7 @@ __device__ __forceinline__ void mainloop_pipelined(const Cta& c, const Q& q, Row
       compute_qk<Policy, Cfg, Op>(s_next, q, c.k_tile(j + 1), c.v_tile(j), regs);
     }
     std::uint32_t pa[Cfg::kMTiles][Cfg::kPvSteps][Tile<Cfg>::kPWords];
-    softmax_tiles<Cfg, Op, kMask>(s, st, pa, c.a, j * Cfg::kBlockN, warp_row0);
+    softmax_tiles<Cfg, Op, kMask>(s, st, pa, c.a, c.scale_log2, j * Cfg::kBlockN, warp_row0);
     compute_pv<Cfg, Op>(st, pa, c.v_tile(j), regs, Cfg::kPrefetchV && kNext);
     if constexpr (kNext) {
 #pragma unroll
@@ -613,11 +634,11 @@ __device__ __forceinline__ void mainloop_ping_pong(const Cta& c, const Q& q, Row
 
 template <class Policy, DType kT, int kHeadDim, class Dyn>
 __global__ void __launch_bounds__(kThreadsOf<Policy>, 1) flash_prefill_kernel(Params a) {
-  using Cfg = Config<Policy, kHeadDim>;
+  using Cfg = Config<Policy, kHeadDim, kT>;
   using Op = Operand<kT>;
   static_assert(Dyn::kBytes == Cfg::kSmemBytes, "launch and kernel disagree on shared memory");
   extern __shared__ __align__(128) unsigned char smem[];
-  const Cta<Policy, kHeadDim> c(a, smem);
+  const Cta<Policy, kHeadDim, kT> c(a, smem);
 
   // Prologue: Q, then the first K/V tiles in flight (groups: Q, K0, V0 with one buffer;
   // Q, T0, ..., T(kKvBuffers - 2) with more).
@@ -628,7 +649,7 @@ __global__ void __launch_bounds__(kThreadsOf<Policy>, 1) flash_prefill_kernel(Pa
     gpu::async_commit();
     c.produce_v(0);
     gpu::async_commit();
-    gpu::async_wait_groups<2, Cta<Policy, kHeadDim>::kCopiesPerGroup>(0 < c.n_tiles);  // Q has landed
+    gpu::async_wait_groups<2, Cta<Policy, kHeadDim, kT>::kCopiesPerGroup>(0 < c.n_tiles);  // Q has landed
   } else {
 #pragma unroll
     for (int t = 0; t < Policy::kKvBuffers - 1; ++t) {
@@ -636,7 +657,7 @@ __global__ void __launch_bounds__(kThreadsOf<Policy>, 1) flash_prefill_kernel(Pa
       c.produce_v(t);
       gpu::async_commit();
     }
-    gpu::async_wait_groups<Policy::kKvBuffers - 1, Cta<Policy, kHeadDim>::kCopiesPerGroup>(
+    gpu::async_wait_groups<Policy::kKvBuffers - 1, Cta<Policy, kHeadDim, kT>::kCopiesPerGroup>(
         Policy::kKvBuffers - 2 < c.n_tiles);  // Q has landed
   }
   gpu::block_sync();  // ... for every thread's copies
@@ -653,17 +674,18 @@ __global__ void __launch_bounds__(kThreadsOf<Policy>, 1) flash_prefill_kernel(Pa
     mainloop_serial<Policy, Cfg, Op>(c, q, st, regs, warp_row0);
   }
   gpu::async_wait<0>();  // nothing left in flight at exit
-  write_o<Cfg, Op>(st, a, a.o + c.q_off, a.q_len - c.q_row0);
+  write_o<Cfg, Op>(st, a, a.o + c.q_off, a.q_len - c.q_row0, c.o_scale);
   c.probe.flush(a.probe_slots);
 }
 
 template <class Policy, DType kT, int kHeadDim>
 void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
-  using Cfg = Config<Policy, kHeadDim>;
+  using Cfg = Config<Policy, kHeadDim, kT>;
   const PrefillProblem& p = args.problem;
-  Params a{static_cast<const std::uint16_t*>(args.q), static_cast<const std::uint16_t*>(args.k),
-           static_cast<const std::uint16_t*>(args.v), static_cast<std::uint16_t*>(args.o),
-           p.q_len, p.kv_len, p.q_heads, p.kv_heads, p.causal, p.scale() * kLog2e, args.probe_slots};
+  Params a{static_cast<const unsigned char*>(args.q), static_cast<const unsigned char*>(args.k),
+           static_cast<const unsigned char*>(args.v), static_cast<std::uint16_t*>(args.o),
+           p.q_len, p.kv_len, p.q_heads, p.kv_heads, p.causal, p.scale() * kLog2e,
+           args.q_scale, args.k_scale, args.v_scale, args.probe_slots};
   auto kernel = flash_prefill_kernel<Policy, kT, kHeadDim, gpu::DynamicSmem<Cfg::kSmemBytes>>;
   static const bool smem_raised = (gpu::set_max_dynamic_smem(kernel, Cfg::kSmemBytes), true);  // once per kernel
   (void)smem_raised;
@@ -686,7 +708,12 @@ void launch_flash_prefill(const PrefillArgs& args, gpu::api::stream_t stream) {
     else launch_for<Policy, kT, 128>(args, stream);
   };
   if (p.dtype == DType::bf16) by_dim.template operator()<DType::bf16>();
-  else by_dim.template operator()<DType::f16>();
+  else if (p.dtype == DType::f16) by_dim.template operator()<DType::f16>();
+  else {
+    if (!args.q_scale || !args.k_scale || !args.v_scale)
+      throw std::invalid_argument("flash prefill: fp8 inputs need q/k/v dequantization scales");
+    by_dim.template operator()<DType::fp8_e4m3>();
+  }
 }
 
 }  // namespace schedlab::kernels

@@ -57,4 +57,8 @@ using PrefillFamily = PrefillFamilyOf<FlashPrefillKernel>;
 template <class... Policies>
 using PrefillExperiment = harness::Experiment<PrefillFamily, Policies...>;
 
+// The same with the fp8 setting added to every tier (prefill_tiers_with_fp8).
+template <class... Policies>
+using PrefillFp8Experiment = harness::Experiment<PrefillFamilyOf<FlashPrefillKernel, prefill_tiers_with_fp8>, Policies...>;
+
 }  // namespace schedlab::kernels

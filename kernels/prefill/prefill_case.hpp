@@ -1,8 +1,19 @@
 // The harness Case for any prefill (forward attention) kernel: the kernel is a launch
 // function over PrefillArgs; data, poisoning and the accuracy gate are shared.
+//
+// fp8 (OCP e4m3) inputs: Q, K, V are stored as e4m3 bytes with per-head dequantization
+// scales (a value is byte * scale; q per query head, k and v per KV head), O is written in
+// bf16. The case draws the scales with the data, from the seed: a kernel that applies the
+// wrong head's scale, or none, misses the reference. The bytes are e4m3 of N(0, kFp8Spread)
+// (so they use e4m3's range up to 448 as quantized data does), and each head's scale is
+// u / kFp8Spread with u uniform in [0.5, 2): the dequantized inputs have RMS u. The
+// reference (float64) reads the same bytes times the same scales, so input quantization is
+// not an error here; the gate is default_tolerance(fp8, fp8), whose bounds and reasoning
+// (P quantized to e4m3 in the kernel) are in common/harness/accuracy.cpp.
 #pragma once
 #include <functional>
 #include <memory>
+#include <random>
 #include <string>
 
 #include "common/harness/bench.hpp"
@@ -18,7 +29,15 @@ struct PrefillArgs {
   void* o;
   PrefillProblem problem;
   unsigned long long* probe_slots = nullptr;  // wait-point counters (kernels that have probes)
+  // fp8 inputs: device arrays of dequantization scales, q per query head, k and v per KV
+  // head; null for 16-bit inputs.
+  const float* q_scale = nullptr;
+  const float* k_scale = nullptr;
+  const float* v_scale = nullptr;
 };
+
+// The output dtype of a prefill problem: the inputs', except bf16 for fp8 inputs.
+inline DType prefill_out_dtype(const PrefillProblem& p) { return p.dtype == DType::fp8_e4m3 ? DType::bf16 : p.dtype; }
 using PrefillLaunch = std::function<void(const PrefillArgs&, gpu::api::stream_t)>;
 
 class PrefillCase final : public harness::Case {
@@ -27,20 +46,25 @@ class PrefillCase final : public harness::Case {
 
   void prepare(std::uint64_t seed, int sets) override {
     sets_.clear();
+    const bool fp8 = p_.dtype == DType::fp8_e4m3;
+    const float spread = fp8 ? kFp8Spread : 1.f;
     for (int s = 0; s < sets; ++s) {
       Set& set = sets_.emplace_back(Set{DeviceTensor(p_.dtype, p_.q_elems()), DeviceTensor(p_.dtype, p_.kv_elems()),
                                         DeviceTensor(p_.dtype, p_.kv_elems())});
-      set.q.fill(seed + 3 * s);
-      set.k.fill(seed + 3 * s + 1);
-      set.v.fill(seed + 3 * s + 2);
+      set.q.fill(seed + 3 * s, spread);
+      set.k.fill(seed + 3 * s + 1, spread);
+      set.v.fill(seed + 3 * s + 2, spread);
+      if (fp8) set.scales = Fp8Scales(p_, seed + 3 * s);
     }
     rows_ = sample_rows(p_, kAccuracyRows, seed);
-    o_ = DeviceTensor(p_.dtype, p_.q_elems());
+    o_ = DeviceTensor(prefill_out_dtype(p_), p_.q_elems());
     probe_slots_.allocate();
   }
   void poison_output() override { o_.poison(); }
   void launch(int s) override {
-    launch_(PrefillArgs{sets_[s].q.data(), sets_[s].k.data(), sets_[s].v.data(), o_.data(), p_, probe_slots_.data()},
+    const Fp8Scales& sc = sets_[s].scales;
+    launch_(PrefillArgs{sets_[s].q.data(), sets_[s].k.data(), sets_[s].v.data(), o_.data(), p_, probe_slots_.data(),
+                        sc.q.data(), sc.k.data(), sc.v.data()},
             nullptr);
   }
   std::map<std::string, double> extra_counters() const override { return probe_slots_.counters(); }
@@ -48,10 +72,10 @@ class PrefillCase final : public harness::Case {
 
   std::vector<double> reference(int set) override {
     const auto q = sets_[set].q.download(), k = sets_[set].k.download(), v = sets_[set].v.download();
-    return prefill_reference(p_, q.data(), k.data(), v.data(), rows_);
+    return prefill_reference(p_, q.data(), k.data(), v.data(), rows_, sets_[set].scales.host);
   }
   std::vector<float> output() override {
-    return gather_rows(o_.download(), p_.dtype, rows_, p_.head_dim, [&](const QueryRow& r) {
+    return gather_rows(o_.download(), prefill_out_dtype(p_), rows_, p_.head_dim, [&](const QueryRow& r) {
       return ((std::size_t(r.batch) * p_.q_len + r.pos) * p_.q_heads + r.head) * std::size_t(p_.head_dim);
     });
   }
@@ -72,8 +96,31 @@ class PrefillCase final : public harness::Case {
   }
 
  private:
+  static constexpr float kFp8Spread = 32.f;  // RMS of the stored e4m3 values (header comment)
+  // Per-head scales of one input set: drawn from its seed, kept on the host for the
+  // reference and on the device for the kernel. Empty for 16-bit inputs.
+  struct Fp8Scales {
+    QkvScales host;
+    gpu::DeviceBuffer<float> q, k, v;
+    Fp8Scales() = default;
+    Fp8Scales(const PrefillProblem& p, std::uint64_t seed) {
+      std::mt19937_64 rng(seed ^ 0x5ca1e5ull);
+      std::uniform_real_distribution<float> u(0.5f, 2.f);
+      auto draw = [&](int heads, std::vector<double>& h, gpu::DeviceBuffer<float>& d) {
+        std::vector<float> s(heads);
+        for (float& x : s) x = u(rng) / kFp8Spread;
+        h.assign(s.begin(), s.end());
+        d = gpu::DeviceBuffer<float>(s.size());
+        d.upload(s);
+      };
+      draw(p.q_heads, host.q, q);
+      draw(p.kv_heads, host.k, k);
+      draw(p.kv_heads, host.v, v);
+    }
+  };
   struct Set {
     DeviceTensor q, k, v;
+    Fp8Scales scales;
   };
   PrefillProblem p_;
   PrefillLaunch launch_;

@@ -12,7 +12,7 @@ namespace schedlab::kernels {
 // `smem_per_block` (the device's per-block limit, gpu::DeviceInfo::smem_per_block_optin).
 template <class Policy>
 void require_prefill_smem_fits(const PrefillProblem& p, int smem_per_block) {
-  const int bytes = prefill_smem_bytes<Policy>(p.head_dim);
+  const int bytes = prefill_smem_bytes<Policy>(p.head_dim, p.dtype);
   if (bytes > smem_per_block)
     throw UnsupportedProblem("flash prefill: this policy needs " + std::to_string(bytes / 1024) +
                              " KiB of shared memory per CTA at head_dim " + std::to_string(p.head_dim) +

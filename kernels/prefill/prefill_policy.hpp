@@ -1,11 +1,12 @@
 // The scheduling knobs of the flash prefill kernel. An experiment variant is one of these
 // with some members changed; the kernel body is shared (kernels/prefill/flash_prefill.cuh).
 #pragma once
+#include "common/dtype.hpp"
 #include "common/gpu/arch.hpp"
 
 namespace schedlab::kernels {
 
-// Shared-memory layout of a K, V (or Q) tile: rows of head_dim 16-bit values.
+// Shared-memory layout of a K, V (or Q) tile: rows of head_dim values (16-bit, or fp8 bytes).
 enum class SmemLayout {
   Swizzled,  // 16-byte chunk c of row r stored at chunk c ^ (r % 8): no padding, no conflicts
   Padded,    // each row padded by one 16-byte chunk: the 8 rows one ldmatrix reads hit 8 bank groups
@@ -52,6 +53,8 @@ struct PrefillPolicy {
   /* QInRegisters = */ static constexpr bool kQInRegisters = false;  // false: re-read Q from shared memory per k16 step
   /* QkUnroll = */ static constexpr int kQkUnroll = 8;  // with Q in shared memory: k16 steps of QK unrolled
   /* BlockN = */ static constexpr int kBlockN = 48;     // keys per K/V tile (48: S fits 32 rows without spills)
+  // fp8 inputs: P V steps over 32 keys (m16n8k32 / 16x16x32), so tiles are whole 32-key blocks.
+  /* BlockNFp8 = */ static constexpr int kBlockNFp8 = 32;
   /* KvBuffers = */ static constexpr int kKvBuffers = 2;  // 1: FA2's single K and V buffers, split waits (seed 001)
   /* SkipUnitRescale = */ static constexpr bool kSkipUnitRescale = false;  // branch around O *= 1
   // > 0: keep a stale running max until a row's max grows by more than this (log2 units),
@@ -66,13 +69,20 @@ struct PrefillPolicy {
   /* Fault = */ static constexpr PrefillFault kFault = PrefillFault::none;  // tests only
 };
 
-// Shared memory of the flash prefill kernel for a policy at a head dim: the Q tile and
-// kKvBuffers K and V tiles of 16-bit rows (one 16-byte chunk more per row when padded).
-// The kernel's Config asserts that it holds the same (kernels/prefill/flash_prefill.cuh).
+// Keys per K/V tile for an input dtype.
 template <class Policy>
-constexpr int prefill_smem_bytes(int head_dim) {
-  const int row_bytes = head_dim * 2 + (Policy::kLayout == SmemLayout::Padded ? 16 : 0);
-  return (Policy::kWarps * Policy::kWarpRows + Policy::kKvBuffers * 2 * Policy::kBlockN) * row_bytes;
+constexpr int prefill_block_n(DType dtype) {
+  return dtype == DType::fp8_e4m3 ? Policy::kBlockNFp8 : Policy::kBlockN;
+}
+
+// Shared memory of the flash prefill kernel for a policy at a head dim and input dtype: the Q
+// tile and kKvBuffers K and V tiles of head_dim elements per row (one 16-byte chunk more per
+// row when padded). The kernel's Config asserts that it holds the same
+// (kernels/prefill/flash_prefill.cuh).
+template <class Policy>
+constexpr int prefill_smem_bytes(int head_dim, DType dtype = DType::bf16) {
+  const int row_bytes = head_dim * (dtype == DType::fp8_e4m3 ? 1 : 2) + (Policy::kLayout == SmemLayout::Padded ? 16 : 0);
+  return (Policy::kWarps * Policy::kWarpRows + Policy::kKvBuffers * 2 * prefill_block_n<Policy>(dtype)) * row_bytes;
 }
 
 // gfx942's default (64 KiB of LDS per workgroup): one K and one V buffer, FA2's own choice,

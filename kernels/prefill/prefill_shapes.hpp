@@ -28,7 +28,7 @@ inline const harness::FamilyAxes& prefill_axes() {
   // Declaration order is the cross product's nesting, the first outermost.
   static const harness::FamilyAxes axes{
       "prefill",
-      {{"dtype", "bf16", "Q/K/V dtype: bf16, f16"},
+      {{"dtype", "bf16", "Q/K/V dtype: bf16, f16, fp8 (OCP e4m3 with per-head scales; O in bf16)"},
        {"head_dim", "128", "head dimension"},
        {"causal", "0", "0 or 1, bottom-right aligned"},
        {"seq", "8192", "q_len = kv_len"},
@@ -49,6 +49,19 @@ inline const harness::TierAxes& prefill_tiers() {
       .standard = {"head_dim=128,64;causal=0,1;seq=512,8192"},
       .full = {"head_dim=128,64;causal=0,1;seq=512,1024,2048,4096,8192,16384"},
   };
+  return tiers;
+}
+
+// The tiers above plus fp8 e4m3 at head dim 128, seq 8192, non-causal (FA3 batch and heads:
+// 2 x 16): the fp8 forward setting of the K/V register-tile experiments. Its bf16 twin (the
+// same shape in bf16) is in every tier already, so one run gives the fp8 / bf16 ratio.
+inline const harness::TierAxes& prefill_tiers_with_fp8() {
+  static const harness::TierAxes tiers = [] {
+    const std::string fp8 = "dtype=fp8;head_dim=128;causal=0;seq=8192";
+    harness::TierAxes t = prefill_tiers();
+    for (auto* tier : {&t.quick, &t.standard, &t.full}) tier->push_back(fp8);
+    return t;
+  }();
   return tiers;
 }
 

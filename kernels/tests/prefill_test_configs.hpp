@@ -1,6 +1,7 @@
 // The prefill problems every prefill family's GPU test runs against the float64 reference:
 // lengths that are not tile multiples, causal with q_len < kv_len and q_len > kv_len (rows
-// that see no key), GQA, head dim 64 and 128, bf16 and f16, one query row, one key.
+// that see no key), GQA, head dim 64 and 128, bf16 and f16, one query row, one key; and the
+// same kinds of shape in fp8 e4m3 for the families that read it.
 #pragma once
 #include <vector>
 
@@ -39,6 +40,20 @@ inline std::vector<PrefillTestConfig> prefill_test_configs() {
       {"d128_causal_1_row", 3, 2, 1, 1, 191, 128, true, DType::bf16},
       {"d64_one_key", 2, 4, 2, 5, 1, 64, false, DType::f16},
       {"d128_causal_one_key", 1, 4, 2, 5, 1, 128, true, DType::bf16},
+  };
+}
+
+// fp8 e4m3 Q, K, V (per-head scales drawn by the case): head dim 64 and 128, causal and not,
+// q_len below and above kv_len, GQA, lengths that are not multiples of the 32-key steps.
+inline std::vector<PrefillTestConfig> prefill_fp8_test_configs() {
+  return {
+      {"fp8_mha_d64_ragged", 2, 4, 4, 100, 100, 64, false, DType::fp8_e4m3},
+      {"fp8_gqa4_causal_q_lt_kv", 1, 8, 2, 77, 300, 128, true, DType::fp8_e4m3},
+      {"fp8_gqa2_d64_causal_q_gt_kv", 1, 4, 2, 300, 77, 64, true, DType::fp8_e4m3},
+      {"fp8_gqa2_d128_1000", 1, 4, 2, 1000, 1000, 128, false, DType::fp8_e4m3},
+      {"fp8_gqa2_d128_causal_513", 2, 6, 3, 513, 513, 128, true, DType::fp8_e4m3},
+      {"fp8_d64_q_lt_kv", 1, 2, 1, 129, 1100, 64, false, DType::fp8_e4m3},
+      {"fp8_d128_causal_1_row", 3, 2, 1, 1, 191, 128, true, DType::fp8_e4m3},
   };
 }
 

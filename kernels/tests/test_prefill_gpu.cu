@@ -1,7 +1,8 @@
 // Flash prefill against the double reference on the H200, every experiment policy: lengths
 // that are not multiples of the tiles, causal with q_len < kv_len and q_len > kv_len (rows
-// that see no key), GQA, head dim 64 and 128, bf16 and f16. And the gate's power: every
-// injected fault (PrefillFault) fails it, at short and long context, in bf16 and f16.
+// that see no key), GQA, head dim 64 and 128, bf16, f16 and fp8 e4m3 (its own gate). And the
+// gates' power: every injected fault (PrefillFault) fails them, at short and long context, in
+// bf16, f16 and fp8.
 // Label: gpu.
 #include <gtest/gtest.h>
 
@@ -24,7 +25,11 @@ namespace schedlab::kernels {
 namespace {
 
 using Config = PrefillTestConfig;
-std::vector<Config> configs() { return prefill_test_configs(); }
+std::vector<Config> configs() {
+  std::vector<Config> all = prefill_test_configs();
+  for (const Config& c : prefill_fp8_test_configs()) all.push_back(c);
+  return all;
+}
 
 template <class Policy>
 class PrefillGpu : public ::testing::Test {};
@@ -82,7 +87,7 @@ TEST(PrefillFaults, EveryFaultFailsTheGate) {
                 {"skip_mask", prefill_fault_launch(PrefillFault::skip_mask)}};
   std::uint64_t seed = std::random_device{}();
   for (int len : {300, 8192})
-    for (DType t : {DType::bf16, DType::f16}) {
+    for (DType t : {DType::bf16, DType::f16, DType::fp8_e4m3}) {
       PrefillProblem p;
       p.batch = 1;
       p.q_heads = 4;

@@ -8,7 +8,7 @@ What is checked, honestly:
   - prefill_sched_barrier, sm_90a: the hints are no-ops, so the three variants compile
     to the same SASS; in each, after the block barrier that ends tile j - 1, K's LDSM
     comes before the first QK HMMA of tile j (the barrier, not a hint, pins it).
-  - every prefill kernel, gfx942 and gfx950: the matrix products are v_mfma 16x16x16
+  - every prefill kernel, gfx942 and gfx950: the matrix products are v_mfma 16x16x16 (fp8: 16x16x32)
     (the MFMA warp tile), with no call left (the decode kernel's m16n8k16 emulation is
     out-of-line calls); gfx950 fills swizzled tiles with global_load_lds, the padded
     layout and gfx942 with global loads and ds_write_b128.
@@ -29,6 +29,13 @@ What is checked, honestly:
     before the softmax's first MUFU.EX2; the union does not.
   - prefill_lds_buffers, sm_90a: one buffer waits four times per tile (BAR.SYNC) against
     one for two buffers; padded rows cost more shared memory than swizzled ones.
+  - fp8 e4m3 kernels (prefill_kv_tiles), gfx942 and gfx950: both products are
+    v_mfma_f32_16x16x32_fp8_fp8 (no 16-bit v_mfma), P is packed by v_cvt_pk_fp8_f32, and
+    nothing goes to scratch. sm_90a: mma.sync m16n8k32 e4m3 is not a native instruction
+    there: ptxas lowers each to F2FP.F16.E4M3.UNPACK_B conversions and two
+    HMMA.16816.F32 (native QMMA.16832.F32.E4M3.E4M3 exists on sm_89 and sm_120 only);
+    the test pins that lowering, the e4m3 P pack and the PRMT byte permutes of V, so a
+    toolkit that changes it is noticed.
 """
 from __future__ import annotations
 
@@ -87,7 +94,7 @@ def _need(compiled, experiment, target):
 
 
 def _kernel(names, experiment, variant, head_dim=128, dtype=1):
-    """The one kernel symbol of a policy at a head dim and dtype (1 = bf16, 2 = f16)."""
+    """The one kernel symbol of a policy at a head dim and dtype (1 = bf16, 2 = f16, 3 = fp8 e4m3)."""
     key = f"{experiment}{len(variant)}{variant}ELNS_5DTypeE{dtype}ELi{head_dim}E"
     found = [n for n in names if key in n]
     assert len(found) == 1, f"{key}: {found}"
@@ -144,7 +151,7 @@ def _code(lines: list[str]) -> list[str]:
     return [line for line in lines if not line.startswith(";")]
 
 
-MFMA = re.compile(r"^v_mfma_f32_16x16x16")
+MFMA = re.compile(r"^v_mfma_f32_16x16x(16|32)")  # 16-bit, or fp8 (16x16x32_fp8_fp8)
 # The PrefillPolicy defaults the experiments' variants start from (prefill_policy.hpp).
 BLOCK_N, M_TILES = 48, 2  # keys per K/V tile; 16-row tiles per warp (32-row warps)
 DS_READ = re.compile(r"^ds_read")
@@ -302,3 +309,28 @@ def test_padded_layout_costs_shared_memory(compiled):
     smem = {v: int(re.search(r"DynamicSmemILm(\d+)E", _kernel(names, "prefill_lds_buffers", v)).group(1))
             for v in ("double_buffer", "double_padded")}
     assert smem["double_padded"] > smem["double_buffer"], smem
+
+
+def test_amd_fp8_uses_fp8_mfma(compiled):
+    for target in ("gfx942", "gfx950"):
+        text = _need(compiled, "prefill_kv_tiles", target)
+        meta = isa.parse_amdgpu_metadata(text)
+        for variant in ("kv_union", "kv_separate"):
+            for head_dim in (64, 128):
+                symbol = _kernel(meta, "prefill_kv_tiles", variant, head_dim, dtype=3)
+                body = isa.kernel_body(text, symbol)
+                assert isa.has_instruction(body, r"^v_mfma_f32_16x16x32_fp8_fp8"), (target, symbol)
+                assert not isa.has_instruction(body, r"^v_mfma_f32_16x16x16"), (target, symbol)
+                assert isa.has_instruction(body, r"^v_cvt_pk_fp8_f32"), (target, symbol)
+                assert not isa.has_instruction(body, r"^scratch_"), (target, symbol)
+
+
+def test_sm90a_fp8_mma_lowering(compiled):
+    text = _need(compiled, "prefill_kv_tiles", "sm_90a")
+    functions = isa.sass_functions(text)
+    for head_dim in (64, 128):
+        sass = functions[_kernel(functions, "prefill_kv_tiles", "kv_union", head_dim, dtype=3)]
+        assert isa.has_instruction(sass, r"F2FP\.F16\.E4M3\.UNPACK_B"), head_dim
+        assert isa.has_instruction(sass, r"HMMA\.16816\.F32 "), head_dim
+        assert isa.has_instruction(sass, r"F2FP\.SATFINITE\.E4M3\.F32"), head_dim  # P to e4m3
+        assert isa.has_instruction(sass, r"\bPRMT\b"), head_dim  # V's B fragments
