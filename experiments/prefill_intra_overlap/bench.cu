@@ -6,8 +6,9 @@
 using namespace schedlab;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillExperiment<experiments::prefill_intra_overlap::overlapped, experiments::prefill_intra_overlap::serial> experiment{
-      "prefill_intra_overlap", "serial", {"overlapped", "serial"}};
+  const kernels::HopperPrefillExperiment<experiments::prefill_intra_overlap::overlapped, experiments::prefill_intra_overlap::serial,
+                                          experiments::prefill_intra_overlap::serial_free_running> experiment{
+      "prefill_intra_overlap", "serial", {"overlapped", "serial", "serial_free_running"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

@@ -7,4 +7,6 @@ template void launch_hopper_prefill<experiments::prefill_intra_overlap::overlapp
 template void require_hopper_prefill_fits<experiments::prefill_intra_overlap::overlapped>(const PrefillProblem&);
 template void launch_hopper_prefill<experiments::prefill_intra_overlap::serial>(const PrefillArgs&, gpu::api::stream_t);
 template void require_hopper_prefill_fits<experiments::prefill_intra_overlap::serial>(const PrefillProblem&);
+template void launch_hopper_prefill<experiments::prefill_intra_overlap::serial_free_running>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<experiments::prefill_intra_overlap::serial_free_running>(const PrefillProblem&);
 }  // namespace schedlab::kernels

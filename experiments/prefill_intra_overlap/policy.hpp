@@ -13,5 +13,12 @@ struct overlapped : kernels::HopperPrefillPolicy {
 struct serial : kernels::HopperPrefillPolicy {
   /* IntraOverlap = */ static constexpr bool kIntraOverlap = false;
 };
+// The plain order without ping-pong: against `serial`, what the consumers' turns are worth
+// when no warpgroup hides its own softmax (each then waits for its GEMMs, so only the other
+// consumer's matrix ops can fill the tensor cores during a softmax).
+struct serial_free_running : kernels::HopperPrefillPolicy {
+  /* IntraOverlap = */ static constexpr bool kIntraOverlap = false;
+  /* PingPong = */ static constexpr bool kPingPong = false;
+};
 
 }  // namespace schedlab::experiments::prefill_intra_overlap

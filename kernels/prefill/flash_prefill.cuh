@@ -619,8 +619,8 @@ __device__ __forceinline__ void mainloop_ping_pong(const Cta& c, const Q& q, Row
     if constexpr (Policy::kFault == PrefillFault::drop_tile) c.drop_if_hit(s, j);
     c.template hand_over<1>(next);  // matrix -> memory; V(j) has landed, K(j + 1) may be in flight
     std::uint32_t pa[Cfg::kMTiles][Cfg::kPvSteps][Tile<Cfg>::kPWords];
-    if (c.masked(j)) softmax_tiles<Cfg, Op, true>(s, st, pa, c.a, j * Cfg::kBlockN, warp_row0);
-    else softmax_tiles<Cfg, Op, false>(s, st, pa, c.a, j * Cfg::kBlockN, warp_row0);
+    if (c.masked(j)) softmax_tiles<Cfg, Op, true>(s, st, pa, c.a, c.scale_log2, j * Cfg::kBlockN, warp_row0);
+    else softmax_tiles<Cfg, Op, false>(s, st, pa, c.a, c.scale_log2, j * Cfg::kBlockN, warp_row0);
     c.produce_v(j + 1);  // into V(j - 1)'s buffer
     gpu::async_commit();
     c.hand_over();  // memory -> matrix

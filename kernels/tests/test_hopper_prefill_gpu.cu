@@ -29,7 +29,8 @@ using Policies = ::testing::Types<
     experiments::prefill_pingpong::pingpong, experiments::prefill_pingpong::free_running,
     experiments::prefill_warp_specialization::ws_realloc, experiments::prefill_warp_specialization::ws_even_regs,
     experiments::prefill_warp_specialization::no_ws, experiments::prefill_intra_overlap::overlapped,
-    experiments::prefill_intra_overlap::serial, experiments::prefill_persistent::one_per_tile,
+    experiments::prefill_intra_overlap::serial, experiments::prefill_intra_overlap::serial_free_running,
+    experiments::prefill_persistent::one_per_tile,
     experiments::prefill_persistent::persistent, experiments::prefill_persistent::persistent_3stages,
     experiments::prefill_persistent::persistent_dynamic>;
 TYPED_TEST_SUITE(HopperPrefillGpu, Policies);
