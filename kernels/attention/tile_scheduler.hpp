@@ -54,7 +54,7 @@ struct TileScheduler;
 
 template <>
 struct TileScheduler<TileSchedule::OnePerTile> {
-  TileGrid g;
+  const TileGrid& g;  // in kernel-parameter space: read from the constant bank, not held in registers
   bool done = false;
   static dim3 grid(const TileGrid& g, int /*sm_count*/) { return dim3(g.count()); }
   template <class... Unused>  // the dynamic scheduler's queue and role
@@ -69,7 +69,7 @@ struct TileScheduler<TileSchedule::OnePerTile> {
 
 template <>
 struct TileScheduler<TileSchedule::Persistent> {
-  TileGrid g;
+  const TileGrid& g;  // in kernel-parameter space: read from the constant bank, not held in registers
   int tile;
   static dim3 grid(const TileGrid& g, int sm_count) { return dim3(g.count() < sm_count ? g.count() : sm_count); }
   template <class... Unused>

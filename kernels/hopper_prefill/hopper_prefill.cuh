@@ -457,21 +457,29 @@ __global__ void __launch_bounds__(kThreadsOf<Policy, kHeadDim, kCausal>, 1)
     s.v_pipe.init(Cfg::kConsumerWarps);
     gpu::mbarrier_init(&s.q_full, 1);
     gpu::mbarrier_init(&s.q_empty, Cfg::kConsumerWarps);
-    s.tile_queue.init(Cfg::kConsumerWarps);
+    s.tile_queue.init(Cfg::kConsumerWarps + 1);  // the consumer warps and the copying thread read the ids
     gpu::mbarrier_init_fence();
   }
   gpu::block_sync();  // barriers initialized before any role uses them
 
   const int group = gpu::warp_group_id();
-  // The producer's copying thread draws the tiles (dynamic schedule); every role walks them.
-  attention::TileScheduler<Policy::kSchedule> tiles(a.tiles, s.tile_queue, Policy::kWarpSpecialized && threadIdx.x == 0);
+  // Every role walks the same tiles; each builds its own walker with its role known at compile
+  // time (no dead fetch state in the consumers' registers). Dynamic schedule: the producer's
+  // second warp draws the tiles and the copying thread reads them like the consumers.
+  constexpr bool kDynamic = Policy::kSchedule == attention::TileSchedule::Dynamic;
+  using Tiles = attention::TileScheduler<Policy::kSchedule>;
   TileCoord t;
   if (Policy::kWarpSpecialized && group == 0) {
     // Producer warpgroup: one thread issues every copy; the others have nothing to do.
     if constexpr (Policy::kRegisterRealloc) gpu::regs_decrease<Policy::kProducerRegs>();
     if (threadIdx.x == 0) {
       Loader<Cfg> loader{a, s};
+      Tiles tiles(a.tiles, s.tile_queue, attention::TileRole::LoneReader);
       while (tiles.next(t)) loader.load_tile(TileWork<Cfg>(a, t));
+    } else if (kDynamic && threadIdx.x == kWarpSize) {
+      Tiles tiles(a.tiles, s.tile_queue, attention::TileRole::Fetcher);
+      while (tiles.next(t)) {
+      }
     }
     return;
   }
@@ -485,6 +493,7 @@ __global__ void __launch_bounds__(kThreadsOf<Policy, kHeadDim, kCausal>, 1)
                                        TurnOrder<Policy::kPingPong, Cfg::kConsumers>(consumer), consumer};
   if (Policy::kPingPong && consumer == Cfg::kConsumers - 1) c.turn.end();  // consumer 0 goes first
   unsigned q_parity = 0;
+  Tiles tiles(a.tiles, s.tile_queue, attention::TileRole::WarpReader);
   while (tiles.next(t)) {
     const TileWork<Cfg> w(a, t);
     if (issues_copies) {
