@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "kernels/decode/paged_decode.hpp"
@@ -68,6 +69,42 @@ TEST(DecodePlan, SharedTailOnlyWithSplits) {
 TEST(DecodePlan, GroupChunksAreUnits) {
   // 64 query heads on 2 KV heads: groups of 32, two chunks of 16 rows per KV head.
   EXPECT_EQ(decode_work_pairs(problem(3, 100, 64, 2)), 3 * 2 * 2);
+}
+
+// A bad batch description is an error of the plan, which every launch needs and which runs
+// before anything is allocated or written; the message names the sequence and the entry.
+void expect_rejected(const DecodeProblem& p, const std::string& field, const std::string& names) {
+  for (TileSchedule schedule : {TileSchedule::split, TileSchedule::persistent}) {
+    try {
+      plan_decode(p, kSlots, kWarps, 0, schedule);
+      ADD_FAILURE() << "accepted a bad " << field;
+    } catch (const InvalidProblem& e) {
+      EXPECT_EQ(e.field(), field);
+      EXPECT_NE(std::string(e.what()).find(names), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(DecodePlan, RejectsALengthBelowOne) {
+  DecodeProblem p = make_decode_problem(3, 32, 8, 128, 16, {5, 40, 7}, DType::bf16, 1);
+  p.context_lens[1] = 0;
+  expect_rejected(p, "context_lens", "sequence 1");
+  p.context_lens[1] = -3;
+  expect_rejected(p, "context_lens", "sequence 1");
+}
+
+TEST(DecodePlan, RejectsAPageOutsideThePool) {
+  DecodeProblem p = make_decode_problem(3, 32, 8, 128, 16, {5, 40, 7}, DType::bf16, 1);
+  p.block_table[std::size_t(2) * p.max_pages_per_seq] = p.num_pages;  // sequence 2, its first page
+  expect_rejected(p, "block_table", "sequence 2, page slot 0");
+  p.block_table[std::size_t(2) * p.max_pages_per_seq] = -1;
+  expect_rejected(p, "block_table", "sequence 2, page slot 0");
+}
+
+TEST(DecodePlan, RejectsALengthPastItsBlockTableRow) {
+  DecodeProblem p = make_decode_problem(3, 32, 8, 128, 16, {5, 40, 7}, DType::bf16, 1);
+  p.context_lens[0] = p.max_pages_per_seq * p.page_size + 1;  // one page more than the row holds
+  expect_rejected(p, "context_lens", "sequence 0");
 }
 
 TEST(DecodePlan, RejectsNoSlots) {
