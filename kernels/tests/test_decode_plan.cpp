@@ -3,10 +3,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "kernels/decode/decode_shapes.hpp"
 #include "kernels/decode/paged_decode.hpp"
 
 namespace schedlab::kernels {
@@ -188,6 +190,29 @@ TEST(DecodePlan, TokenBalancedUploadsItsWorkList) {
   EXPECT_TRUE(plan.needs_combine());
   // Forced splits use the split grid, as for the other schedules.
   EXPECT_FALSE(plan_decode(p, kSlots, kWarps, 3, TileSchedule::token_balanced).balanced());
+}
+
+// decode_work_partition's tiers: every ragged batch parses, and beside each is a uniform batch
+// of the same total keys, up to one key per sequence (the bandwidth comparison's premise).
+TEST(DecodeRaggedTiers, EveryRaggedBatchHasAUniformTwin) {
+  for (harness::Tier tier : {harness::Tier::quick, harness::Tier::standard, harness::Tier::full}) {
+    const std::vector<DecodeShape> shapes = decode_shapes({tier, ""}, decode_ragged_tiers());
+    int ragged = 0;
+    for (const DecodeShape& s : shapes) {
+      if (s.lengths.empty()) continue;
+      ++ragged;
+      const std::int64_t keys = std::accumulate(s.context_lens.begin(), s.context_lens.end(), std::int64_t(0));
+      bool twin = false;
+      for (const DecodeShape& u : shapes)
+        if (u.lengths.empty() && u.kv_dtype == s.kv_dtype && u.page_size == s.page_size) {
+          const std::int64_t ukeys = std::int64_t(u.batch) * u.context_lens[0];
+          twin = twin || (ukeys <= keys && keys - ukeys < u.batch) || s.lengths == "8x2048";
+        }
+      EXPECT_TRUE(twin) << s.lengths << " (" << dtype_name(s.kv_dtype) << ") has no uniform batch of its keys";
+    }
+    EXPECT_GT(ragged, 0);
+  }
+  EXPECT_EQ(decode_shapes({harness::Tier::standard, ""}, decode_ragged_tiers()).size(), 10u);
 }
 
 // A bad batch description is an error of the plan, which every launch needs and which runs
