@@ -17,8 +17,9 @@ DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int for
   if (cta_slots < 1 || warps < 1) throw std::invalid_argument("plan_decode: no CTA slots or warps");
   // Before any launch and any allocation: a bad batch description (a length below 1, a page id
   // outside the pool, a length needing more pages than its block-table row) is an
-  // InvalidProblem naming the sequence and entry, and nothing is written.
-  p.validate(paged_decode_support());
+  // InvalidProblem naming the sequence and entry, and nothing is written. (A shape outside the
+  // kernel's limits is an UnsupportedProblem, which the harness skips.)
+  require_support(p, paged_decode_support());
   int max_tiles = 0;
   std::int64_t total_tiles = 0;
   for (int b = 0; b < p.batch; ++b) {

@@ -251,6 +251,11 @@ TEST(DecodePlan, RejectsALengthPastItsBlockTableRow) {
   expect_rejected(p, "context_lens", "sequence 0");
 }
 
+TEST(DecodePlan, AShapeOutsideTheKernelsLimitsIsUnsupported) {
+  const DecodeProblem p = make_decode_problem(2, 32, 8, 128, 8, {5, 40}, DType::bf16, 1);  // page 8
+  EXPECT_THROW(plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced), UnsupportedProblem);
+}
+
 TEST(DecodePlan, RejectsNoSlots) {
   EXPECT_THROW(plan_decode(problem(1, 100), 0, kWarps), std::invalid_argument);
   EXPECT_THROW(plan_decode(problem(1, 100), kSlots, 0, 0, TileSchedule::persistent), std::invalid_argument);
