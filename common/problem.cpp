@@ -182,7 +182,9 @@ void DecodeProblem::validate(const KernelSupport& support) const {
   // Every entry, used or not: a kernel may prefetch a row's tail, so all must be real pages.
   for (std::size_t i = 0; i < block_table.size(); ++i) {
     if (block_table[i] < 0 || block_table[i] >= num_pages) {
-      throw InvalidProblem("block_table", "entry " + std::to_string(i) + " is page " +
+      throw InvalidProblem("block_table", "entry " + std::to_string(i) + " (sequence " +
+                                              std::to_string(i / max_pages_per_seq) + ", page slot " +
+                                              std::to_string(i % max_pages_per_seq) + ") is page " +
                                               std::to_string(block_table[i]) + ", outside [0, " +
                                               std::to_string(num_pages) + ")");
     }

@@ -10,9 +10,13 @@
 
 namespace schedlab::kernels {
 
-// The decode family for harness::Experiment, each variant a DecodeCase.
-struct DecodeFamily {
-  static std::vector<DecodeShape> shapes(const harness::ShapeSelection& selection) { return decode_shapes(selection); }
+// The decode family for harness::Experiment, each variant a DecodeCase, on the tiers kTiers
+// names (decode_shapes.hpp).
+template <const harness::TierAxes& (*kTiers)() = decode_tiers>
+struct DecodeFamilyOf {
+  static std::vector<DecodeShape> shapes(const harness::ShapeSelection& selection) {
+    return decode_shapes(selection, kTiers());
+  }
   template <class Policy>
   static void add(harness::Registry& r, const harness::VariantNames& v, const DecodeShape& s) {
     const DecodeProblem problem = decode_problem_for(s);
@@ -25,6 +29,8 @@ struct DecodeFamily {
                          });
   }
 };
+
+using DecodeFamily = DecodeFamilyOf<>;
 
 template <class... Policies>
 using DecodeExperiment = harness::Experiment<DecodeFamily, Policies...>;

@@ -65,6 +65,8 @@ class DecodeCase final : public harness::Case {
     }
     // The dynamic schedule's counters start at zero; each launch leaves them zero again.
     if (plan_.needs_schedule()) schedule_ = upload(std::vector<int>(decode_schedule_ints(p_), 0));
+    // The token-balanced work list, planned once with the case (outside the timed launches).
+    if (plan_.balanced()) work_ = upload(plan_.work);
   }
   void poison_output() override {
     o_.poison();
@@ -77,7 +79,7 @@ class DecodeCase final : public harness::Case {
     const DecodeArgs args{sets_[s].q.data(),   sets_[s].k.data(), sets_[s].v.data(),  block_table_.data(),
                           context_lens_.data(), k_scale_.data(),  v_scale_.data(),    o_.data(),
                           partial_o_.data(),    partial_lse_.data(), probe_slots_.data(), schedule_.data(),
-                          &p_,                  plan_.num_splits};
+                          work_.data(),         &p_,                 plan_.num_splits};
     launch_(args, plan_, nullptr);
   }
   void synchronize() override { SCHEDLAB_GPU_CHECK(gpu::api::device_synchronize()); }
@@ -105,7 +107,7 @@ class DecodeCase final : public harness::Case {
             {"kv_heads", double(p_.kv_heads)},   {"head_dim", double(p_.head_dim)},
             {"page_size", double(p_.page_size)}, {"context", double(*std::max_element(p_.context_lens.begin(), p_.context_lens.end()))},
             {"window", double(p_.window)},       {"num_splits", double(plan_.num_splits)},
-            {"persistent_ctas", double(plan_.ctas)}};
+            {"persistent_ctas", double(plan_.ctas)}, {"work_chunks", double(plan_.work_chunks)}};
   }
 
  private:
@@ -122,7 +124,7 @@ class DecodeCase final : public harness::Case {
   DecodeLaunch launch_;
   DecodePlan plan_;
   std::vector<Set> sets_;
-  gpu::DeviceBuffer<int> block_table_, context_lens_, schedule_;
+  gpu::DeviceBuffer<int> block_table_, context_lens_, schedule_, work_;
   gpu::DeviceBuffer<float> k_scale_, v_scale_, partial_o_, partial_lse_;
   ProbeSlots probe_slots_;
   DeviceTensor o_;

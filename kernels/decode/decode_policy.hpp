@@ -10,7 +10,10 @@ namespace schedlab::kernels {
 //                by a counter its split CTAs share (with one split, as `split`).
 //   persistent:  one wave of persistent CTAs whose warps, when their sequence runs out, move to
 //                the unfinished one with the most tiles left.
-enum class TileSchedule { split, shared_tail, persistent };
+//   token_balanced: a grid of planned chunks, each a range of whole tiles of one (sequence, KV
+//                head) of about the same size whatever the lengths (partition_decode_work); a
+//                CTA reads its chunk from the uploaded work list.
+enum class TileSchedule { split, shared_tail, persistent, token_balanced };
 
 // Faults injected on purpose, to show that the accuracy gate catches a broken schedule
 // (kernels/tests/test_decode_gpu.cu). No shipped variant sets one: with `none` the kernel

@@ -56,6 +56,32 @@ inline const harness::TierAxes& decode_tiers() {
   return tiers;
 }
 
+// The ragged batches of decode_work_partition, only there (the other decode experiments keep
+// the tiers above). Each ragged batch sits beside a uniform batch of the same total keys (or one
+// key fewer, where the total does not divide), so the bandwidth a ragged batch reaches can be
+// read against the uniform one from a single run:
+//   31x1024+1x51200 (one long among short, 82944 keys) beside batch 32 x 2592;
+//   1+16+...+65536 at page 32 (lengths 1 to 65536, 125201 keys) beside batch 8 x 15650 at page 32;
+//   16x128+8x512+4x2048+2x8192+1x32768 (geometric, long-tailed, 63488 keys) beside batch 31 x 2048;
+//   8x2048 (uniform, given as a list).
+// Quick: the headline bf16 shape and the one-long batch with its twin. Default: both KV dtypes of
+// the headline, the one-long and the 1-to-65536 batches and their twins (10 configurations).
+// Full: adds the geometric batch, its twin and the uniform list.
+inline const harness::TierAxes& decode_ragged_tiers() {
+  static const std::string one_long = "lengths=31x1024+1x51200", one_long_twin = "batch=32;context=2592";
+  static const std::string span = "lengths=1+16+256+2048+8192+16384+32768+65536;page_size=32",
+                           span_twin = "batch=8;context=15650;page_size=32";
+  static const std::string geometric = "lengths=16x128+8x512+4x2048+2x8192+1x32768", geometric_twin = "batch=31;context=2048";
+  static const std::string both = "kv_dtype=bf16,fp8_e4m3;";
+  static const harness::TierAxes tiers{
+      .quick = {"kv_dtype=bf16;batch=16;context=16384", "kv_dtype=bf16;" + one_long, "kv_dtype=bf16;" + one_long_twin},
+      .standard = {both + "batch=16;context=16384", both + one_long, both + one_long_twin, both + span, both + span_twin},
+      .full = {both + "batch=16;context=16384", both + one_long, both + one_long_twin, both + span, both + span_twin,
+               both + geometric, both + geometric_twin, both + "lengths=8x2048"},
+  };
+  return tiers;
+}
+
 // A problem for the shape: the block table a random permutation of the pool's pages.
 inline DecodeProblem decode_problem_for(const DecodeShape& s, std::uint64_t seed = 1) {
   return make_decode_problem(s.batch, s.q_heads, s.kv_heads, s.head_dim, s.page_size, s.context_lens, s.kv_dtype, seed,
@@ -91,8 +117,9 @@ inline DecodeShape decode_shape_at(const harness::AxisPoint& at) {
   return s;
 }
 
-inline std::vector<DecodeShape> decode_shapes(const harness::ShapeSelection& selection) {
-  return harness::select_shapes(selection, decode_axes(), decode_tiers(), decode_shape_at);
+inline std::vector<DecodeShape> decode_shapes(const harness::ShapeSelection& selection,
+                                              const harness::TierAxes& tiers = decode_tiers()) {
+  return harness::select_shapes(selection, decode_axes(), tiers, decode_shape_at);
 }
 
 // The shape's part of a benchmark name: "bf16/batch:16/context:16384/page:16", then any axis

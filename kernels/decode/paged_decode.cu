@@ -2,7 +2,11 @@
 // The kernel instantiations live in each experiment's .cu (one per policy).
 #include <algorithm>
 #include <cstdint>
+#include <functional>
+#include <queue>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "kernels/decode/decode_policy.hpp"
 #include "kernels/decode/paged_decode.hpp"
@@ -11,6 +15,11 @@ namespace schedlab::kernels {
 
 DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits, TileSchedule schedule) {
   if (cta_slots < 1 || warps < 1) throw std::invalid_argument("plan_decode: no CTA slots or warps");
+  // Before any launch and any allocation: a bad batch description (a length below 1, a page id
+  // outside the pool, a length needing more pages than its block-table row) is an
+  // InvalidProblem naming the sequence and entry, and nothing is written. (A shape outside the
+  // kernel's limits is an UnsupportedProblem, which the harness skips.)
+  require_support(p, paged_decode_support());
   int max_tiles = 0;
   std::int64_t total_tiles = 0;
   for (int b = 0; b < p.batch; ++b) {
@@ -20,6 +29,19 @@ DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int for
     total_tiles += std::int64_t(last_tile - first_tile) * p.kv_heads * decode_group_chunks(p);
   }
   DecodePlan plan;
+  if (schedule == TileSchedule::token_balanced && forced_splits <= 0) {
+    // Chunks of at least kMinTilesPerWarp tiles per warp, as the split grid keeps.
+    const int heads = p.kv_heads * decode_group_chunks(p);
+    const DecodeWorkPartition w =
+        partition_decode_work(p.context_lens, heads, kDecodeTileTokens, cta_slots, warps * kMinTilesPerWarp, p.window);
+    plan.num_splits = w.max_partials;
+    plan.tiles_per_split = w.chunk_tiles;
+    plan.work_chunks = static_cast<int>(w.chunks.size());
+    plan.work.reserve(4 * w.chunks.size() + w.partial_count.size());
+    for (const DecodeWorkChunk& c : w.chunks) plan.work.insert(plan.work.end(), {c.seq * heads + c.head, c.first_tile, c.tiles, c.partial});
+    plan.work.insert(plan.work.end(), w.partial_count.begin(), w.partial_count.end());
+    return plan;
+  }
   if (schedule == TileSchedule::persistent && forced_splits <= 0) {
     // As many CTAs as keep every warp at kMinTilesPerWarp tiles, at most one resident wave.
     const std::int64_t per_cta = std::int64_t(warps) * kMinTilesPerWarp;
@@ -41,6 +63,105 @@ DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int for
   if (forced_splits <= 0) plan.num_splits = std::max(1, (max_tiles + plan.tiles_per_split - 1) / plan.tiles_per_split);
   plan.shared_tail = schedule != TileSchedule::split && plan.num_splits > 1;
   return plan;
+}
+
+namespace {
+
+// Tiles of unit u's k-th of c chunks: as even as whole tiles allow.
+int chunk_begin(int n, int c, int k) { return int(std::int64_t(n) * k / c); }
+
+// When the last of `sizes` (tiles, longest first) ends if each goes to whichever of `slots` CTA
+// slots frees first, a chunk costing its tiles plus kChunkOverheadTiles: the model the
+// partition minimizes (the hardware hands CTAs to free slots in grid order).
+std::int64_t finish_time(const std::vector<int>& sizes, int slots) {
+  std::priority_queue<std::int64_t, std::vector<std::int64_t>, std::greater<>> free_at;
+  std::int64_t end = 0;
+  for (int s : sizes) {
+    std::int64_t start = 0;
+    if (int(free_at.size()) == slots) {
+      start = free_at.top();
+      free_at.pop();
+    }
+    free_at.push(start + s + kChunkOverheadTiles);
+    end = std::max(end, start + s + kChunkOverheadTiles);
+  }
+  return end;
+}
+
+}  // namespace
+
+DecodeWorkPartition partition_decode_work(const std::vector<int>& lengths, int heads, int tile_tokens, int slots,
+                                          int min_chunk_tiles, int window) {
+  if (heads < 1 || tile_tokens < 1 || slots < 1 || min_chunk_tiles < 1)
+    throw std::invalid_argument("partition_decode_work: heads, tile size, slots and the least chunk must be >= 1");
+  std::vector<int> first(lengths.size()), tiles(lengths.size());
+  std::int64_t total = 0;
+  int longest = 0;
+  for (std::size_t s = 0; s < lengths.size(); ++s) {
+    if (lengths[s] < 1)
+      throw std::invalid_argument("partition_decode_work: sequence " + std::to_string(s) + " has length " +
+                                  std::to_string(lengths[s]) + " (must be >= 1)");
+    first[s] = (window > 0 ? std::max(0, lengths[s] - window) : 0) / tile_tokens;
+    tiles[s] = (lengths[s] + tile_tokens - 1) / tile_tokens - first[s];
+    total += std::int64_t(tiles[s]) * heads;
+    longest = std::max(longest, tiles[s]);
+  }
+  const auto count = [](int n, int size) { return (n + size - 1) / size; };
+  const auto chunks_at = [&](int size) {
+    std::int64_t c = 0;
+    for (int n : tiles) c += std::int64_t(count(n, size)) * heads;
+    return c;
+  };
+  const auto sizes_at = [&](int size) {
+    std::vector<int> out;
+    for (int n : tiles)
+      for (int h = 0; h < heads; ++h)
+        for (int c = count(n, size), k = 0; k < c; ++k) out.push_back(chunk_begin(n, c, k + 1) - chunk_begin(n, c, k));
+    std::stable_sort(out.begin(), out.end(), std::greater<>());
+    return out;
+  };
+  // Candidates: the smallest chunk that fits every chunk in one wave of the slots (if the units
+  // fit at all), and chunks of total / (slots x waves) for a few waves.
+  std::vector<int> candidates;
+  if (chunks_at(std::max(longest, min_chunk_tiles)) <= slots) {
+    int lo = min_chunk_tiles, hi = std::max(longest, min_chunk_tiles);
+    while (lo < hi) {
+      const int mid = lo + (hi - lo) / 2;
+      if (chunks_at(mid) <= slots) hi = mid;
+      else lo = mid + 1;
+    }
+    candidates.push_back(lo);
+  }
+  for (std::int64_t waves : {1, 2, 4, 8})
+    candidates.push_back(int(std::max<std::int64_t>(min_chunk_tiles, (total + slots * waves - 1) / (slots * waves))));
+  // Largest first; a smaller chunk (more CTA starts, partials and combine work, which the
+  // model prices only roughly) must end kSmallerChunkGain earlier in the model to be taken.
+  std::sort(candidates.begin(), candidates.end(), std::greater<>());
+  constexpr double kSmallerChunkGain = 0.05;
+  int best = 0;
+  std::int64_t best_end = 0;
+  for (int size : candidates) {
+    const std::int64_t end = finish_time(sizes_at(size), slots);
+    if (best == 0 || double(end) < double(best_end) * (1.0 - kSmallerChunkGain)) {
+      best = size;
+      best_end = end;
+    }
+  }
+  DecodeWorkPartition w;
+  w.chunk_tiles = best;
+  for (std::size_t s = 0; s < tiles.size(); ++s)
+    for (int h = 0; h < heads; ++h) {
+      const int c = count(tiles[s], best);
+      w.partial_offset.push_back(static_cast<int>(w.chunks.size()));
+      w.partial_count.push_back(c);
+      w.max_partials = std::max(w.max_partials, c);
+      for (int k = 0; k < c; ++k)
+        w.chunks.push_back({int(s), h, first[s] + chunk_begin(tiles[s], c, k),
+                            chunk_begin(tiles[s], c, k + 1) - chunk_begin(tiles[s], c, k), k});
+    }
+  std::stable_sort(w.chunks.begin(), w.chunks.end(),
+                   [](const DecodeWorkChunk& a, const DecodeWorkChunk& b) { return a.tiles > b.tiles; });
+  return w;
 }
 
 int decode_group_chunks(const DecodeProblem& p) {

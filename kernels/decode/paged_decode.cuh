@@ -1,10 +1,10 @@
 // Paged-KV decode attention on the portability layer. One CTA per (split, KV head,
-// sequence); each warp streams its own 16-token tiles (one page at page size 16) from
-// the KV pool into shared memory with async copies, computes S = Q K^T for the GQA group
-// (padded to the 16 rows of the matrix instruction), an online softmax, and O += P V.
-// Warps combine in shared memory; splits combine in a second, small kernel. (Fusing that
-// merge into the last CTA to finish was tried: one CTA then merges every split serially,
-// and at batch 1 with 32 splits it cost more than the launch it saved.)
+// sequence), or per planned chunk of one (token_balanced); each warp streams its own 16-token
+// tiles (one page at page size 16) from the KV pool into shared memory with async copies,
+// computes S = Q K^T for the GQA group (padded to the 16 rows of the matrix instruction), an
+// online softmax, and O += P V. Warps combine in shared memory; splits combine in a second,
+// small kernel. (Fusing that merge into the last CTA to finish was tried: one CTA then merges
+// every split serially, and at batch 1 with 32 splits it cost more than the launch it saved.)
 // Scheduling knobs come from the Policy (decode_policy.hpp); the body is shared.
 #pragma once
 #include <climits>
@@ -40,6 +40,8 @@ struct Params {
   float* partial_lse;
   unsigned long long* probe_slots;  // gpu::kProbeSlots counters; null unless probes are built in
   int* schedule;                    // shared tail or persistent: the counters of struct Schedule, else null
+  const int* work;                  // token-balanced: 4 ints per CTA (unit, first tile, tiles, partial), else null
+  const int* unit_partials;         // token-balanced: the partials of each unit, else null
   int units;                        // (sequence, KV head, chunk) work units
   bool persistent;                  // the grid is persistent (the combine reads its join counts)
   int q_heads, kv_heads, page_size, max_pages_per_seq, window, num_splits, tiles_per_split;
@@ -629,11 +631,29 @@ struct WorkUnit {
 // unit, its warps interleaved over them; the warps then merge in shared memory. With a shared
 // tail (a.schedule set) the unit's first kStaticPercent tiles are interleaved over all its
 // splits' warps and the rest come from the unit's counter, kChunk at a time.
+//
+// A token-balanced plan (a.work set) gives each CTA its unit, tile range and partial index from
+// the work list instead: grid (chunks), one entry per CTA.
+struct CtaWork {
+  int seq, y, split, first_tile, tiles;  // y: KV head x chunk; first_tile < 0: the split's share
+};
+template <class Policy>
+__device__ __forceinline__ CtaWork cta_work(const Params& a, int units_per_seq) {
+  if constexpr (Policy::kTileSchedule == TileSchedule::token_balanced) {
+    if (a.work) {
+      const int4 c = reinterpret_cast<const int4*>(a.work)[blockIdx.x];
+      return {c.x / units_per_seq, c.x % units_per_seq, c.w, c.y, c.z};
+    }
+  }
+  return {int(blockIdx.z), int(blockIdx.y), int(blockIdx.x), -1, 0};
+}
+
 template <class Policy, DType kKv, int kHeadDim>
 __device__ void decode_split(const Params& a, unsigned char* smem, gpu::WaitProbe& probe) {
   const int chunks = (a.q_heads / a.kv_heads + kDecodeMaxGroup - 1) / kDecodeMaxGroup;
-  const int split = blockIdx.x, w = gpu::warp_id();
-  const WorkUnit u(a, blockIdx.z, blockIdx.y / chunks, blockIdx.y % chunks);
+  const CtaWork cw = cta_work<Policy>(a, a.kv_heads * chunks);
+  const int split = cw.split, w = gpu::warp_id();
+  const WorkUnit u(a, cw.seq, cw.y / chunks, cw.y % chunks);
   std::uint32_t qa[kHeadDim / 16][4];
   load_q<kKv, kHeadDim>(qa, a, u.seq, u.head0, u.rows);
   const float scale_log2 = a.scale_log2 * (a.k_scale ? a.k_scale[u.kvh] : 1.f);
@@ -652,8 +672,8 @@ __device__ void decode_split(const Params& a, unsigned char* smem, gpu::WaitProb
     src.start();
     run(src);
   } else {
-    const int lo = u.tile_lo + split * a.tiles_per_split;
-    const int hi = min(u.tile_hi, lo + a.tiles_per_split);
+    const int lo = cw.first_tile >= 0 ? cw.first_tile : u.tile_lo + split * a.tiles_per_split;
+    const int hi = cw.first_tile >= 0 ? lo + cw.tiles : min(u.tile_hi, lo + a.tiles_per_split);
     StaticTiles src{lo + w, kWarpsOf<Policy, kKv>, hi - lo - w > 0 ? (hi - lo - w + kWarpsOf<Policy, kKv> - 1) / kWarpsOf<Policy, kKv> : 0};
     run(src);
   }
@@ -834,10 +854,11 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
   gpu::wait_prior_grid();  // the decode kernel's partials are complete and visible
   const int head = blockIdx.x, seq = blockIdx.y, w = gpu::warp_id(), lane = gpu::lane_id();
   const std::size_t slot0 = (std::size_t(seq) * a.q_heads + head) * a.num_splits;
-  // Splits fill every slot; a persistent grid as many as warps worked on the head's unit.
+  // Splits fill every slot; a persistent grid as many as warps worked on the head's unit, a
+  // token-balanced one as many as the plan cut it into.
   const int group = a.q_heads / a.kv_heads, chunks = (group + kDecodeMaxGroup - 1) / kDecodeMaxGroup;
   const int unit = (seq * a.kv_heads + head / group) * chunks + (head % group) / kDecodeMaxGroup;
-  const int slots = a.persistent ? Schedule(a).published[unit] : a.num_splits;
+  const int slots = a.persistent ? Schedule(a).published[unit] : a.unit_partials ? a.unit_partials[unit] : a.num_splits;
   // A shared tail's counter is zeroed for the next launch here, the decode grid being done.
   if (a.schedule && !a.persistent && threadIdx.x == 0 && head % group % kDecodeMaxGroup == 0) a.schedule[unit] = 0;
   float m = -INFINITY;
@@ -899,9 +920,13 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
   if (plan.dynamic() && Policy::kTileSchedule != TileSchedule::persistent)
     throw std::invalid_argument("paged decode: a persistent plan for a policy without a persistent schedule");
   if (plan.needs_schedule() && !args.schedule) throw std::invalid_argument("paged decode: the plan needs the schedule counters");
+  if (plan.balanced() && (Policy::kTileSchedule != TileSchedule::token_balanced || !args.work))
+    throw std::invalid_argument("paged decode: a token-balanced plan needs a token-balanced policy and its uploaded work list");
+  const int* work = plan.balanced() ? args.work : nullptr;
   Params a{args.q,      static_cast<const unsigned char*>(args.k_pool), static_cast<const unsigned char*>(args.v_pool),
            args.block_table, args.context_lens, args.k_scale, args.v_scale, args.o, args.partial_o, args.partial_lse, args.probe_slots,
-           plan.needs_schedule() ? args.schedule : nullptr, decode_work_pairs(p), plan.dynamic(),
+           plan.needs_schedule() ? args.schedule : nullptr, work, work ? work + 4 * std::size_t(plan.work_chunks) : nullptr,
+           decode_work_pairs(p), plan.dynamic(),
            p.q_heads,   p.kv_heads, p.page_size, p.max_pages_per_seq, p.window, plan.num_splits, plan.tiles_per_split,
            p.scale() * kLog2e};
   if constexpr (kBulk<Policy, kKv>) {
@@ -919,7 +944,8 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
   if constexpr (Policy::kTileSchedule == TileSchedule::persistent) {
     if (plan.dynamic()) run.template operator()<true>(dim3(plan.ctas));
   }
-  if (!plan.dynamic()) run.template operator()<false>(dim3(plan.num_splits, p.kv_heads * decode_group_chunks(p), p.batch));
+  if (plan.balanced()) run.template operator()<false>(dim3(plan.work_chunks));
+  else if (!plan.dynamic()) run.template operator()<false>(dim3(plan.num_splits, p.kv_heads * decode_group_chunks(p), p.batch));
   if (plan.needs_combine()) {
     gpu::launch("decode_combine", decode_combine_kernel<kQueryType<kKv>, kHeadDim>,
                 gpu::LaunchConfig{dim3(p.q_heads, p.batch), dim3(kCombineWarps * kWarpSize), 0, stream,

@@ -2,6 +2,7 @@
 // Host API: the plan (how many splits), the launch for a policy, and what it supports.
 #pragma once
 #include <cstdint>
+#include <vector>
 
 #include "common/gpu/runtime.hpp"
 #include "common/problem.hpp"
@@ -22,6 +23,7 @@ struct DecodeArgs {
   float* partial_lse;  // [batch, q_heads, splits], log2 domain
   unsigned long long* probe_slots;  // gpu::kProbeSlots wait-point counters, or null
   int* schedule;  // decode_schedule_ints(p) work counters when plan.ctas > 0: zero when allocated, left zero
+  const int* work;  // token-balanced plan: DecodePlan::work uploaded as is, else null
   const DecodeProblem* problem;
   int num_splits;
 };
@@ -40,16 +42,49 @@ struct DecodeArgs {
 //
 // With a shared tail (TileSchedule::shared_tail) and more than one split, the split CTAs of a
 // (sequence, KV head) take its last tiles from a counter.
+//
+// With a token-balanced schedule (TileSchedule::token_balanced) the grid is one CTA per chunk of
+// partition_decode_work; num_splits is then the most partials of any (sequence, KV head) and the
+// combine reads each unit's own count.
 struct DecodePlan {
   int num_splits = 1;
   int tiles_per_split = 0;
   int ctas = 0;              // persistent CTAs (TileSchedule::persistent); 0: a (split, head, sequence) grid
   bool shared_tail = false;  // split CTAs share each unit's last tiles
+  // Token-balanced: 4 ints per chunk (unit, first tile, tile count, partial index), then the
+  // partial count of each unit. Empty otherwise.
+  std::vector<int> work;
+  int work_chunks = 0;
   bool dynamic() const { return ctas > 0; }
+  bool balanced() const { return work_chunks > 0; }
   bool needs_combine() const { return dynamic() || num_splits > 1; }
   bool needs_schedule() const { return dynamic() || shared_tail; }
 };
 inline constexpr int kMinTilesPerWarp = 4;
+
+// The token-balanced work partition. Units are (sequence, head) pairs numbered sequence-major
+// (head fastest); unit `seq * heads + head` covers that sequence's visible tiles. Every unit is
+// cut into chunks of whole tiles, as even as its tiles allow. The chunk size is the one among a
+// few candidates (the smallest that fits one wave of `slots` resident CTAs; total tiles / slots;
+// that over 2, 4, 8 waves) whose chunks, handed longest first to whichever slot frees first,
+// end first in a simple model (a chunk costs its tiles plus kChunkOverheadTiles); a smaller
+// chunk must end clearly earlier to be taken. Never below min_chunk_tiles (a unit shorter than
+// that is one chunk). Long sequences get many chunks, short ones one.
+struct DecodeWorkChunk {
+  int seq, head, first_tile, tiles, partial;  // partial: its index among its unit's chunks
+};
+struct DecodeWorkPartition {
+  std::vector<DecodeWorkChunk> chunks;  // longest first: the order the grid hands them out
+  std::vector<int> partial_count;       // per unit: its chunks, so the partials the combine merges
+  std::vector<int> partial_offset;      // per unit: the chunks of the units before it
+  int max_partials = 0;
+  int chunk_tiles = 0;                  // the chunk size the cut aimed at (most tiles of a chunk)
+};
+// A CTA's start and its partial cost about this many tiles' time in the partition's model.
+inline constexpr int kChunkOverheadTiles = 4;
+// window > 0: a sequence sees only its last `window` keys (tiles before them are not counted).
+DecodeWorkPartition partition_decode_work(const std::vector<int>& lengths, int heads, int tile_tokens, int slots,
+                                          int min_chunk_tiles = 1, int window = 0);
 inline constexpr int kDynamicJoins = 16;
 // forced_splits > 0 forces the (split, head, sequence) grid with that many splits, for any
 // schedule (a persistent one then runs as shared_tail).

@@ -7,9 +7,10 @@
 namespace schedlab::kernels {
 namespace {
 
-template <DecodeFault kF>
+template <DecodeFault kF, TileSchedule kS>
 struct Faulty : DecodePolicy {
   /* Fault = */ static constexpr DecodeFault kFault = kF;
+  /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = kS;
 };
 
 template <class F>
@@ -32,16 +33,25 @@ DecodeKernel at_head_dim_128() {
           }};
 }
 
-}  // namespace
-
-DecodeKernel decode_fault_kernel(DecodeFault fault) {
+template <TileSchedule kS>
+DecodeKernel with_schedule(DecodeFault fault) {
   switch (fault) {
-    case DecodeFault::drop_tile: return at_head_dim_128<Faulty<DecodeFault::drop_tile>>();
-    case DecodeFault::stale_tile: return at_head_dim_128<Faulty<DecodeFault::stale_tile>>();
-    case DecodeFault::lose_split: return at_head_dim_128<Faulty<DecodeFault::lose_split>>();
+    case DecodeFault::drop_tile: return at_head_dim_128<Faulty<DecodeFault::drop_tile, kS>>();
+    case DecodeFault::stale_tile: return at_head_dim_128<Faulty<DecodeFault::stale_tile, kS>>();
+    case DecodeFault::lose_split: return at_head_dim_128<Faulty<DecodeFault::lose_split, kS>>();
     case DecodeFault::none: break;
   }
   throw std::invalid_argument("decode_fault_kernel: no fault named");
+}
+
+}  // namespace
+
+DecodeKernel decode_fault_kernel(DecodeFault fault, TileSchedule schedule) {
+  switch (schedule) {
+    case TileSchedule::split: return with_schedule<TileSchedule::split>(fault);
+    case TileSchedule::token_balanced: return with_schedule<TileSchedule::token_balanced>(fault);
+    default: throw std::invalid_argument("decode_fault_kernel: split and token_balanced schedules only");
+  }
 }
 
 }  // namespace schedlab::kernels

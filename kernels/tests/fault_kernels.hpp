@@ -8,7 +8,8 @@
 
 namespace schedlab::kernels {
 
-DecodeKernel decode_fault_kernel(DecodeFault fault);    // kernels/tests/decode_fault_kernels.cu
+// kernels/tests/decode_fault_kernels.cu; the split grid or the token-balanced work list.
+DecodeKernel decode_fault_kernel(DecodeFault fault, TileSchedule schedule = TileSchedule::split);
 PrefillLaunch prefill_fault_launch(PrefillFault fault);  // kernels/tests/prefill_fault_kernels.cu
 
 }  // namespace schedlab::kernels

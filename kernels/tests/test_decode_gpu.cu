@@ -1,10 +1,12 @@
 // Paged decode against the double reference on the H200, every experiment policy: ragged
 // lengths, shuffled block tables, sliding window, GQA, fp8 with scales, split-K on and off,
-// a dynamic tile schedule relaunched, and a KV pool past 4 GiB. And the gate's power:
-// every injected fault (DecodeFault) fails it, at short and long context, in every KV dtype.
+// a dynamic tile schedule relaunched, the token-balanced work list on ragged batches, and a KV
+// pool past 4 GiB. And the gate's power: every injected fault (DecodeFault) fails it, at short
+// and long context, in every KV dtype, on the split grid and the token-balanced work list.
 // Label: gpu.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -15,6 +17,7 @@
 #include "experiments/decode_page_prefetch/policy.hpp"
 #include "experiments/decode_stage_priority/policy.hpp"
 #include "experiments/decode_tile_schedule/policy.hpp"
+#include "experiments/decode_work_partition/policy.hpp"
 #include "kernels/decode/decode_case.hpp"
 #include "kernels/tests/fault_kernels.hpp"
 
@@ -78,7 +81,8 @@ using Policies = ::testing::Types<
     experiments::decode_lds_buffers::triple_buffer, experiments::decode_lds_buffers::double_3ctas,
     experiments::decode_kv_streaming::resident, experiments::decode_kv_streaming::streaming,
     experiments::decode_tile_schedule::shared_tail, experiments::decode_tile_schedule::persistent,
-    experiments::decode_tile_schedule::wide, experiments::decode_lds_buffers::double_bulk>;
+    experiments::decode_tile_schedule::wide, experiments::decode_lds_buffers::double_bulk,
+    experiments::decode_work_partition::token_balanced>;
 TYPED_TEST_SUITE(DecodeGpu, Policies);
 
 TYPED_TEST(DecodeGpu, MatchesReferenceOnEveryConfig) {
@@ -120,6 +124,44 @@ TEST(DecodeGpuSchedule, PersistentRelaunches) {
   relaunch_and_check<experiments::decode_tile_schedule::persistent>(true);
 }
 
+// The token-balanced work list against the double reference on ragged batches: length 1, one
+// long sequence among short ones (cut into many chunks while the short ones stay whole), a
+// span of lengths, GQA groups 1 to 16, bf16 and fp8 KV, pages of 16 and 32; relaunched with
+// the output poisoned in between (the plan is made once per case and reused).
+TEST(DecodeGpuTokenBalanced, MatchesReferenceOnRaggedBatches) {
+  using Policy = experiments::decode_work_partition::token_balanced;
+  std::vector<int> one_long(15, 200);
+  one_long.push_back(20000);
+  const std::vector<std::vector<int>> batches = {{1}, {1, 1, 1, 17}, {1, 15, 17, 3000, 33, 1}, one_long,
+                                                 {1, 16, 256, 2048, 8192, 300, 5}};
+  std::uint64_t seed = std::random_device{}();
+  for (const auto& lens : batches)
+    for (int group : {1, 2, 3, 4, 8, 16})
+      for (DType kv : {DType::bf16, DType::fp8_e4m3})
+        for (int page : {16, 32}) {
+          const int kv_heads = 2;
+          const DecodeProblem p = make_decode_problem(static_cast<int>(lens.size()), kv_heads * group, kv_heads, 128, page,
+                                                      lens, kv, ++seed, /*spare_pages=*/3);
+          const std::string where = std::to_string(lens.size()) + " sequences up to " +
+                                    std::to_string(*std::max_element(lens.begin(), lens.end())) + ", group " +
+                                    std::to_string(group) + ", " + std::string(dtype_name(kv)) + ", page " + std::to_string(page);
+          DecodeCase c(p, DecodeKernel::of<Policy>());
+          ASSERT_TRUE(c.plan().balanced()) << where;
+          if (lens == one_long) {
+            EXPECT_GT(c.plan().num_splits, 4) << where << ": the long sequence is cut into many chunks";
+          }
+          c.prepare(seed, 1);
+          for (int launch = 0; launch < 2; ++launch) {
+            c.poison_output();
+            c.launch(0);
+            c.synchronize();
+            const AccuracyReport acc = harness::check_output(c, 0);
+            EXPECT_TRUE(acc.passed) << where << ", launch " << launch << ": " << acc.message;
+            EXPECT_EQ(acc.nonfinite, 0u) << where;
+          }
+        }
+}
+
 // Pages placed past 4 GiB of the pool: 32-bit offsets would wrap and read the wrong page.
 TEST(DecodeGpuLargePool, PagesBeyondFourGiB) {
   const std::vector<int> lens = {300, 4100};
@@ -149,23 +191,22 @@ AccuracyReport run_kernel(const DecodeKernel& kernel, const DecodeProblem& p, st
 }
 
 // Two sequences, GQA 4, head dim 128, page 16, at the benchmarks' shortest and longest
-// context: the shipped default passes on the same inputs, every fault fails.
-TEST(DecodeFaults, EveryFaultFailsTheGate) {
+// context: the shipped policy of the schedule passes on the same inputs, every fault fails.
+void expect_every_fault_fails(TileSchedule schedule, const DecodeKernel& shipped, const std::string& label) {
   const struct {
     const char* name;
     DecodeKernel kernel;
-  } faults[] = {{"drop_tile", decode_fault_kernel(DecodeFault::drop_tile)},
-                {"stale_tile", decode_fault_kernel(DecodeFault::stale_tile)},
-                {"lose_split", decode_fault_kernel(DecodeFault::lose_split)}};
+  } faults[] = {{"drop_tile", decode_fault_kernel(DecodeFault::drop_tile, schedule)},
+                {"stale_tile", decode_fault_kernel(DecodeFault::stale_tile, schedule)},
+                {"lose_split", decode_fault_kernel(DecodeFault::lose_split, schedule)}};
   std::uint64_t seed = std::random_device{}();
   for (int context : {1024, 65536})
     for (DType kv : {DType::bf16, DType::f16, DType::fp8_e4m3}) {
       DecodeProblem p = make_decode_problem(2, 32, 8, 128, 16, {context, context}, kv, ++seed);
       if (kv == DType::f16) p.q_dtype = DType::f16;
-      const std::string where = std::string(dtype_name(kv)) + ", context " + std::to_string(context);
+      const std::string where = label + ", " + std::string(dtype_name(kv)) + ", context " + std::to_string(context);
       int splits = 0;
-      const AccuracyReport control =
-          run_kernel(DecodeKernel::of<experiments::decode_kv_streaming::streaming>(), p, seed, &splits);
+      const AccuracyReport control = run_kernel(shipped, p, seed, &splits);
       EXPECT_TRUE(control.passed) << where << ", no fault: " << control.message;
       std::printf("%s, no fault: %s\n", where.c_str(), control.message.c_str());
       for (const auto& f : faults) {
@@ -175,6 +216,17 @@ TEST(DecodeFaults, EveryFaultFailsTheGate) {
         std::printf("%s, %s (%d splits): %s\n", where.c_str(), f.name, splits, acc.message.c_str());
       }
     }
+}
+
+TEST(DecodeFaults, EveryFaultFailsTheGate) {
+  expect_every_fault_fails(TileSchedule::split, DecodeKernel::of<experiments::decode_kv_streaming::streaming>(), "split");
+}
+
+// The token-balanced work list: a dropped or stale tile in a chunk, and a chunk's partial lost
+// in the combine of a variable number of partials.
+TEST(DecodeFaults, EveryFaultFailsTheGateWithTokenBalancedWork) {
+  expect_every_fault_fails(TileSchedule::token_balanced,
+                           DecodeKernel::of<experiments::decode_work_partition::token_balanced>(), "token_balanced");
 }
 
 }  // namespace

@@ -2,9 +2,13 @@
 // schedule's persistent grid and partial slots, and forced splits overriding either.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <numeric>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
+#include "kernels/decode/decode_shapes.hpp"
 #include "kernels/decode/paged_decode.hpp"
 
 namespace schedlab::kernels {
@@ -68,6 +72,188 @@ TEST(DecodePlan, SharedTailOnlyWithSplits) {
 TEST(DecodePlan, GroupChunksAreUnits) {
   // 64 query heads on 2 KV heads: groups of 32, two chunks of 16 rows per KV head.
   EXPECT_EQ(decode_work_pairs(problem(3, 100, 64, 2)), 3 * 2 * 2);
+}
+
+// ---- the token-balanced partition ----
+
+std::vector<int> repeat(int n, int len) { return std::vector<int>(n, len); }
+std::vector<int> concat(std::vector<int> a, const std::vector<int>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+// Every unit's visible tiles are covered once, in order, by chunks 0 .. count-1 of at least
+// min_chunk tiles (or the whole unit), none longer than the chunk size aimed at.
+void expect_covers(const DecodeWorkPartition& w, const std::vector<int>& lens, int heads, int min_chunk, int window = 0) {
+  const int units = static_cast<int>(lens.size()) * heads;
+  ASSERT_EQ(int(w.partial_count.size()), units);
+  ASSERT_EQ(int(w.partial_offset.size()), units);
+  std::vector<std::vector<const DecodeWorkChunk*>> by_unit(units);
+  for (const DecodeWorkChunk& c : w.chunks) by_unit.at(std::size_t(c.seq) * heads + c.head).push_back(&c);
+  int offset = 0, most = 0;
+  for (int u = 0; u < units; ++u) {
+    const int len = lens[u / heads], first = (window > 0 ? std::max(0, len - window) : 0) / 16, end = (len + 15) / 16;
+    auto& cs = by_unit[u];
+    std::sort(cs.begin(), cs.end(), [](auto* a, auto* b) { return a->partial < b->partial; });
+    ASSERT_EQ(int(cs.size()), w.partial_count[u]) << "unit " << u;
+    EXPECT_EQ(w.partial_offset[u], offset) << "unit " << u;
+    offset += w.partial_count[u];
+    most = std::max(most, w.partial_count[u]);
+    int next = first;
+    for (int k = 0; k < int(cs.size()); ++k) {
+      EXPECT_EQ(cs[k]->partial, k);
+      EXPECT_EQ(cs[k]->first_tile, next) << "unit " << u << " chunk " << k;
+      EXPECT_GE(cs[k]->tiles, 1);
+      EXPECT_LE(cs[k]->tiles, w.chunk_tiles);
+      if (cs.size() > 1) EXPECT_GE(cs[k]->tiles, min_chunk / 2) << "unit " << u;  // an even cut of >= min_chunk
+      next += cs[k]->tiles;
+    }
+    EXPECT_EQ(next, end) << "unit " << u;
+  }
+  EXPECT_EQ(w.max_partials, most);
+  for (std::size_t i = 1; i < w.chunks.size(); ++i) EXPECT_GE(w.chunks[i - 1].tiles, w.chunks[i].tiles) << "longest first";
+}
+
+TEST(DecodeWorkPartition, UniformBatchIsTheOneWaveSplit) {
+  const std::vector<int> lens = repeat(16, 16384);
+  const DecodeWorkPartition w = partition_decode_work(lens, 8, 16, kSlots, 16);
+  expect_covers(w, lens, 8, 16);
+  EXPECT_EQ(w.chunks.size(), 256u);  // 128 units x 2, as the split grid at this shape
+  EXPECT_EQ(w.max_partials, 2);
+  EXPECT_EQ(w.chunk_tiles, 512);
+}
+
+TEST(DecodeWorkPartition, OneLongSequenceGetsManyChunks) {
+  const std::vector<int> lens = concat(repeat(31, 1024), {51200});
+  const DecodeWorkPartition w = partition_decode_work(lens, 8, 16, kSlots, 16);
+  expect_covers(w, lens, 8, 16);
+  const std::int64_t total = (31 * 64 + 3200) * 8;
+  for (int h = 0; h < 8; ++h) EXPECT_GE(w.partial_count[31 * 8 + h], 3200 / w.chunk_tiles) << "long head " << h;
+  for (int u = 0; u < 31 * 8; ++u) EXPECT_EQ(w.partial_count[u], 1) << "short unit " << u;
+  // No chunk above twice the fair share of a slot: the split grid gives this batch 1 split and
+  // its long sequence 3200 tiles per CTA.
+  EXPECT_LE(w.chunk_tiles, 2 * (total + kSlots - 1) / kSlots);
+}
+
+TEST(DecodeWorkPartition, SpanOfLengthsFromOneTo65536) {
+  const std::vector<int> lens = {1, 16, 256, 2048, 8192, 16384, 32768, 65536};
+  const DecodeWorkPartition w = partition_decode_work(lens, 8, 16, kSlots, 16);
+  expect_covers(w, lens, 8, 16);
+  EXPECT_EQ(w.partial_count[0], 1);                    // length 1: one tile, one chunk
+  EXPECT_GT(w.partial_count[7 * 8], w.partial_count[4 * 8]);  // 65536 cut finer than 8192
+  EXPECT_LE(w.chunks.size(), std::size_t(8) * kSlots);
+}
+
+TEST(DecodeWorkPartition, LengthOneAndWindowsAndTinyGrids) {
+  const std::vector<int> ones = repeat(5, 1);
+  const DecodeWorkPartition w1 = partition_decode_work(ones, 3, 16, kSlots);
+  expect_covers(w1, ones, 3, 1);
+  EXPECT_EQ(w1.chunks.size(), 15u);
+  EXPECT_EQ(w1.max_partials, 1);
+  const std::vector<int> ragged = {1, 15, 17, 3000, 9000, 250};
+  for (int slots : {1, 7, 64, 264, 1000})
+    for (int window : {0, 100}) {
+      const DecodeWorkPartition w = partition_decode_work(ragged, 4, 16, slots, 1, window);
+      expect_covers(w, ragged, 4, 1, window);
+      if (slots == 1) EXPECT_EQ(w.max_partials, 1) << "one slot: nothing to gain from cutting";
+    }
+}
+
+TEST(DecodeWorkPartition, RejectsBadInput) {
+  EXPECT_THROW(partition_decode_work({4, 0}, 8, 16, kSlots), std::invalid_argument);
+  EXPECT_THROW(partition_decode_work({4}, 8, 16, 0), std::invalid_argument);
+  EXPECT_THROW(partition_decode_work({4}, 0, 16, kSlots), std::invalid_argument);
+}
+
+TEST(DecodePlan, TokenBalancedUploadsItsWorkList) {
+  const DecodeProblem p = make_decode_problem(4, 64, 2, 128, 16, {1, 300, 17, 20000}, DType::bf16, 1);
+  const DecodePlan plan = plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced);
+  ASSERT_TRUE(plan.balanced());
+  EXPECT_FALSE(plan.dynamic());
+  EXPECT_FALSE(plan.needs_schedule());
+  const int units = decode_work_pairs(p);  // 4 sequences x 2 KV heads x 2 chunks of 16 rows
+  ASSERT_EQ(plan.work.size(), std::size_t(4 * plan.work_chunks + units));
+  int most = 0;
+  std::vector<int> seen(units, 0);
+  for (int c = 0; c < plan.work_chunks; ++c) {
+    const int unit = plan.work[4 * c], partial = plan.work[4 * c + 3];
+    ASSERT_LT(unit, units);
+    EXPECT_LT(partial, plan.work[4 * plan.work_chunks + unit]);
+    ++seen[unit];
+  }
+  for (int u = 0; u < units; ++u) {
+    EXPECT_EQ(seen[u], plan.work[4 * plan.work_chunks + u]) << "unit " << u;
+    most = std::max(most, seen[u]);
+  }
+  EXPECT_EQ(plan.num_splits, most);
+  EXPECT_GT(plan.num_splits, 1);  // the 20000-token sequence is cut
+  EXPECT_TRUE(plan.needs_combine());
+  // Forced splits use the split grid, as for the other schedules.
+  EXPECT_FALSE(plan_decode(p, kSlots, kWarps, 3, TileSchedule::token_balanced).balanced());
+}
+
+// decode_work_partition's tiers: every ragged batch parses, and beside each is a uniform batch
+// of the same total keys, up to one key per sequence (the bandwidth comparison's premise).
+TEST(DecodeRaggedTiers, EveryRaggedBatchHasAUniformTwin) {
+  for (harness::Tier tier : {harness::Tier::quick, harness::Tier::standard, harness::Tier::full}) {
+    const std::vector<DecodeShape> shapes = decode_shapes({tier, ""}, decode_ragged_tiers());
+    int ragged = 0;
+    for (const DecodeShape& s : shapes) {
+      if (s.lengths.empty()) continue;
+      ++ragged;
+      const std::int64_t keys = std::accumulate(s.context_lens.begin(), s.context_lens.end(), std::int64_t(0));
+      bool twin = false;
+      for (const DecodeShape& u : shapes)
+        if (u.lengths.empty() && u.kv_dtype == s.kv_dtype && u.page_size == s.page_size) {
+          const std::int64_t ukeys = std::int64_t(u.batch) * u.context_lens[0];
+          twin = twin || (ukeys <= keys && keys - ukeys < u.batch) || s.lengths == "8x2048";
+        }
+      EXPECT_TRUE(twin) << s.lengths << " (" << dtype_name(s.kv_dtype) << ") has no uniform batch of its keys";
+    }
+    EXPECT_GT(ragged, 0);
+  }
+  EXPECT_EQ(decode_shapes({harness::Tier::standard, ""}, decode_ragged_tiers()).size(), 10u);
+}
+
+// A bad batch description is an error of the plan, which every launch needs and which runs
+// before anything is allocated or written; the message names the sequence and the entry.
+void expect_rejected(const DecodeProblem& p, const std::string& field, const std::string& names) {
+  for (TileSchedule schedule : {TileSchedule::split, TileSchedule::persistent, TileSchedule::token_balanced}) {
+    try {
+      plan_decode(p, kSlots, kWarps, 0, schedule);
+      ADD_FAILURE() << "accepted a bad " << field;
+    } catch (const InvalidProblem& e) {
+      EXPECT_EQ(e.field(), field);
+      EXPECT_NE(std::string(e.what()).find(names), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(DecodePlan, RejectsALengthBelowOne) {
+  DecodeProblem p = make_decode_problem(3, 32, 8, 128, 16, {5, 40, 7}, DType::bf16, 1);
+  p.context_lens[1] = 0;
+  expect_rejected(p, "context_lens", "sequence 1");
+  p.context_lens[1] = -3;
+  expect_rejected(p, "context_lens", "sequence 1");
+}
+
+TEST(DecodePlan, RejectsAPageOutsideThePool) {
+  DecodeProblem p = make_decode_problem(3, 32, 8, 128, 16, {5, 40, 7}, DType::bf16, 1);
+  p.block_table[std::size_t(2) * p.max_pages_per_seq] = p.num_pages;  // sequence 2, its first page
+  expect_rejected(p, "block_table", "sequence 2, page slot 0");
+  p.block_table[std::size_t(2) * p.max_pages_per_seq] = -1;
+  expect_rejected(p, "block_table", "sequence 2, page slot 0");
+}
+
+TEST(DecodePlan, RejectsALengthPastItsBlockTableRow) {
+  DecodeProblem p = make_decode_problem(3, 32, 8, 128, 16, {5, 40, 7}, DType::bf16, 1);
+  p.context_lens[0] = p.max_pages_per_seq * p.page_size + 1;  // one page more than the row holds
+  expect_rejected(p, "context_lens", "sequence 0");
+}
+
+TEST(DecodePlan, AShapeOutsideTheKernelsLimitsIsUnsupported) {
+  const DecodeProblem p = make_decode_problem(2, 32, 8, 128, 8, {5, 40}, DType::bf16, 1);  // page 8
+  EXPECT_THROW(plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced), UnsupportedProblem);
 }
 
 TEST(DecodePlan, RejectsNoSlots) {

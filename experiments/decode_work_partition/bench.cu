@@ -1,0 +1,17 @@
+// Benchmarks of decode_work_partition: every variant, and the baseline's A/A control, on this
+// experiment's ragged batches (each beside a uniform batch of the same total keys) and the
+// uniform headline shape, or on --schedlab_axes (kernels/decode/decode_shapes.hpp).
+#include "common/harness/gpu_platform.hpp"
+#include "experiments/decode_work_partition/policy.hpp"
+#include "kernels/decode/decode_bench.hpp"
+
+using namespace schedlab;
+
+int main(int argc, char** argv) {
+  namespace x = experiments::decode_work_partition;
+  const harness::Experiment<kernels::DecodeFamilyOf<kernels::decode_ragged_tiers>, x::split, x::token_balanced,
+                            x::persistent>
+      experiment{"decode_work_partition", "split", {"split", "token_balanced", "persistent"}};
+  return harness::bench_main(
+      argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
+}

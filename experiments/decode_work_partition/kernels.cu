@@ -1,0 +1,12 @@
+// Kernel instantiations of decode_work_partition: one per policy (read by the static resource report).
+#include "experiments/decode_work_partition/policy.hpp"
+#include "kernels/decode/paged_decode.cuh"
+
+namespace schedlab::kernels {
+template void launch_paged_decode<experiments::decode_work_partition::split>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
+template DecodePlan plan_paged_decode<experiments::decode_work_partition::split>(const DecodeProblem&, int);
+template void launch_paged_decode<experiments::decode_work_partition::token_balanced>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
+template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced>(const DecodeProblem&, int);
+template void launch_paged_decode<experiments::decode_work_partition::persistent>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
+template DecodePlan plan_paged_decode<experiments::decode_work_partition::persistent>(const DecodeProblem&, int);
+}  // namespace schedlab::kernels
