@@ -80,10 +80,10 @@ def _raw_body(asm_text: str, symbol: str) -> list[str]:
 
 
 def _kernels(text: str, variant: str) -> dict[str, list[str]]:
-    """{symbol: body lines with labels} of every kernel of a variant (both dtypes, both head dims)."""
+    """{symbol: body lines with labels} of every kernel of a variant (bf16, f16 and fp8 e4m3, both head dims)."""
     key = f"{EXPERIMENT}{len(variant)}{variant}E"
     bodies = {s: _raw_body(text, s) for s in isa.parse_amdgpu_metadata(text) if key in s}
-    assert len(bodies) == 4, f"{variant}: expected bf16/f16 x head dim 64/128, got {list(bodies)}"
+    assert len(bodies) == 6, f"{variant}: expected bf16/f16/fp8 x head dim 64/128, got {list(bodies)}"
     return bodies
 
 
@@ -234,7 +234,7 @@ def test_plain_has_no_ping_pong(compiled, target):
 def test_two_waves_per_simd_without_scratch(compiled):
     records = [r for r in compiled[1] if r["experiment"] == EXPERIMENT]
     assert {(r["variant"], r["target"]) for r in records} == {(v, t) for v in VARIANTS for t in TARGETS}
-    assert len(records) == 2 * 2 * 2 * 2  # variants x targets x dtypes x head dims
+    assert len(records) == 2 * 2 * 3 * 2  # variants x targets x dtypes (bf16, f16, fp8) x head dims
     for r in records:
         name = f"{r['variant']} {r['target']} {r['symbol'][-60:]}"
         assert r["block_size"] == 512, name
