@@ -459,13 +459,23 @@ def run_one(variant: str, cfg: Config, inp: Inputs, workspace, flush, reps: int,
     return records(variant, cfg, kernel_us, acc)
 
 
-def run_all(configs: list[Config], variants: list[str], reps: int, warmup: int, log) -> tuple[list[dict], dict]:
+def run_all(configs: list[Config], variants: list[str], reps: int, warmup: int, log,
+            budget_s: float | None = None) -> tuple[list[dict], dict]:
+    """Records of every configuration and variant; past ``budget_s`` no further configuration is
+    started (those left are recorded as skipped, so the file still says what was not run)."""
     torch = _torch()
+    t_start = time.monotonic()
     flush = sp.Flusher()
     workspace = torch.zeros(WORKSPACE_BYTES, dtype=torch.uint8, device="cuda")
     out, notes = [], {}
     for i, cfg in enumerate(configs):
         need = kv_bytes(cfg)
+        if budget_s is not None and time.monotonic() - t_start > budget_s:
+            for v in variants:
+                axes, flops, nbytes = work(cfg)
+                out.append(sp.error_record(bench_name(v, cfg), label(v, cfg), f"{sp.SKIPPED_PREFIX}not started: "
+                                           f"the {budget_s:.0f} s budget was spent", axes, flops, nbytes))
+            continue
         if need > MEMORY_LIMIT_BYTES:
             for v in variants:
                 axes, flops, nbytes = work(cfg)
@@ -522,6 +532,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--dtypes", nargs="+", default=list(DTYPES), choices=DTYPES)
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     ap.add_argument("--quick", action="store_true", help="four headline configurations")
+    ap.add_argument("--budget-s", type=float, help="start no configuration after this many seconds")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
     args = ap.parse_args(argv)
@@ -558,7 +569,7 @@ def main(argv: list[str] | None = None) -> int:
     ctx["copy_bandwidth_GBps"] = f"{bw / 1e9:.6f}"
     log(f"{ctx['device']} ({ctx['arch']}), torch {ctx['torch_version']}; copy {bw / 1e12:.2f} TB/s; "
         f"commit {commit[:10]} dirty={dirty}; run {ctx['run_id']}")
-    recs, notes = run_all(configs, args.variants, args.reps, args.warmup, log)
+    recs, notes = run_all(configs, args.variants, args.reps, args.warmup, log, args.budget_s)
     ctx.update(experiment=EXPERIMENT, reps=str(args.reps), warmup=str(args.warmup),
                flush_bytes=str(notes["flush_bytes"]), kernel_attribution=notes["kernel_attribution"],
                call_time_us=notes.get("call_time_us", {}), kernels_per_call=notes.get("kernels_per_call", {}),
