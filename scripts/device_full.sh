@@ -78,8 +78,11 @@ if [ "${PEERS:-auto}" != no ]; then
   if [ -f .peers/flashinfer.tar.xz ]; then
     mkdir -p /tmp/fi_site && tar -C /tmp/fi_site -xJf .peers/flashinfer.tar.xz
     fr=(--quick); ls -d "$R"/*/decode_* >/dev/null 2>&1 && fr=(--from-results "$R")
-    PYTHONPATH=/tmp/fi_site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 python3 analysis/peers/flashinfer_peers.py \
-      --results-root "$R" "${fr[@]}" --budget-s "$(( $(left) - ncu_keep - 60 ))" \
+    # Hard stop at what is left before the ncu phase; no configuration starts in its last minute
+    # (its file is rewritten after each configuration, so a stop keeps the finished ones).
+    fi_s=$(( $(left) - ncu_keep - 20 )); [ "$fi_s" -gt 30 ] || fi_s=30
+    PYTHONPATH=/tmp/fi_site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 timeout "$fi_s" python3 \
+      analysis/peers/flashinfer_peers.py --results-root "$R" "${fr[@]}" --budget-s "$(( fi_s - 60 ))" \
       2>&1 | tee "$OUT/logs/flashinfer_peers.txt"
     echo "flashinfer peers rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s"
   else

@@ -456,18 +456,21 @@ def run_one(variant: str, cfg: Config, inp: Inputs, workspace, flush, reps: int,
     notes.setdefault("call_time_us", {})[name] = {"q1": round(q1, 3), "median": round(med, 3), "q3": round(q3, 3)}
     notes.setdefault("kernels_per_call", {})[name] = " + ".join(sp._short(k, 90) for k in kernels)
     notes.setdefault("kernel_attribution", set()).add(method)
+    notes.setdefault("backend", {})[name] = str(getattr(wrapper, "_backend", "unknown"))
     return records(variant, cfg, kernel_us, acc)
 
 
 def run_all(configs: list[Config], variants: list[str], reps: int, warmup: int, log,
-            budget_s: float | None = None) -> tuple[list[dict], dict]:
+            budget_s: float | None = None, checkpoint=None) -> tuple[list[dict], dict]:
     """Records of every configuration and variant; past ``budget_s`` no further configuration is
-    started (those left are recorded as skipped, so the file still says what was not run)."""
+    started (those left are recorded as skipped, so the file still says what was not run).
+    ``checkpoint(records, notes)`` runs after each configuration (the results file is rewritten
+    then, so a run stopped from outside keeps what it finished)."""
     torch = _torch()
     t_start = time.monotonic()
     flush = sp.Flusher()
     workspace = torch.zeros(WORKSPACE_BYTES, dtype=torch.uint8, device="cuda")
-    out, notes = [], {}
+    out, notes = [], {"flush_bytes": flush.buf.numel() * 4}
     for i, cfg in enumerate(configs):
         need = kv_bytes(cfg)
         if budget_s is not None and time.monotonic() - t_start > budget_s:
@@ -492,9 +495,18 @@ def run_all(configs: list[Config], variants: list[str], reps: int, warmup: int, 
                 f"({time.time() - t0:.1f} s)")
         del inp
         torch.cuda.empty_cache()
-    notes["kernel_attribution"] = "; ".join(sorted(notes.get("kernel_attribution", set()))) or "none"
-    notes["flush_bytes"] = flush.buf.numel() * 4
+        if checkpoint is not None:
+            checkpoint(out, notes)
     return out, notes
+
+
+def context_notes(notes: dict) -> dict:
+    """The run's notes as context entries (per benchmark: call time, kernels, FlashInfer's backend;
+    per kernel module: the first call's seconds, JIT included)."""
+    return {"kernel_attribution": "; ".join(sorted(notes.get("kernel_attribution", set()))) or "none",
+            "flush_bytes": str(notes.get("flush_bytes", "")), "call_time_us": notes.get("call_time_us", {}),
+            "kernels_per_call": notes.get("kernels_per_call", {}), "flashinfer_backend": notes.get("backend", {}),
+            "first_call_s": notes.get("first_call_s", {})}
 
 
 def select_configs(args, log) -> list[Config]:
@@ -569,11 +581,7 @@ def main(argv: list[str] | None = None) -> int:
     ctx["copy_bandwidth_GBps"] = f"{bw / 1e9:.6f}"
     log(f"{ctx['device']} ({ctx['arch']}), torch {ctx['torch_version']}; copy {bw / 1e12:.2f} TB/s; "
         f"commit {commit[:10]} dirty={dirty}; run {ctx['run_id']}")
-    recs, notes = run_all(configs, args.variants, args.reps, args.warmup, log, args.budget_s)
     ctx.update(experiment=EXPERIMENT, reps=str(args.reps), warmup=str(args.warmup),
-               flush_bytes=str(notes["flush_bytes"]), kernel_attribution=notes["kernel_attribution"],
-               call_time_us=notes.get("call_time_us", {}), kernels_per_call=notes.get("kernels_per_call", {}),
-               first_call_s=notes.get("first_call_s", {}),
                layout=("BatchDecodeWithPagedKVCacheWrapper, NHD paged K/V caches [pages, page, kv_heads, D], "
                        "block table a random permutation of the pool; Q and O bf16; fp8 K/V stored as "
                        "float8_e4m3fn with scale 1; plan() once per configuration, outside the timed region; "
@@ -585,7 +593,14 @@ def main(argv: list[str] | None = None) -> int:
         ctx["quick"] = "true"
     path = sp.results_path(args.results_root, sp.device_slug(ctx["device"]), FAMILY, sp.utc_stamp(), commit,
                            dirty == "true")
-    sp.write_atomic(path, sp.results_document(ctx, recs))
+
+    def checkpoint(recs, notes, complete=False):
+        # complete=false: a file left by a run stopped from outside (what it holds is finished).
+        sp.write_atomic(path, sp.results_document(dict(ctx, **context_notes(notes), complete=str(complete).lower()),
+                                                  recs))
+
+    recs, notes = run_all(configs, args.variants, args.reps, args.warmup, log, args.budget_s, checkpoint)
+    checkpoint(recs, notes, complete=True)
     log(f"wrote {path}")
     print(sp.table(recs, notes), flush=True)
     return 0
