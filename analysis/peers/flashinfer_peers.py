@@ -11,7 +11,7 @@ some GQA group sizes) is written as a skip carrying FlashInfer's reason.
 
 Configurations, each with a KV dtype (bf16, fp8_e4m3), a page size and query / KV heads:
   * default: the uniform decode grid of sdpa_peers (batch 1, 16, 64 x context 1k..64k), page 16,
-    32/8 heads, bf16 and fp8;
+    32/8 and 64/1 (MQA) heads, bf16 and fp8 (``--page``, ``--heads``, ``--dtypes`` change it);
   * ``--lengths SPEC`` (repeatable): ragged batches in the harness's grammar
     (``1+65536+300``, ``4x1024+1x65536``, ``uniform:B:MIN-MAX``, ``one_long:B:LONG:MIN-MAX``);
   * ``--from-results DIR``: every decode configuration of our results files (``*.json``,
@@ -540,7 +540,7 @@ def main(argv: list[str] | None = None) -> int:
                     help="a ragged batch ('1+65536+300', '4x1024+1x65536', 'one_long:32:131072:256-4096')")
     ap.add_argument("--page", type=int, default=DEFAULT_PAGE, help="page size of --lengths and the default grid")
     ap.add_argument("--heads", action="append", default=None, metavar="Q/KV",
-                    help="query/KV heads of --lengths and the default grid (default 32/8; repeatable, e.g. 64/1)")
+                    help="query/KV heads of --lengths and the default grid (repeatable; default 32/8 and 64/1)")
     ap.add_argument("--dtypes", nargs="+", default=list(DTYPES), choices=DTYPES)
     ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     ap.add_argument("--quick", action="store_true", help="four headline configurations")
@@ -548,7 +548,7 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
     args = ap.parse_args(argv)
-    args.heads = args.heads or [f"{DEFAULT_Q_HEADS}/{DEFAULT_KV_HEADS}"]
+    args.heads = args.heads or [f"{DEFAULT_Q_HEADS}/{DEFAULT_KV_HEADS}", "64/1"]
     if args.reps < 2:
         ap.error("--reps must be >= 2")
     t_start = time.time()

@@ -147,3 +147,15 @@ def test_discovery_and_join(fi, tmp_path):
     # bf16 only (the experiment's dtype): uniform and ragged with both variants, MQA with the tensor-core one.
     assert len(joined) == 5
     assert set(joined["config"]) == set(view.summary["config"])
+
+
+def test_select_configs(fi):
+    args = fi.argparse.Namespace(from_results=[], lengths=["2x100+5"], page=32, heads=["32/8", "64/1"],
+                                 dtypes=["bf16"], quick=False)
+    cs = fi.select_configs(args, log=lambda *_: None)
+    assert cs == [fi.Config.ragged("2x100+5", "bf16", 32, 32, 8), fi.Config.ragged("2x100+5", "bf16", 32, 64, 1)]
+    args.lengths = []
+    assert len(fi.select_configs(args, log=lambda *_: None)) == 2 * 12  # the grid, both heads
+    args.heads = ["48/7"]
+    with pytest.raises(fi.SpecError, match="not a multiple"):
+        fi.select_configs(args, log=lambda *_: None)
