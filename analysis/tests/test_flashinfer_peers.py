@@ -159,3 +159,6 @@ def test_select_configs(fi):
     args.heads = ["48/7"]
     with pytest.raises(fi.SpecError, match="not a multiple"):
         fi.select_configs(args, log=lambda *_: None)
+    # bf16 before fp8, whatever order they came in.
+    args.heads, args.dtypes, args.lengths = ["32/8"], ["fp8_e4m3", "bf16"], ["7"]
+    assert [c.dtype for c in fi.select_configs(args, log=lambda *_: None)] == ["bf16", "fp8_e4m3"]
