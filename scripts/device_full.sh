@@ -64,10 +64,31 @@ extra=()
 # budget is kept for it.
 reserve=0
 [ "$PHASE" = all ] && command -v ncu >/dev/null && reserve=${NCU_S:-150}
+ncu_keep=$reserve
+# The FlashInfer decode peer after the sweep keeps FI_S (default 180) when its package came along.
+[ -f .peers/flashinfer.tar.xz ] && [ "${PEERS:-auto}" != no ] && reserve=$(( reserve + ${FI_S:-180} ))
 python3 scripts/sweep.py --build "$B" --results "$R" --durations-from results --tier "${TIER:-default}" \
   --peers "${PEERS:-auto}" --budget-s "$(( $(left) - reserve ))" --log-dir "$OUT/logs/sweep" ${BENCHES:+--only "$BENCHES"} \
   -- "${extra[@]}" 2>&1 | tee "$OUT/logs/sweep.txt"
 echo "sweep rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s"
+# FlashInfer's paged decode (analysis/peers/flashinfer_peers.py) on the decode configurations
+# this sweep wrote, same SCHEDLAB_RUN_ID; the package is .peers/flashinfer.tar.xz
+# (scripts/pack_flashinfer.sh; carry .peers). Its modules are compiled on first use.
+if [ "${PEERS:-auto}" != no ]; then
+  if [ -f .peers/flashinfer.tar.xz ]; then
+    mkdir -p /tmp/fi_site && tar -C /tmp/fi_site -xJf .peers/flashinfer.tar.xz
+    fr=(--quick); ls -d "$R"/*/decode_* >/dev/null 2>&1 && fr=(--from-results "$R")
+    # Hard stop at what is left before the ncu phase; no configuration starts in its last minute
+    # (its file is rewritten after each configuration, so a stop keeps the finished ones).
+    fi_s=$(( $(left) - ncu_keep - 20 )); [ "$fi_s" -gt 30 ] || fi_s=30
+    PYTHONPATH=/tmp/fi_site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 timeout "$fi_s" python3 \
+      analysis/peers/flashinfer_peers.py --results-root "$R" "${fr[@]}" --budget-s "$(( fi_s - 60 ))" \
+      2>&1 | tee "$OUT/logs/flashinfer_peers.txt"
+    echo "flashinfer peers rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s"
+  else
+    echo "flashinfer peers: skipped (no .peers/flashinfer.tar.xz: run scripts/pack_flashinfer.sh and carry .peers)"
+  fi
+fi
 fi
 # Stalls: Nsight Compute, one profiled run per variant (the accuracy run is skipped); the
 # kernels' time is compared with the harness time by scripts/ingest_device_results.py.
