@@ -47,6 +47,14 @@ struct DecodePolicy {
   // memory-bound and prefers 2, with fewer, longer splits (batch 1, 64k: 79 -> 76.5 us).
   /* MinCtasPerSm = */ static constexpr int kMinCtasPerSm = 2;
   /* MinCtasPerSmFp8 = */ static constexpr int kMinCtasPerSmFp8 = 3;
+  // With a token-balanced schedule: what a CTA's start and its partial cost, in tiles' time, in
+  // the partition's model (partition_decode_work). 16-bit KV streams at the memory's pace, so a
+  // tile is long next to a CTA's ramp. fp8 tiles are short and its warps wait on latency: on the
+  // H200 a uniform batch (32 x 2592, page 16) cut into four waves of 27-tile chunks ran 1.38x
+  // slower than one wave of its 162-tile sequences (kernels/decode/README.md), which this model
+  // reproduces with about 44 tiles per chunk.
+  /* ChunkOverheadTiles = */ static constexpr int kChunkOverheadTiles = 4;
+  /* ChunkOverheadTilesFp8 = */ static constexpr int kChunkOverheadTilesFp8 = 44;
   /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only
 };
 

@@ -13,7 +13,8 @@
 
 namespace schedlab::kernels {
 
-DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits, TileSchedule schedule) {
+DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits, TileSchedule schedule,
+                       int chunk_overhead_tiles) {
   if (cta_slots < 1 || warps < 1) throw std::invalid_argument("plan_decode: no CTA slots or warps");
   // Before any launch and any allocation: a bad batch description (a length below 1, a page id
   // outside the pool, a length needing more pages than its block-table row) is an
@@ -33,7 +34,8 @@ DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int for
     // Chunks of at least kMinTilesPerWarp tiles per warp, as the split grid keeps.
     const int heads = p.kv_heads * decode_group_chunks(p);
     const DecodeWorkPartition w =
-        partition_decode_work(p.context_lens, heads, kDecodeTileTokens, cta_slots, warps * kMinTilesPerWarp, p.window);
+        partition_decode_work(p.context_lens, heads, kDecodeTileTokens, cta_slots, warps * kMinTilesPerWarp, p.window,
+                              chunk_overhead_tiles);
     plan.num_splits = w.max_partials;
     plan.tiles_per_split = w.chunk_tiles;
     plan.work_chunks = static_cast<int>(w.chunks.size());
@@ -71,9 +73,9 @@ namespace {
 int chunk_begin(int n, int c, int k) { return int(std::int64_t(n) * k / c); }
 
 // When the last of `sizes` (tiles, longest first) ends if each goes to whichever of `slots` CTA
-// slots frees first, a chunk costing its tiles plus kChunkOverheadTiles: the model the
+// slots frees first, a chunk costing its tiles plus `overhead`: the model the
 // partition minimizes (the hardware hands CTAs to free slots in grid order).
-std::int64_t finish_time(const std::vector<int>& sizes, int slots) {
+std::int64_t finish_time(const std::vector<int>& sizes, int slots, int overhead) {
   std::priority_queue<std::int64_t, std::vector<std::int64_t>, std::greater<>> free_at;
   std::int64_t end = 0;
   for (int s : sizes) {
@@ -82,8 +84,8 @@ std::int64_t finish_time(const std::vector<int>& sizes, int slots) {
       start = free_at.top();
       free_at.pop();
     }
-    free_at.push(start + s + kChunkOverheadTiles);
-    end = std::max(end, start + s + kChunkOverheadTiles);
+    free_at.push(start + s + overhead);
+    end = std::max(end, start + s + overhead);
   }
   return end;
 }
@@ -91,9 +93,10 @@ std::int64_t finish_time(const std::vector<int>& sizes, int slots) {
 }  // namespace
 
 DecodeWorkPartition partition_decode_work(const std::vector<int>& lengths, int heads, int tile_tokens, int slots,
-                                          int min_chunk_tiles, int window) {
-  if (heads < 1 || tile_tokens < 1 || slots < 1 || min_chunk_tiles < 1)
-    throw std::invalid_argument("partition_decode_work: heads, tile size, slots and the least chunk must be >= 1");
+                                          int min_chunk_tiles, int window, int overhead_tiles) {
+  if (heads < 1 || tile_tokens < 1 || slots < 1 || min_chunk_tiles < 1 || overhead_tiles < 0)
+    throw std::invalid_argument(
+        "partition_decode_work: heads, tile size, slots and the least chunk must be >= 1, the chunk overhead >= 0");
   std::vector<int> first(lengths.size()), tiles(lengths.size());
   std::int64_t total = 0;
   int longest = 0;
@@ -141,7 +144,7 @@ DecodeWorkPartition partition_decode_work(const std::vector<int>& lengths, int h
   int best = 0;
   std::int64_t best_end = 0;
   for (int size : candidates) {
-    const std::int64_t end = finish_time(sizes_at(size), slots);
+    const std::int64_t end = finish_time(sizes_at(size), slots, overhead_tiles);
     if (best == 0 || double(end) < double(best_end) * (1.0 - kSmallerChunkGain)) {
       best = size;
       best_end = end;

@@ -994,7 +994,8 @@ DecodePlan plan_for(const DecodeProblem& p, int forced_splits) {
   auto kernel = decode_kernel<Policy, kKv, kHeadDim, Policy::kTileSchedule == TileSchedule::persistent>();
   gpu::set_max_dynamic_smem(kernel, kBytes);
   const int slots = dev.sm_count * gpu::max_active_blocks(kernel, kWarpsOf<Policy, kKv> * kWarpSize, kBytes);
-  return plan_decode(p, slots, kWarpsOf<Policy, kKv>, forced_splits, Policy::kTileSchedule);
+  constexpr int kOverhead = kKv == DType::fp8_e4m3 ? Policy::kChunkOverheadTilesFp8 : Policy::kChunkOverheadTiles;
+  return plan_decode(p, slots, kWarpsOf<Policy, kKv>, forced_splits, Policy::kTileSchedule, kOverhead);
 }
 }  // namespace decode_detail
 

@@ -67,7 +67,7 @@ inline constexpr int kMinTilesPerWarp = 4;
 // cut into chunks of whole tiles, as even as its tiles allow. The chunk size is the one among a
 // few candidates (the smallest that fits one wave of `slots` resident CTAs; total tiles / slots;
 // that over 2, 4, 8 waves) whose chunks, handed longest first to whichever slot frees first,
-// end first in a simple model (a chunk costs its tiles plus kChunkOverheadTiles); a smaller
+// end first in a simple model (a chunk costs its tiles plus overhead_tiles); a smaller
 // chunk must end clearly earlier to be taken. Never below min_chunk_tiles (a unit shorter than
 // that is one chunk). Long sequences get many chunks, short ones one.
 struct DecodeWorkChunk {
@@ -80,16 +80,17 @@ struct DecodeWorkPartition {
   int max_partials = 0;
   int chunk_tiles = 0;                  // the chunk size the cut aimed at (most tiles of a chunk)
 };
-// A CTA's start and its partial cost about this many tiles' time in the partition's model.
-inline constexpr int kChunkOverheadTiles = 4;
 // window > 0: a sequence sees only its last `window` keys (tiles before them are not counted).
+// overhead_tiles: a CTA's start and its partial, in tiles' time (DecodePolicy::kChunkOverheadTiles).
 DecodeWorkPartition partition_decode_work(const std::vector<int>& lengths, int heads, int tile_tokens, int slots,
-                                          int min_chunk_tiles = 1, int window = 0);
+                                          int min_chunk_tiles = 1, int window = 0,
+                                          int overhead_tiles = DecodePolicy::kChunkOverheadTiles);
 inline constexpr int kDynamicJoins = 16;
 // forced_splits > 0 forces the (split, head, sequence) grid with that many splits, for any
 // schedule (a persistent one then runs as shared_tail).
 DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits = 0,
-                       TileSchedule schedule = TileSchedule::split);
+                       TileSchedule schedule = TileSchedule::split,
+                       int chunk_overhead_tiles = DecodePolicy::kChunkOverheadTiles);
 
 // Work units of the dynamic schedule: (sequence, KV head, chunk of at most 16 query heads).
 int decode_work_pairs(const DecodeProblem& p);

@@ -123,6 +123,23 @@ TEST(DecodeWorkPartition, UniformBatchIsTheOneWaveSplit) {
   EXPECT_EQ(w.chunk_tiles, 512);
 }
 
+// fp8's chunk overhead (DecodePolicy::kChunkOverheadTilesFp8) keeps a uniform batch that
+// already fills most of the slots in one chunk per unit, as the split grid, where the 16-bit
+// overhead cuts it into several waves of short chunks (which ran 1.38x slower with fp8 KV).
+TEST(DecodeWorkPartition, ChunkOverheadDecidesTheCutOfAUniformBatch) {
+  const std::vector<int> lens = repeat(32, 2592);
+  constexpr int kFp8Slots = 396;  // 3 CTAs on each of 132 SMs
+  const DecodeWorkPartition fp8 =
+      partition_decode_work(lens, 8, 16, kFp8Slots, 16, 0, DecodePolicy::kChunkOverheadTilesFp8);
+  expect_covers(fp8, lens, 8, 16);
+  EXPECT_EQ(fp8.chunks.size(), 256u);
+  EXPECT_EQ(fp8.max_partials, 1);
+  const DecodeWorkPartition cheap = partition_decode_work(lens, 8, 16, kFp8Slots, 16, 0, 4);
+  expect_covers(cheap, lens, 8, 16);
+  EXPECT_GT(cheap.chunks.size(), 256u);
+  EXPECT_THROW(partition_decode_work(lens, 8, 16, kFp8Slots, 16, 0, -1), std::invalid_argument);
+}
+
 TEST(DecodeWorkPartition, OneLongSequenceGetsManyChunks) {
   const std::vector<int> lens = concat(repeat(31, 1024), {51200});
   const DecodeWorkPartition w = partition_decode_work(lens, 8, 16, kSlots, 16);
