@@ -162,3 +162,23 @@ def test_select_configs(fi):
     # bf16 before fp8, whatever order they came in.
     args.heads, args.dtypes, args.lengths = ["32/8"], ["fp8_e4m3", "bf16"], ["7"]
     assert [c.dtype for c in fi.select_configs(args, log=lambda *_: None)] == ["bf16", "fp8_e4m3"]
+
+
+def test_unattributable_kernels_fall_back_to_queued_events(fi, monkeypatch):
+    sp = fi.sp
+    calls = []
+
+    def no_attribution(call, flush, reps):
+        raise RuntimeError("could not attribute kernels to calls (20 call ranges, 0 with kernels, 20 expected)")
+
+    monkeypatch.setattr(sp, "time_kernels", no_attribution)
+    monkeypatch.setattr(sp, "time_queued", lambda call, flush, reps: calls.append(reps) or [5.0] * reps)
+    times, names, method = sp.time_kernels_or_queued(None, None, 3)
+    assert times == [5.0] * 3 and calls == [3] and "spin" in method
+
+    def other_failure(call, flush, reps):
+        raise RuntimeError("CUDA error: an illegal memory access was encountered")
+
+    monkeypatch.setattr(sp, "time_kernels", other_failure)
+    with pytest.raises(RuntimeError, match="illegal memory"):  # only a missing attribution falls back
+        sp.time_kernels_or_queued(None, None, 3)

@@ -49,12 +49,14 @@ struct DecodePolicy {
   /* MinCtasPerSmFp8 = */ static constexpr int kMinCtasPerSmFp8 = 3;
   // With a token-balanced schedule: what a CTA's start and its partial cost, in tiles' time, in
   // the partition's model (partition_decode_work). 16-bit KV streams at the memory's pace, so a
-  // tile is long next to a CTA's ramp. fp8 tiles are short and its warps wait on latency: on the
-  // H200 a uniform batch (32 x 2592, page 16) cut into four waves of 27-tile chunks ran 1.38x
-  // slower than one wave of its 162-tile sequences (kernels/decode/README.md), which this model
-  // reproduces with about 44 tiles per chunk.
+  // tile is long next to a CTA's ramp. fp8 tiles are short and its warps wait on latency, so a
+  // short chunk is mostly ramp: on the H200 a uniform fp8 batch (32 x 2592, page 16) cut into
+  // four waves of 27-tile chunks ran slower than one wave of its whole 162-tile sequences, and a
+  // batch with one long sequence cut in one wave (its long chunks on too few warps) ran slower
+  // than the uniform one (kernels/decode/README.md). From about 20 tiles the model keeps that
+  // uniform batch whole; up to about 36 it still cuts the long sequence into two waves' worth.
   /* ChunkOverheadTiles = */ static constexpr int kChunkOverheadTiles = 4;
-  /* ChunkOverheadTilesFp8 = */ static constexpr int kChunkOverheadTilesFp8 = 44;
+  /* ChunkOverheadTilesFp8 = */ static constexpr int kChunkOverheadTilesFp8 = 24;
   /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only
 };
 

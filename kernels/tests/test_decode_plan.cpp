@@ -125,7 +125,9 @@ TEST(DecodeWorkPartition, UniformBatchIsTheOneWaveSplit) {
 
 // fp8's chunk overhead (DecodePolicy::kChunkOverheadTilesFp8) keeps a uniform batch that
 // already fills most of the slots in one chunk per unit, as the split grid, where the 16-bit
-// overhead cuts it into several waves of short chunks (which ran 1.38x slower with fp8 KV).
+// overhead cuts it into several waves of short chunks (which ran slower with fp8 KV); and it
+// still cuts a batch's one long sequence finer than one wave allows (whose long chunks ran on
+// too few warps).
 TEST(DecodeWorkPartition, ChunkOverheadDecidesTheCutOfAUniformBatch) {
   const std::vector<int> lens = repeat(32, 2592);
   constexpr int kFp8Slots = 396;  // 3 CTAs on each of 132 SMs
@@ -138,6 +140,12 @@ TEST(DecodeWorkPartition, ChunkOverheadDecidesTheCutOfAUniformBatch) {
   expect_covers(cheap, lens, 8, 16);
   EXPECT_GT(cheap.chunks.size(), 256u);
   EXPECT_THROW(partition_decode_work(lens, 8, 16, kFp8Slots, 16, 0, -1), std::invalid_argument);
+  const std::vector<int> one_long = concat(repeat(31, 1024), {51200});
+  const DecodeWorkPartition rag =
+      partition_decode_work(one_long, 8, 16, kFp8Slots, 16, 0, DecodePolicy::kChunkOverheadTilesFp8);
+  expect_covers(rag, one_long, 8, 16);
+  EXPECT_GT(rag.chunks.size(), std::size_t(kFp8Slots));
+  EXPECT_GT(rag.partial_count[31 * 8], (kFp8Slots - 31 * 8) / 8);
 }
 
 TEST(DecodeWorkPartition, OneLongSequenceGetsManyChunks) {
