@@ -50,7 +50,7 @@ struct TileGrid {
 };
 
 template <TileSchedule kSchedule>
-struct TileScheduler;
+struct TileScheduler;  // Dynamic: DynamicTileScheduler (dynamic_tile_scheduler.hpp), by TileSchedulerOf
 
 template <>
 struct TileScheduler<TileSchedule::OnePerTile> {

@@ -31,6 +31,8 @@ struct HopperPrefillPolicy {
   // Causal tiles longest first across every head (true) or within each head (false: the
   // CTAs of a wave then share a few heads' K/V in L2, which measured faster; README).
   /* LongestFirstAcrossHeads = */ static constexpr bool kLongestFirstAcrossHeads = false;
+  // Dynamic schedule: tile ids a CTA may hold past the one it computes (dynamic_tile_scheduler.hpp).
+  /* TileQueueSlots = */ static constexpr int kTileQueueSlots = 2;
   /* Stages = */ static constexpr int kStages = 2;  // K and V stages each in the shared ring
   // > 0: keep a stale running max until a row's max grows by more than this (log2 units) and
   // skip O *= corr when no row of the warp moved (FA4's conditional rescaling); P then

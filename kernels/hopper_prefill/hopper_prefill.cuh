@@ -48,6 +48,7 @@ struct Config {
   static constexpr int kBlockM = kConsumers * kWgRows;
   static constexpr int kBlockN = kTile.block_n;
   static constexpr int kStages = Policy::kStages;
+  static constexpr int kTileQueueSlots = Policy::kTileQueueSlots;
   static constexpr int kProducers = Policy::kWarpSpecialized ? 1 : 0;
   static constexpr int kThreads = (kConsumers + kProducers) * kWarpGroupThreads;
   static constexpr int kConsumerWarps = kConsumers * kWarpGroupThreads / kWarpSize;  // arrivals that free a stage
@@ -87,7 +88,7 @@ struct SharedStorage {
   alignas(kAtomBytes) unsigned char k[Cfg::kStages][Cfg::kKvBytes];
   alignas(kAtomBytes) unsigned char v[Cfg::kStages][Cfg::kKvBytes];
   attention::TmaPipeline<Cfg::kStages> k_pipe, v_pipe;
-  attention::TileQueue tile_queue;  // the dynamic schedule's tile ids, producer to consumers
+  attention::TileQueue<Cfg::kTileQueueSlots> tile_queue;  // the dynamic schedule's tile ids, producer to consumers
   std::uint64_t q_full;   // Q of the current tile has landed
   std::uint64_t q_empty;  // the consumers are done with Q (persistent CTAs reload it)
   static constexpr int kLaunchBytes = int(sizeof(SharedStorage)) + kAtomBytes;  // + alignment slack
@@ -467,7 +468,7 @@ __global__ void __launch_bounds__(kThreadsOf<Policy, kHeadDim, kCausal>, 1)
   // time (no dead fetch state in the consumers' registers). Dynamic schedule: the producer's
   // second warp draws the tiles and the copying thread reads them like the consumers.
   constexpr bool kDynamic = Policy::kSchedule == attention::TileSchedule::Dynamic;
-  using Tiles = attention::TileScheduler<Policy::kSchedule>;
+  using Tiles = attention::TileSchedulerOf<Policy::kSchedule, Cfg::kTileQueueSlots>;
   TileCoord t;
   if (Policy::kWarpSpecialized && group == 0) {
     // Producer warpgroup: one thread issues every copy; the others have nothing to do.
@@ -574,7 +575,7 @@ void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
   static const bool smem_raised = (gpu::set_max_dynamic_smem(kernel, kBytes), true);  // once per kernel
   (void)smem_raised;
   const int sm_count = device().sm_count;
-  const dim3 grid = attention::TileScheduler<Policy::kSchedule>::grid(a.tiles, sm_count);
+  const dim3 grid = attention::TileSchedulerOf<Policy::kSchedule, Policy::kTileQueueSlots>::grid(a.tiles, sm_count);
   gpu::launch("hopper_prefill", kernel, gpu::LaunchConfig{grid, dim3(Cfg::kThreads), kBytes, stream}, a);
   if (next_base) *next_base += static_cast<unsigned>(a.tiles.count());  // launched: its draws are taken
 }

@@ -16,4 +16,12 @@ template void launch_hopper_prefill<tuning::one_chain>(const PrefillArgs&, gpu::
 template void require_hopper_prefill_fits<tuning::one_chain>(const PrefillProblem&);
 template void launch_hopper_prefill<tuning::lpt_across_heads>(const PrefillArgs&, gpu::api::stream_t);
 template void require_hopper_prefill_fits<tuning::lpt_across_heads>(const PrefillProblem&);
+template void launch_hopper_prefill<tuning::causal_n176>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<tuning::causal_n176>(const PrefillProblem&);
+template void launch_hopper_prefill<tuning::causal_n192>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<tuning::causal_n192>(const PrefillProblem&);
+template void launch_hopper_prefill<tuning::dynamic_two_ahead>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<tuning::dynamic_two_ahead>(const PrefillProblem&);
+template void launch_hopper_prefill<tuning::dynamic_one_ahead>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<tuning::dynamic_one_ahead>(const PrefillProblem&);
 }  // namespace schedlab::kernels

@@ -37,4 +37,26 @@ struct one_chain : Base {
   }
 };
 
+// Causal head dim 128 on the non-causal key tiles (176 keys, one chain) or on 192-key tiles:
+// fewer, longer tiles spread each tile's fixed cost (barriers, reductions, the hand-over) over
+// more keys, at the price of more masked keys on the diagonal.
+struct causal_n176 : Base {
+  static constexpr HopperTile tile(int head_dim, bool causal) {
+    return head_dim > 64 && causal ? HopperTile{2, 176, 240, 1} : Base::tile(head_dim, causal);
+  }
+};
+struct causal_n192 : Base {
+  static constexpr HopperTile tile(int head_dim, bool causal) {
+    return head_dim > 64 && causal ? HopperTile{2, 192, 240, 1} : Base::tile(head_dim, causal);
+  }
+};
+// Persistent CTAs drawing tiles from a counter, holding two ids ahead (the experiment's
+// persistent_dynamic) or one.
+struct dynamic_two_ahead : Base {
+  /* Schedule = */ static constexpr auto kSchedule = kernels::attention::TileSchedule::Dynamic;
+};
+struct dynamic_one_ahead : dynamic_two_ahead {
+  /* TileQueueSlots = */ static constexpr int kTileQueueSlots = 1;
+};
+
 }  // namespace schedlab::experiments::hopper_prefill_tuning
