@@ -1,0 +1,58 @@
+"""Ragged decode batches against their uniform twins and against the peers of the same run.
+
+A ragged configuration (one with ``lengths``) is paired with the uniform configuration of the
+same KV dtype and page size whose total keys (batch x context) are nearest to its own: the
+decode benchmark shapes register each ragged batch beside such a twin, so the two read the same
+bytes and their bandwidths compare directly. The share asked of a ragged batch is its bandwidth
+over the twin's best (the fastest variant of the twin configuration in the same run); the peer
+ratio is our time over the fastest peer's on the same ragged batch, inverted (>1: ours faster).
+"""
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+
+from .dataset import ExperimentView
+
+
+def _total_keys(row: pd.Series) -> int:
+    lengths = row.get("lengths")
+    if isinstance(lengths, str) and lengths:
+        total = 0
+        for part in lengths.split("+"):
+            count, _, length = part.partition("x")
+            total += int(count) * int(length) if length else int(count)
+        return total
+    return int(row["batch"]) * int(row["context"])
+
+
+def ragged_shares(view: ExperimentView, variant: str) -> pd.DataFrame:
+    """One row per ragged configuration of ``variant``: its GB/s, its uniform twin's best GB/s
+    (any variant of ours in the run), the share, and the fastest peer's GB/s and name."""
+    ok = view.ok.copy()
+    if ok.empty:
+        return pd.DataFrame()
+    ok["keys"] = ok.apply(_total_keys, axis=1)
+    ragged_mask = ok["lengths"].apply(lambda s: isinstance(s, str) and bool(s)) if "lengths" in ok else False
+    ours = ok[ragged_mask & (ok["variant"] == variant)]
+    uniform = ok[~ragged_mask]
+    peers = view.peers
+    out = []
+    for _, r in ours.iterrows():
+        twins = uniform[(uniform["dtype"] == r["dtype"]) & (uniform["page"] == r["page"])]
+        if twins.empty:
+            continue
+        gap = (twins["keys"] - r["keys"]).abs()
+        twin = twins[gap == gap.min()]
+        best_twin = twin.loc[twin["gbps"].idxmax()]
+        row = {"config": r["config"], "dtype": r["dtype"], "variant": variant, "gbps": r["gbps"],
+               "twin": best_twin["config"], "twin_variant": best_twin["variant"], "twin_gbps": best_twin["gbps"],
+               "share": r["gbps"] / best_twin["gbps"], "peer": None, "peer_gbps": math.nan, "vs_peer": math.nan}
+        if len(peers):
+            p = peers[(peers["config"] == r["config"]) & peers["time_us"].notna()]
+            if len(p):
+                fastest = p.loc[p["time_us"].idxmin()]
+                row.update(peer=fastest["variant"], peer_gbps=fastest["gbps"], vs_peer=fastest["time_us"] / r["time_us"])
+        out.append(row)
+    return pd.DataFrame(out)
