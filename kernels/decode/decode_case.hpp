@@ -59,18 +59,19 @@ class DecodeCase final : public harness::Case {
     o_ = DeviceTensor(p_.q_dtype, std::size_t(p_.batch) * p_.q_heads * p_.head_dim);
     probe_slots_.allocate();
     const std::size_t slots = std::size_t(p_.batch) * p_.q_heads * plan_.num_splits;
-    if (plan_.needs_combine()) {
+    if (plan_.needs_partials()) {
       partial_o_ = gpu::DeviceBuffer<float>(slots * p_.head_dim);
       partial_lse_ = gpu::DeviceBuffer<float>(slots);
     }
-    // The dynamic schedule's counters start at zero; each launch leaves them zero again.
+    // The dynamic schedule's counters (a token-balanced plan's arrival counters) start at zero;
+    // each launch leaves them zero again.
     if (plan_.needs_schedule()) schedule_ = upload(std::vector<int>(decode_schedule_ints(p_), 0));
     // The token-balanced work list, planned once with the case (outside the timed launches).
     if (plan_.balanced()) work_ = upload(plan_.work);
   }
   void poison_output() override {
     o_.poison();
-    if (plan_.needs_combine()) {
+    if (plan_.needs_partials()) {
       gpu::poison(partial_o_.data(), partial_o_.bytes(), nullptr);
       gpu::poison(partial_lse_.data(), partial_lse_.bytes(), nullptr);
     }

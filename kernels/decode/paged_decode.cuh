@@ -3,8 +3,10 @@
 // tiles (one page at page size 16) from the KV pool into shared memory with async copies,
 // computes S = Q K^T for the GQA group (padded to the 16 rows of the matrix instruction), an
 // online softmax, and O += P V. Warps combine in shared memory; splits combine in a second,
-// small kernel. (Fusing that merge into the last CTA to finish was tried: one CTA then merges
-// every split serially, and at batch 1 with 32 splits it cost more than the launch it saved.)
+// small kernel. (Fusing that merge into the last CTA to finish was tried for the split grid:
+// one thread per column then walked every split serially, and at batch 1 with 32 splits it
+// cost more than the launch it saved.) Token-balanced chunks do merge in the last CTA of each
+// unit, a warp per row over the unit's own partials (merge_unit_if_last).
 // Scheduling knobs come from the Policy (decode_policy.hpp); the body is shared.
 #pragma once
 #include <climits>
@@ -39,7 +41,8 @@ struct Params {
   float* partial_o;
   float* partial_lse;
   unsigned long long* probe_slots;  // gpu::kProbeSlots counters; null unless probes are built in
-  int* schedule;                    // shared tail or persistent: the counters of struct Schedule, else null
+  int* schedule;                    // shared tail or persistent: the counters of struct Schedule; token-balanced
+                                    // with partials: one arrival counter per unit; else null
   const int* work;                  // token-balanced: 4 ints per CTA (unit, first tile, tiles, partial), else null
   const int* unit_partials;         // token-balanced: the partials of each unit, else null
   int units;                        // (sequence, KV head, chunk) work units
@@ -439,10 +442,10 @@ __device__ __forceinline__ void load_q(std::uint32_t (&qa)[kHeadDim / 16][4], co
 }
 
 // Each warp writes its (m, l, O) rows; the CTA merges them and writes the final output
-// (one split) or a normalized partial with its log-sum-exp (several splits).
+// (`whole`: the CTA saw every key of its rows) or a normalized partial with its log-sum-exp.
 template <class Policy, DType kKv, int kHeadDim>
 __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& a, int seq, int kvh, int split,
-                              int head0, int rows) {
+                              int head0, int rows, bool whole) {
   constexpr int kStride = kHeadDim + 2;  // O row, then m and l
   const int g = gpu::mma::frag_lane() / 4, t = gpu::mma::frag_lane() % 4;
   float* mine = smem + gpu::warp_id() * kDecodeMaxGroup * kStride;
@@ -480,7 +483,7 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
     }
     const int head = head0 + row;
     const float out = l > 0.f ? o * v_scale / l : 0.f;  // no visible key: zeros, as the reference
-    if (a.num_splits == 1) {
+    if (whole) {
       E::store(static_cast<typename E::storage*>(a.o), (std::size_t(seq) * a.q_heads + head) * kHeadDim + d, out);
     } else {
       const std::size_t slot = (std::size_t(seq) * a.q_heads + head) * a.num_splits + split;
@@ -490,6 +493,47 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
       if (d == 0) a.partial_lse[slot] = l > 0.f && !lost ? m + log2f(l) : -INFINITY;
     }
   }
+}
+
+// Token-balanced chunks merge their own partials: every CTA of a unit counts its arrival on the
+// unit's counter once its partial is visible, and the last to arrive merges the unit's rows
+// with weights 2^(lse - max lse), one warp per row and the columns over the lanes, and leaves
+// the counter zero for the next launch. This replaces the split combine's second kernel, whose
+// launch and 1024-CTA wave cost the one-long fp8 batch about a tenth of its time on the H200.
+template <class Policy, DType kKv, int kHeadDim>
+__device__ void merge_unit_if_last(const Params& a, int unit, int seq, int head0, int rows, int parts) {
+  constexpr int kCols = kHeadDim / kWarpSize;  // consecutive columns per lane
+  __shared__ int last;
+  gpu::fence_device();  // this thread's partial is visible before the CTA's arrival is counted
+  gpu::block_sync();
+  if (threadIdx.x == 0) last = atomicAdd(a.schedule + unit, 1) == parts - 1;
+  gpu::block_sync();
+  if (!last) return;
+  gpu::fence_device();  // the other chunks' partials, counted before ours, are visible here
+  const int lane = gpu::lane_id();
+  for (int row = gpu::warp_id(); row < rows; row += kWarpsOf<Policy, kKv>) {
+    const std::size_t slot0 = (std::size_t(seq) * a.q_heads + head0 + row) * a.num_splits;
+    float m = -INFINITY;
+    for (int sp = lane; sp < parts; sp += kWarpSize) m = fmaxf(m, gpu::load_coherent(a.partial_lse + slot0 + sp));
+    for (int off = kWarpSize / 2; off > 0; off /= 2) m = fmaxf(m, gpu::shfl_xor(m, off));
+    float o[kCols] = {}, wsum = 0.f;
+    if (m != -INFINITY) {
+#pragma unroll 4
+      for (int sp = 0; sp < parts; ++sp) {
+        const float wgt = gpu::mma::fast_exp2(gpu::load_coherent(a.partial_lse + slot0 + sp) - m);
+        const float* src = a.partial_o + (slot0 + sp) * kHeadDim + lane * kCols;
+        wsum += wgt;
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) o[c] += wgt * gpu::load_coherent(src + c);
+      }
+    }
+    using E = Element<kQueryType<kKv>>;
+#pragma unroll
+    for (int c = 0; c < kCols; ++c)  // no visible key: zeros, as the reference
+      E::store(static_cast<typename E::storage*>(a.o), (std::size_t(seq) * a.q_heads + head0 + row) * kHeadDim + lane * kCols + c,
+               wsum > 0.f ? o[c] / wsum : 0.f);
+  }
+  if (threadIdx.x == 0) a.schedule[unit] = 0;
 }
 
 // Where a warp's tiles come from. take() returns the next tile to issue (-1: none left);
@@ -662,8 +706,8 @@ __device__ void decode_split(const Params& a, unsigned char* smem, gpu::WaitProb
   auto run = [&](auto& src) {
     stream_tiles<Policy, kKv, kHeadDim>(src, pipe, st, qa, a, u.seq, u.kvh, u.first_key, u.seq_len, scale_log2, probe);
   };
-  bool shared = false;
-  if constexpr (Policy::kTileSchedule != TileSchedule::split) shared = a.schedule != nullptr;
+  bool shared = false;  // a shared tail (a token-balanced plan's counters are its arrivals)
+  if constexpr (Policy::kTileSchedule != TileSchedule::split) shared = a.schedule != nullptr && a.work == nullptr;
   if (shared) {
     const int n = u.tile_hi - u.tile_lo, warps = a.num_splits * kWarpsOf<Policy, kKv>;
     const int share = n * Policy::kStaticPercent / 100 / warps;
@@ -681,7 +725,12 @@ __device__ void decode_split(const Params& a, unsigned char* smem, gpu::WaitProb
   probe.before();
   gpu::block_sync();  // the K/V stages become the warps' combine space
   probe.after(gpu::WaitPoint::BlockBarrier);
-  combine_warps<Policy, kKv, kHeadDim>(st, reinterpret_cast<float*>(smem), a, u.seq, u.kvh, split, u.head0, u.rows);
+  // A token-balanced unit cut into one chunk is written whole; one cut into several merges here.
+  const int unit = cw.seq * a.kv_heads * chunks + cw.y;
+  const int parts = a.unit_partials ? a.unit_partials[unit] : a.num_splits;
+  combine_warps<Policy, kKv, kHeadDim>(st, reinterpret_cast<float*>(smem), a, u.seq, u.kvh, split, u.head0, u.rows,
+                                       parts == 1);
+  if (a.unit_partials && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
 }
 
 // Dynamic tiles: a warp writes its own normalized partial and log-sum-exp to a slot of the

@@ -57,8 +57,12 @@ struct DecodePlan {
   int work_chunks = 0;
   bool dynamic() const { return ctas > 0; }
   bool balanced() const { return work_chunks > 0; }
-  bool needs_combine() const { return dynamic() || num_splits > 1; }
-  bool needs_schedule() const { return dynamic() || shared_tail; }
+  // Partials are written whenever a row's keys are cut among CTAs or warps. A token-balanced
+  // plan merges them in the decode kernel itself (the last chunk of a unit to finish does it,
+  // counted on one arrival counter per unit), so only the other plans launch the combine.
+  bool needs_partials() const { return dynamic() || num_splits > 1; }
+  bool needs_combine() const { return needs_partials() && !balanced(); }
+  bool needs_schedule() const { return dynamic() || shared_tail || (balanced() && num_splits > 1); }
 };
 inline constexpr int kMinTilesPerWarp = 4;
 

@@ -38,6 +38,7 @@ __device__ __forceinline__ T shfl(T v, int src_lane) { return __shfl_sync(0xffff
 __device__ __forceinline__ void fence_device() { __threadfence(); }
 // A load of a word other CTAs change with atomics: not served from this SM's L1.
 __device__ __forceinline__ int load_coherent(const int* p) { return *static_cast<const volatile int*>(p); }
+__device__ __forceinline__ float load_coherent(const float* p) { return *static_cast<const volatile float*>(p); }
 
 template <Sched kMask>
 __device__ __forceinline__ void sched_barrier() {}

@@ -43,6 +43,7 @@ __device__ __forceinline__ T shfl(T v, int src_lane) { return __shfl(v, src_lane
 __device__ __forceinline__ void fence_device() { __threadfence(); }
 // A load of a word other CTAs change with atomics: not served from this SM's L1.
 __device__ __forceinline__ int load_coherent(const int* p) { return *static_cast<const volatile int*>(p); }
+__device__ __forceinline__ float load_coherent(const float* p) { return *static_cast<const volatile float*>(p); }
 
 template <Sched kMask>
 __device__ __forceinline__ void sched_barrier() { __builtin_amdgcn_sched_barrier(static_cast<int>(kMask)); }
