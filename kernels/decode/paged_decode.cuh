@@ -499,7 +499,8 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
 // unit's counter once its partial is visible, and the last to arrive merges the unit's rows
 // with weights 2^(lse - max lse), one warp per row and the columns over the lanes, and leaves
 // the counter zero for the next launch. This replaces the split combine's second kernel, whose
-// launch and 1024-CTA wave cost the one-long fp8 batch about a tenth of its time on the H200.
+// launch and wave (one CTA per sequence and head) were about a tenth of the one-long fp8
+// batch's time on the H200.
 template <class Policy, DType kKv, int kHeadDim>
 __device__ void merge_unit_if_last(const Params& a, int unit, int seq, int head0, int rows, int parts) {
   constexpr int kCols = kHeadDim / kWarpSize;  // consecutive columns per lane
