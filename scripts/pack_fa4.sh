@@ -17,7 +17,7 @@
 # device's driver is CUDA 13.0), quack-kernels, apache-tvm-ffi, torch-c-dlpack-ext.
 #
 # Removed: the aarch64 / QNX runtime stubs (cu13/lib/stubs), tvm-ffi's bundled third-party
-# and C++ sources and its test library, torch-c-dlpack-ext's prebuilt add-ons (torch 2.4..2.9
+# and C++ sources, torch-c-dlpack-ext's prebuilt add-ons (torch 2.4..2.9
 # only; the device's torch 2.11 exports the DLPack exchange API itself), console scripts and
 # the build backend. Python sources stay whole: cutlass imports its JAX and iket modules at
 # import time, and FA4 fingerprints its own sources for its compile cache.
@@ -68,8 +68,8 @@ D=$S/nvidia_cutlass_dsl
   || { echo "pack_fa4: the cu13 _cutlass_ir library is missing (wheel layout changed?)" >&2; exit 1; }
 [ -f "$D/cu13/lib/libcute_dsl_runtime.so" ] || { echo "pack_fa4: cu13/lib/libcute_dsl_runtime.so missing" >&2; exit 1; }
 [ -f "$S/nvidia_cutlass_dsl_packages.pth" ] || { echo "pack_fa4: nvidia_cutlass_dsl_packages.pth missing" >&2; exit 1; }
-rm -rf "$D/cu13/lib/stubs" "$S/tvm_ffi/3rdparty" "$S/tvm_ffi/src" "$S/tvm_ffi/lib/libtvm_ffi_testing.so" \
-  "$S/bin" "$S/build_backend.py"
+# (tvm_ffi/lib/libtvm_ffi_testing.so stays: tvm_ffi.core links it.)
+rm -rf "$D/cu13/lib/stubs" "$S/tvm_ffi/3rdparty" "$S/tvm_ffi/src" "$S/bin" "$S/build_backend.py"
 rm -f "$S"/torch_c_dlpack_ext/libtorch_c_dlpack_addon_torch*.so
 find "$S" -name '__pycache__' -type d -prune -exec rm -rf {} +
 { printf '%s\n' "${PINS[@]}"; echo "packed $(date -u +%Y-%m-%dT%H:%M:%SZ) by scripts/pack_fa4.sh"; } >"$S/FA4_PACK.txt"
