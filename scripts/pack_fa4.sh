@@ -23,8 +23,8 @@
 # import time, and FA4 fingerprints its own sources for its compile cache.
 #
 # xz -9 on the 193 MB _cutlass_ir library takes minutes: the compression runs under nice. For
-# 4.0.0b36 / DSL 4.8.1: 257 MB unpacked, 68.0 MB (64.9 MiB) compressed, 2 parts of 34.0 MB
-# (about 18 min on two shared, busy cores).
+# 4.0.0b36 / DSL 4.8.1: 259 MB unpacked, 68.3 MB (65.2 MiB) compressed, 2 parts of 34.2 MB
+# (13 to 18 min on two shared, busy cores).
 # Usage: bash scripts/pack_fa4.sh [WHEELDIR] [WORKDIR]   (defaults /tmp/fa4, /tmp/fa4_pack)
 # Env: PART_MIB (38), XZ_THREADS (2), XZ_LEVEL (-9).
 set -euo pipefail
