@@ -8,7 +8,8 @@
 # PHASE=bench runs tests and the sweep only, PHASE=ncu the profiles only (each fits one call).
 # Other knobs: BENCHES (a glob of binaries), FILTER (--benchmark_filter), REPS / MIN_TIME
 # (override the tier's repetitions), PEERS (auto|yes|no), RUN_TESTS=0, RUN_SANITIZER=0, BUDGET_S (default 520),
-# NCU_S (the part of the budget kept for the ncu phase when PHASE=all, default 150).
+# NCU_S (the part of the budget kept for the ncu phase when PHASE=all, default 150), FI_S / FA4_S
+# (the parts kept for the FlashInfer and FlashAttention-4 peers when their packages came, 180 / 200).
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/.carry/lib:${LD_LIBRARY_PATH:-}
 # The commit the carried binaries and this working tree are (scripts/pack_carry.sh): the
@@ -55,6 +56,14 @@ if [ "${RUN_TESTS:-1}" != 0 ]; then
     done
   fi
 fi
+# FlashAttention-4: the parts of the packed FA4 carried in this call (.peers/fa4.tar.xz.part-KofN,
+# scripts/pack_fa4.sh) join those staged by earlier calls on this warm machine
+# (scripts/device_fa4_stage.sh); the peer runs only once /tmp/fa4_site is complete.
+fa4_ready=0
+if [ "${PEERS:-auto}" != no ]; then
+  for p in .peers/fa4.tar.xz.part-*; do [ -f "$p" ] && bash scripts/device_fa4_stage.sh "$p"; done
+  [ -f /tmp/fa4_site/.fa4_complete ] && fa4_ready=1
+fi
 extra=()
 [ -n "${REPS:-}" ] && extra+=(--benchmark_repetitions="$REPS")
 [ -n "${MIN_TIME:-}" ] && extra+=(--benchmark_min_time="$MIN_TIME")
@@ -67,6 +76,9 @@ reserve=0
 ncu_keep=$reserve
 # The FlashInfer decode peer after the sweep keeps FI_S (default 180) when its package came along.
 [ -f .peers/flashinfer.tar.xz ] && [ "${PEERS:-auto}" != no ] && reserve=$(( reserve + ${FI_S:-180} ))
+# The FlashAttention-4 prefill peer after it keeps FA4_S (default 200) when FA4 is staged.
+fa4_keep=0
+[ "$fa4_ready" = 1 ] && fa4_keep=${FA4_S:-200} && reserve=$(( reserve + fa4_keep ))
 python3 scripts/sweep.py --build "$B" --results "$R" --durations-from results --tier "${TIER:-default}" \
   --peers "${PEERS:-auto}" --budget-s "$(( $(left) - reserve ))" --log-dir "$OUT/logs/sweep" ${BENCHES:+--only "$BENCHES"} \
   -- "${extra[@]}" 2>&1 | tee "$OUT/logs/sweep.txt"
@@ -80,13 +92,30 @@ if [ "${PEERS:-auto}" != no ]; then
     fr=(--quick); ls -d "$R"/*/decode_* >/dev/null 2>&1 && fr=(--from-results "$R")
     # Hard stop at what is left before the ncu phase; no configuration starts in its last minute
     # (its file is rewritten after each configuration, so a stop keeps the finished ones).
-    fi_s=$(( $(left) - ncu_keep - 20 )); [ "$fi_s" -gt 30 ] || fi_s=30
+    fi_s=$(( $(left) - ncu_keep - fa4_keep - 20 )); [ "$fi_s" -gt 30 ] || fi_s=30
     PYTHONPATH=/tmp/fi_site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 timeout "$fi_s" python3 \
       analysis/peers/flashinfer_peers.py --results-root "$R" "${fr[@]}" --budget-s "$(( fi_s - 60 ))" \
       2>&1 | tee "$OUT/logs/flashinfer_peers.txt"
     echo "flashinfer peers rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s"
   else
-    echo "flashinfer peers: skipped (no .peers/flashinfer.tar.xz: run scripts/pack_flashinfer.sh and carry .peers)"
+    echo "flashinfer peers: skipped (no .peers/flashinfer.tar.xz: run scripts/pack_flashinfer.sh and carry .peers, or .peers/flashinfer.tar.xz alone when FA4's parts are there too)"
+  fi
+fi
+# FlashAttention-4's forward (analysis/peers/fa4_peers.py) on the prefill configurations this
+# sweep wrote, same SCHEDLAB_RUN_ID; each kernel is compiled on first use (context first_call_s).
+if [ "${PEERS:-auto}" != no ]; then
+  if [ "$fa4_ready" = 1 ]; then
+    fr=(--quick); ls -d "$R"/*/prefill_* "$R"/*/hopper_prefill_* >/dev/null 2>&1 && fr=(--from-results "$R")
+    # Hard stop at what is left before the ncu phase; no configuration starts in its last minute.
+    # (A first configuration of a kernel includes its compile: a minute is kept when there is room.)
+    fa_s=$(( $(left) - ncu_keep - 20 )); [ "$fa_s" -gt 30 ] || fa_s=30
+    PYTHONUNBUFFERED=1 timeout "$fa_s" python3 analysis/peers/fa4_peers.py --site /tmp/fa4_site \
+      --results-root "$R" "${fr[@]}" --budget-s "$(( fa_s > 120 ? fa_s - 60 : fa_s / 2 ))" \
+      2>&1 | tee "$OUT/logs/fa4_peers.txt"
+    echo "fa4 peers rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s"
+  else
+    echo "fa4 peers: skipped (FlashAttention-4 not staged: /tmp/fa4_site/.fa4_complete missing; run scripts/pack_fa4.sh" \
+      "and carry every .peers/fa4.tar.xz.part-KofN in consecutive calls, analysis/README.md)"
   fi
 fi
 fi
