@@ -56,13 +56,14 @@ if [ "${RUN_TESTS:-1}" != 0 ]; then
     done
   fi
 fi
-# FlashAttention-4: the parts of the packed FA4 carried in this call (.peers/fa4.tar.xz.part-KofN,
-# scripts/pack_fa4.sh) join those staged by earlier calls on this warm machine
-# (scripts/device_fa4_stage.sh); the peer runs only once /tmp/fa4_site is complete.
-fa4_ready=0
+# The peers' packages carried in this call (FlashAttention-4's parts, scripts/pack_fa4.sh;
+# FlashInfer, scripts/pack_flashinfer.sh) join those staged by earlier calls on this warm
+# machine (scripts/device_stage_peers.sh); each peer runs only once its package is complete.
+fa4_ready=0 fi_ready=0
 if [ "${PEERS:-auto}" != no ]; then
-  for p in .peers/fa4.tar.xz.part-*; do [ -f "$p" ] && bash scripts/device_fa4_stage.sh "$p"; done
+  bash scripts/device_stage_peers.sh
   [ -f /tmp/fa4_site/.fa4_complete ] && fa4_ready=1
+  [ -f /tmp/fi_site/.fi_complete ] && fi_ready=1
 fi
 extra=()
 [ -n "${REPS:-}" ] && extra+=(--benchmark_repetitions="$REPS")
@@ -75,7 +76,7 @@ reserve=0
 [ "$PHASE" = all ] && command -v ncu >/dev/null && reserve=${NCU_S:-150}
 ncu_keep=$reserve
 # The FlashInfer decode peer after the sweep keeps FI_S (default 180) when its package came along.
-[ -f .peers/flashinfer.tar.xz ] && [ "${PEERS:-auto}" != no ] && reserve=$(( reserve + ${FI_S:-180} ))
+[ "$fi_ready" = 1 ] && reserve=$(( reserve + ${FI_S:-180} ))
 # The FlashAttention-4 prefill peer after it keeps FA4_S (default 200) when FA4 is staged.
 fa4_keep=0
 [ "$fa4_ready" = 1 ] && fa4_keep=${FA4_S:-200} && reserve=$(( reserve + fa4_keep ))
@@ -84,11 +85,10 @@ python3 scripts/sweep.py --build "$B" --results "$R" --durations-from results --
   -- "${extra[@]}" 2>&1 | tee "$OUT/logs/sweep.txt"
 echo "sweep rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s"
 # FlashInfer's paged decode (analysis/peers/flashinfer_peers.py) on the decode configurations
-# this sweep wrote, same SCHEDLAB_RUN_ID; the package is .peers/flashinfer.tar.xz
+# this sweep wrote, same SCHEDLAB_RUN_ID; the package is .peers/flashinfer.tar.xz, staged in /tmp/fi_site
 # (scripts/pack_flashinfer.sh; carry .peers). Its modules are compiled on first use.
 if [ "${PEERS:-auto}" != no ]; then
-  if [ -f .peers/flashinfer.tar.xz ]; then
-    mkdir -p /tmp/fi_site && tar -C /tmp/fi_site -xJf .peers/flashinfer.tar.xz
+  if [ "$fi_ready" = 1 ]; then
     fr=(--quick); ls -d "$R"/*/decode_* >/dev/null 2>&1 && fr=(--from-results "$R")
     # Hard stop at what is left before the ncu phase; no configuration starts in its last minute
     # (its file is rewritten after each configuration, so a stop keeps the finished ones).
@@ -98,7 +98,7 @@ if [ "${PEERS:-auto}" != no ]; then
       2>&1 | tee "$OUT/logs/flashinfer_peers.txt"
     echo "flashinfer peers rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s"
   else
-    echo "flashinfer peers: skipped (no .peers/flashinfer.tar.xz: run scripts/pack_flashinfer.sh and carry .peers, or .peers/flashinfer.tar.xz alone when FA4's parts are there too)"
+    echo "flashinfer peers: skipped (not staged: run scripts/pack_flashinfer.sh and carry .peers/flashinfer.tar.xz in this call or an earlier one of the same lease)"
   fi
 fi
 # FlashAttention-4's forward (analysis/peers/fa4_peers.py) on the prefill configurations this
