@@ -302,8 +302,13 @@ TEST(DecodePlan, TokenBalancedUploadsItsWorkList) {
   EXPECT_FALSE(plan_decode(p, kSlots, kWarps, 3, TileSchedule::token_balanced).balanced());
 }
 
+std::int64_t total_keys(const DecodeShape& s) {
+  return std::accumulate(s.context_lens.begin(), s.context_lens.end(), std::int64_t(0));
+}
+
 // decode_work_partition's tiers: every ragged batch parses, and beside each is a uniform batch
-// of the same total keys, up to one key per sequence (the bandwidth comparison's premise).
+// of the same heads and total keys, up to one key per sequence (the bandwidth comparison's
+// premise).
 TEST(DecodeRaggedTiers, EveryRaggedBatchHasAUniformTwin) {
   for (harness::Tier tier : {harness::Tier::quick, harness::Tier::standard, harness::Tier::full}) {
     const std::vector<DecodeShape> shapes = decode_shapes({tier, ""}, decode_ragged_tiers());
@@ -311,18 +316,39 @@ TEST(DecodeRaggedTiers, EveryRaggedBatchHasAUniformTwin) {
     for (const DecodeShape& s : shapes) {
       if (s.lengths.empty()) continue;
       ++ragged;
-      const std::int64_t keys = std::accumulate(s.context_lens.begin(), s.context_lens.end(), std::int64_t(0));
+      const std::int64_t keys = total_keys(s);
       bool twin = false;
       for (const DecodeShape& u : shapes)
-        if (u.lengths.empty() && u.kv_dtype == s.kv_dtype && u.page_size == s.page_size) {
+        if (u.lengths.empty() && u.kv_dtype == s.kv_dtype && u.page_size == s.page_size && u.q_heads == s.q_heads &&
+            u.kv_heads == s.kv_heads) {
           const std::int64_t ukeys = std::int64_t(u.batch) * u.context_lens[0];
           twin = twin || (ukeys <= keys && keys - ukeys < u.batch) || s.lengths == "8x2048";
         }
-      EXPECT_TRUE(twin) << s.lengths << " (" << dtype_name(s.kv_dtype) << ") has no uniform batch of its keys";
+      EXPECT_TRUE(twin) << s.lengths << " (" << dtype_name(s.kv_dtype) << ", " << s.q_heads << "/" << s.kv_heads
+                        << ") has no uniform batch of its keys";
     }
     EXPECT_GT(ragged, 0);
   }
-  EXPECT_EQ(decode_shapes({harness::Tier::standard, ""}, decode_ragged_tiers()).size(), 10u);
+  EXPECT_EQ(decode_shapes({harness::Tier::standard, ""}, decode_ragged_tiers()).size(), 15u);
+}
+
+// Every shape whose GQA group is above 16 has, in the same tier, a GQA 32/8 shape of the same KV
+// dtype, page and KV bytes (keys x KV heads): the row-tile figure reads from one results file.
+TEST(DecodeRaggedTiers, EveryLargeGroupHasAGqaBatchOfItsKvBytes) {
+  for (harness::Tier tier : {harness::Tier::quick, harness::Tier::standard, harness::Tier::full}) {
+    const std::vector<DecodeShape> shapes = decode_shapes({tier, ""}, decode_ragged_tiers());
+    int large = 0;
+    for (const DecodeShape& s : shapes) {
+      if (s.q_heads / s.kv_heads <= kDecodeMaxGroup) continue;
+      ++large;
+      bool twin = false;
+      for (const DecodeShape& g : shapes)
+        twin = twin || (g.q_heads == 32 && g.kv_heads == 8 && g.kv_dtype == s.kv_dtype && g.page_size == s.page_size &&
+                        total_keys(g) * g.kv_heads == total_keys(s) * s.kv_heads);
+      EXPECT_TRUE(twin) << decode_shape_name(s) << " has no GQA 32/8 batch of its KV bytes";
+    }
+    EXPECT_GT(large, 0);
+  }
 }
 
 // A bad batch description is an error of the plan, which every launch needs and which runs
