@@ -621,9 +621,9 @@ __device__ __forceinline__ void compute_tile(Softmax<kHeadDim>& st, const std::u
 
 // The warp's pipeline over the tiles of its source: kStages tiles in flight in its own
 // shared-memory stages, each computed (qk, softmax, pv) once its copies have landed. (The
-// issue and compute stages are written out here rather than through issue_next and
-// compute_tile, which the row-tile body uses: with those calls nvcc scheduled the fp8 head
-// dim 64 shared-tail kernels differently, and this body's machine code is kept as it was.)
+// compute stages are written out here rather than through compute_tile, which the row-tile
+// body uses: with that call nvcc scheduled the fp8 head dim 64 shared-tail kernels
+// differently, and this body's machine code is kept as it was.)
 template <class Policy, DType kKv, int kHeadDim, class Source>
 __device__ __forceinline__ void stream_tiles(Source& src, CopyPipe<Policy, kKv, kHeadDim>& pipe, Softmax<kHeadDim>& st,
                                              const std::uint32_t (&qa)[kHeadDim / 16][4], const Params& a, int seq,
@@ -634,21 +634,7 @@ __device__ __forceinline__ void stream_tiles(Source& src, CopyPipe<Policy, kKv, 
   // The first page id is peeled; with kPrefetchPageIndex each issue then fetches the next one.
   int next_page = src.peek() >= 0 ? page_of<Policy>(a, seq, src.peek()) : 0;
   auto issue = [&](int b) {
-    if constexpr (Policy::kStageHints) gpu::set_priority<1>();
-    const int tile = src.take();
-    int page = 0;
-    if (tile >= 0) {
-      page = Policy::kPrefetchPageIndex ? next_page : page_of<Policy>(a, seq, tile);
-      if (Policy::kPrefetchPageIndex && src.peek() >= 0) next_page = page_of<Policy>(a, seq, src.peek());
-    }
-    int copied = tile;  // a stale-tile fault copies an earlier tile in its place
-    if (fault_hits<Policy, DecodeFault::stale_tile>(tile, first_key, seq_len) && tile >= 2) {
-      copied = tile - 2;
-      page = page_of<Policy>(a, seq, copied);
-    }
-    pipe.issue(b, a, kvh, copied, page, seq_len);
-    if constexpr (Policy::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
-    return tile;
+    return issue_next<Policy, kKv, kHeadDim>(src, pipe, a, seq, kvh, first_key, seq_len, next_page, b);
   };
   int in_flight[kStagesHere];  // tile of each stage, oldest first (-1: none)
 #pragma unroll
