@@ -1,11 +1,15 @@
 """Ragged decode batches against their uniform twins and against the peers of the same run.
 
 A ragged configuration (one with ``lengths``) is paired with the uniform configuration of the
-same KV dtype and page size whose total keys (batch x context) are nearest to its own: the
+same KV dtype, page size and heads whose total keys (batch x context) are nearest to its own: the
 decode benchmark shapes register each ragged batch beside such a twin, so the two read the same
 bytes and their bandwidths compare directly. The share asked of a ragged batch is its bandwidth
 over the twin's best (the fastest variant of the twin configuration in the same run); the peer
 ratio is our time over the fastest peer's on the same ragged batch, inverted (>1: ours faster).
+
+A configuration whose GQA group (query heads per KV head) is above 16, MQA among them, is paired
+by ``group_shares`` with the GQA 32/8 configuration of the same KV dtype and page size that reads
+the same KV bytes (total keys x KV heads): the share is its bandwidth over that one's best.
 """
 from __future__ import annotations
 
@@ -27,6 +31,15 @@ def _total_keys(row: pd.Series) -> int:
     return int(row["batch"]) * int(row["context"])
 
 
+def _same_heads(frame: pd.DataFrame, row: pd.Series) -> pd.Series:
+    """Rows of ``frame`` with ``row``'s query and KV heads (all rows where the columns are absent)."""
+    keep = pd.Series(True, index=frame.index)
+    for col in ("q_heads", "kv_heads"):
+        if col in frame.columns and col in row.index:
+            keep &= frame[col] == row[col]
+    return keep
+
+
 def ragged_shares(view: ExperimentView, variant: str) -> pd.DataFrame:
     """One row per ragged configuration of ``variant``: its GB/s, its uniform twin's best GB/s
     (any variant of ours in the run), the share, and the fastest peer's GB/s and name."""
@@ -40,7 +53,7 @@ def ragged_shares(view: ExperimentView, variant: str) -> pd.DataFrame:
     peers = view.peers
     out = []
     for _, r in ours.iterrows():
-        twins = uniform[(uniform["dtype"] == r["dtype"]) & (uniform["page"] == r["page"])]
+        twins = uniform[(uniform["dtype"] == r["dtype"]) & (uniform["page"] == r["page"]) & _same_heads(uniform, r)]
         if twins.empty:
             continue
         gap = (twins["keys"] - r["keys"]).abs()
@@ -55,4 +68,26 @@ def ragged_shares(view: ExperimentView, variant: str) -> pd.DataFrame:
                 fastest = p.loc[p["time_us"].idxmin()]
                 row.update(peer=fastest["variant"], peer_gbps=fastest["gbps"], vs_peer=fastest["time_us"] / r["time_us"])
         out.append(row)
+    return pd.DataFrame(out)
+
+
+def group_shares(view: ExperimentView, variant: str, gqa: tuple[int, int] = (32, 8)) -> pd.DataFrame:
+    """One row per configuration of ``variant`` whose GQA group is above 16: its GB/s, the best
+    GB/s (any variant of ours in the run) of the ``gqa`` (query heads, KV heads) configuration of
+    the same KV dtype and page size and the same KV bytes, and the share."""
+    ok = view.ok.copy()
+    if ok.empty or "q_heads" not in ok or "kv_heads" not in ok:
+        return pd.DataFrame()
+    ok["kv_keys"] = ok.apply(_total_keys, axis=1) * ok["kv_heads"].astype(int)
+    large = ok[(ok["variant"] == variant) & (ok["q_heads"] / ok["kv_heads"] > 16)]
+    base = ok[(ok["q_heads"] == gqa[0]) & (ok["kv_heads"] == gqa[1])]
+    out = []
+    for _, r in large.iterrows():
+        twins = base[(base["dtype"] == r["dtype"]) & (base["page"] == r["page"]) & (base["kv_keys"] == r["kv_keys"])]
+        if twins.empty:
+            continue
+        best = twins.loc[twins["gbps"].idxmax()]
+        out.append({"config": r["config"], "dtype": r["dtype"], "variant": variant, "group": r["q_heads"] / r["kv_heads"],
+                    "gbps": r["gbps"], "gqa": best["config"], "gqa_variant": best["variant"], "gqa_gbps": best["gbps"],
+                    "share": r["gbps"] / best["gbps"]})
     return pd.DataFrame(out)

@@ -1,6 +1,8 @@
 """schedlab_analysis.ragged on the committed decode results: every ragged batch of the
-work-partition experiment finds its uniform twin (same KV dtype and page, nearest total keys),
-the share is the bandwidth ratio, and the peer ratio compares times on the same batch."""
+work-partition experiment finds its uniform twin (same KV dtype, page and heads, nearest total
+keys), the share is the bandwidth ratio, and the peer ratio compares times on the same batch.
+On a constructed view: twins of other heads are not taken, and a large GQA group (MQA) is set
+beside the GQA 32/8 batch of its KV bytes."""
 from __future__ import annotations
 
 import math
@@ -38,3 +40,53 @@ def test_every_ragged_batch_has_its_twin(view):
 
 def test_unknown_variant_gives_no_rows(view):
     assert ragged.ragged_shares(view, "no_such_variant").empty
+
+
+class _View:
+    """The part of an ExperimentView the functions read: ``ok`` and ``peers``."""
+
+    def __init__(self, rows):
+        self.ok = pd.DataFrame(rows)
+        self.peers = pd.DataFrame()
+
+
+def _row(config, variant, gbps, q_heads, kv_heads, batch, context, lengths=math.nan, dtype="bf16", page=16):
+    return {"config": config, "variant": variant, "gbps": gbps, "time_us": 1e6 / gbps, "q_heads": q_heads,
+            "kv_heads": kv_heads, "batch": batch, "context": context, "lengths": lengths, "dtype": dtype, "page": page}
+
+
+@pytest.fixture()
+def heads_view():
+    return _View([
+        _row("gqa headline", "split", 4300.0, 32, 8, 16, 16384),
+        _row("gqa headline", "token_balanced", 4250.0, 32, 8, 16, 16384),
+        _row("mqa", "split", 3900.0, 64, 1, 128, 16384),
+        _row("mqa", "persistent", 1100.0, 64, 1, 128, 16384),
+        _row("mqa fp8", "split", 3000.0, 64, 1, 128, 16384, dtype="fp8_e4m3"),
+        _row("one long 32/8", "token_balanced", 3500.0, 32, 8, 32, 51200, "31x1024+1x51200"),
+        _row("twin 32/8", "split", 4000.0, 32, 8, 32, 2592),
+        _row("one long 64/2", "token_balanced", 3000.0, 64, 2, 32, 51200, "31x1024+1x51200"),
+        _row("twin 64/2", "split", 3600.0, 64, 2, 32, 2592),
+        _row("gqa of 64/2 bytes", "split", 4100.0, 32, 8, 8, 2592),
+    ])
+
+
+def test_twins_have_the_same_heads(heads_view):
+    shares = ragged.ragged_shares(heads_view, "token_balanced").set_index("config")
+    assert shares.loc["one long 32/8", "twin"] == "twin 32/8"
+    assert shares.loc["one long 64/2", "twin"] == "twin 64/2"
+    assert shares.loc["one long 64/2", "share"] == pytest.approx(3000.0 / 3600.0)
+
+
+def test_large_groups_beside_the_gqa_batch_of_their_kv_bytes(heads_view):
+    split = ragged.group_shares(heads_view, "split").set_index("config")
+    assert set(split.index) == {"mqa", "twin 64/2"}  # fp8 MQA has no fp8 GQA batch here
+    assert split.loc["mqa", "gqa"] == "gqa headline"
+    assert split.loc["mqa", "gqa_variant"] == "split"
+    assert split.loc["mqa", "share"] == pytest.approx(3900.0 / 4300.0)
+    assert split.loc["mqa", "group"] == 64
+    assert split.loc["twin 64/2", "gqa"] == "gqa of 64/2 bytes"
+    balanced = ragged.group_shares(heads_view, "token_balanced").set_index("config")
+    assert balanced.loc["one long 64/2", "gqa"] == "gqa of 64/2 bytes"
+    assert ragged.group_shares(heads_view, "persistent").loc[0, "share"] == pytest.approx(1100.0 / 4300.0)
+    assert ragged.group_shares(_View([]), "split").empty

@@ -2,7 +2,8 @@
 // chosen from the batch size, so one long sequence among short ones is read by a handful of
 // CTAs while the rest of the GPU idles. Against it: chunks of about the same number of tiles
 // planned from the lengths (token_balanced), and the persistent grid whose warps move on to
-// unfinished sequences.
+// unfinished sequences. The split and token-balanced variants keep a GQA group above 16 (MQA)
+// in one CTA of up to 4 row tiles, so such a batch reads its KV once (kMaxRowTiles).
 #pragma once
 #include "kernels/decode/decode_policy.hpp"
 
@@ -12,9 +13,11 @@ using kernels::TileSchedule;
 
 struct split : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::split;
+  /* MaxRowTiles = */ static constexpr int kMaxRowTiles = 4;
 };
 struct token_balanced : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::token_balanced;
+  /* MaxRowTiles = */ static constexpr int kMaxRowTiles = 4;
 };
 struct persistent : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;

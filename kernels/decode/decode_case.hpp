@@ -108,7 +108,8 @@ class DecodeCase final : public harness::Case {
             {"kv_heads", double(p_.kv_heads)},   {"head_dim", double(p_.head_dim)},
             {"page_size", double(p_.page_size)}, {"context", double(*std::max_element(p_.context_lens.begin(), p_.context_lens.end()))},
             {"window", double(p_.window)},       {"num_splits", double(plan_.num_splits)},
-            {"persistent_ctas", double(plan_.ctas)}, {"work_chunks", double(plan_.work_chunks)}};
+            {"persistent_ctas", double(plan_.ctas)}, {"work_chunks", double(plan_.work_chunks)},
+            {"row_tiles", double(plan_.row_tiles)}};
   }
 
  private:

@@ -57,6 +57,14 @@ struct DecodePolicy {
   // uniform batch whole; up to about 36 it still cuts the long sequence into two waves' worth.
   /* ChunkOverheadTiles = */ static constexpr int kChunkOverheadTiles = 4;
   /* ChunkOverheadTilesFp8 = */ static constexpr int kChunkOverheadTilesFp8 = 24;
+  // Query rows one CTA covers, in 16-row tiles of the matrix instruction. A GQA group larger
+  // than 16 (MQA: 64 query heads on one KV head) is otherwise cut into CTAs of 16 rows that
+  // each read the whole KV again. Above 1, such a group is one CTA of up to kMaxRowTiles row
+  // tiles: its warps copy each K/V tile once into the stages they share and every row tile is
+  // computed from it (split and token_balanced schedules; a second instantiation of the body,
+  // launched only for groups above 16, so the kernel of smaller groups is unchanged). Must
+  // divide the warp count of each KV type.
+  /* MaxRowTiles = */ static constexpr int kMaxRowTiles = 1;
   /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only
 };
 

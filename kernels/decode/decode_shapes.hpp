@@ -57,27 +57,39 @@ inline const harness::TierAxes& decode_tiers() {
 }
 
 // The ragged batches of decode_work_partition, only there (the other decode experiments keep
-// the tiers above). Each ragged batch sits beside a uniform batch of the same total keys (or one
-// key fewer, where the total does not divide), so the bandwidth a ragged batch reaches can be
-// read against the uniform one from a single run:
+// the tiers above). Each ragged batch sits beside a uniform batch of the same heads and total
+// keys (or one key fewer, where the total does not divide), so the bandwidth a ragged batch
+// reaches can be read against the uniform one from a single run:
 //   31x1024+1x51200 (one long among short, 82944 keys) beside batch 32 x 2592;
 //   1+16+...+65536 at page 32 (lengths 1 to 65536, 125201 keys) beside batch 8 x 15650 at page 32;
 //   16x128+8x512+4x2048+2x8192+1x32768 (geometric, long-tailed, 63488 keys) beside batch 31 x 2048;
 //   8x2048 (uniform, given as a list).
-// Quick: the headline bf16 shape and the one-long batch with its twin. Default: both KV dtypes of
-// the headline, the one-long and the 1-to-65536 batches and their twins (10 configurations).
-// Full: adds the geometric batch, its twin and the uniform list.
+// GQA groups above 16 (one CTA of several row tiles, DecodePolicy::kMaxRowTiles), each beside a
+// GQA 32/8 batch of the same KV bytes (keys x KV heads), so their bandwidth reads against the
+// 32/8 one from the same run:
+//   MQA 64/1, batch 128 x 16384, beside the 32/8 headline (batch 16 x 16384);
+//   group 32 (64/2) on the one-long batch, beside its uniform twin 64/2 batch 32 x 2592 and the
+//   32/8 batch 8 x 2592.
+// Quick: the headline bf16 shape, the one-long batch with its twin, and MQA. Default: both KV
+// dtypes of the headline, the one-long and the 1-to-65536 batches and their twins, MQA in both,
+// and the group-32 batch with its twins in bf16 (15 configurations). Full: adds the geometric
+// batch, its twin, the uniform list and the group-32 batches in fp8.
 inline const harness::TierAxes& decode_ragged_tiers() {
   static const std::string one_long = "lengths=31x1024+1x51200", one_long_twin = "batch=32;context=2592";
   static const std::string span = "lengths=1+16+256+2048+8192+16384+32768+65536;page_size=32",
                            span_twin = "batch=8;context=15650;page_size=32";
   static const std::string geometric = "lengths=16x128+8x512+4x2048+2x8192+1x32768", geometric_twin = "batch=31;context=2048";
-  static const std::string both = "kv_dtype=bf16,fp8_e4m3;";
+  static const std::string mqa = "q_heads=64;kv_heads=1;batch=128;context=16384";
+  static const std::string group32 = "q_heads=64;kv_heads=2;";
+  static const std::string group32_gqa_twin = "batch=8;context=2592";  // 20736 keys x 8 KV heads
+  static const std::string both = "kv_dtype=bf16,fp8_e4m3;", bf16 = "kv_dtype=bf16;";
   static const harness::TierAxes tiers{
-      .quick = {"kv_dtype=bf16;batch=16;context=16384", "kv_dtype=bf16;" + one_long, "kv_dtype=bf16;" + one_long_twin},
-      .standard = {both + "batch=16;context=16384", both + one_long, both + one_long_twin, both + span, both + span_twin},
+      .quick = {bf16 + "batch=16;context=16384", bf16 + one_long, bf16 + one_long_twin, bf16 + mqa},
+      .standard = {both + "batch=16;context=16384", both + one_long, both + one_long_twin, both + span, both + span_twin,
+                   both + mqa, bf16 + group32 + one_long, bf16 + group32 + one_long_twin, bf16 + group32_gqa_twin},
       .full = {both + "batch=16;context=16384", both + one_long, both + one_long_twin, both + span, both + span_twin,
-               both + geometric, both + geometric_twin, both + "lengths=8x2048"},
+               both + geometric, both + geometric_twin, both + "lengths=8x2048", both + mqa, both + group32 + one_long,
+               both + group32 + one_long_twin, both + group32_gqa_twin},
   };
   return tiers;
 }

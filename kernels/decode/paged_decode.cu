@@ -14,25 +14,28 @@
 namespace schedlab::kernels {
 
 DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits, TileSchedule schedule,
-                       int chunk_overhead_tiles) {
+                       int chunk_overhead_tiles, int max_row_tiles) {
   if (cta_slots < 1 || warps < 1) throw std::invalid_argument("plan_decode: no CTA slots or warps");
   // Before any launch and any allocation: a bad batch description (a length below 1, a page id
   // outside the pool, a length needing more pages than its block-table row) is an
   // InvalidProblem naming the sequence and entry, and nothing is written. (A shape outside the
   // kernel's limits is an UnsupportedProblem, which the harness skips.)
   require_support(p, paged_decode_support());
+  const int row_tiles = decode_row_tiles(p, schedule, max_row_tiles);
+  const int group_chunks = decode_group_chunks(p, row_tiles);
   int max_tiles = 0;
   std::int64_t total_tiles = 0;
   for (int b = 0; b < p.batch; ++b) {
     const int first_tile = p.first_visible_key(b) / kDecodeTileTokens;
     const int last_tile = (p.context_lens[b] + kDecodeTileTokens - 1) / kDecodeTileTokens;
     max_tiles = std::max(max_tiles, last_tile - first_tile);
-    total_tiles += std::int64_t(last_tile - first_tile) * p.kv_heads * decode_group_chunks(p);
+    total_tiles += std::int64_t(last_tile - first_tile) * p.kv_heads * group_chunks;
   }
   DecodePlan plan;
+  plan.row_tiles = row_tiles;
   if (schedule == TileSchedule::token_balanced && forced_splits <= 0) {
     // Chunks of at least kMinTilesPerWarp tiles per warp, as the split grid keeps.
-    const int heads = p.kv_heads * decode_group_chunks(p);
+    const int heads = p.kv_heads * group_chunks;
     const DecodeWorkPartition w =
         partition_decode_work(p.context_lens, heads, kDecodeTileTokens, cta_slots, warps * kMinTilesPerWarp, p.window,
                               chunk_overhead_tiles);
@@ -56,14 +59,15 @@ DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int for
   if (forced_splits > 0) {
     plan.num_splits = forced_splits;
   } else {
-    const int ctas = p.batch * p.kv_heads * decode_group_chunks(p);
+    const int ctas = p.batch * p.kv_heads * group_chunks;
     const int wanted = std::max(1, cta_slots / ctas);
     const int most = std::max(1, max_tiles / (warps * kMinTilesPerWarp));
     plan.num_splits = std::clamp(wanted, 1, most);
   }
   plan.tiles_per_split = std::max(1, (max_tiles + plan.num_splits - 1) / plan.num_splits);
   if (forced_splits <= 0) plan.num_splits = std::max(1, (max_tiles + plan.tiles_per_split - 1) / plan.tiles_per_split);
-  plan.shared_tail = schedule != TileSchedule::split && plan.num_splits > 1;
+  // The row-tile body keeps fixed ranges: every warp of a CTA must see the same tiles.
+  plan.shared_tail = schedule != TileSchedule::split && plan.num_splits > 1 && row_tiles == 1;
   return plan;
 }
 
@@ -167,11 +171,23 @@ DecodeWorkPartition partition_decode_work(const std::vector<int>& lengths, int h
   return w;
 }
 
-int decode_group_chunks(const DecodeProblem& p) {
-  return (p.group_size() + kDecodeMaxGroup - 1) / kDecodeMaxGroup;
+int decode_row_tiles(const DecodeProblem& p, TileSchedule schedule, int max_row_tiles) {
+  if (max_row_tiles < 1) throw std::invalid_argument("decode_row_tiles: max_row_tiles must be >= 1");
+  // The persistent and shared-tail schedules hand tiles to warps one by one from counters;
+  // row tiles need every warp of a CTA on the same tiles, which only the fixed ranges give.
+  if (schedule != TileSchedule::split && schedule != TileSchedule::token_balanced) return 1;
+  const int needed = (p.group_size() + kDecodeMaxGroup - 1) / kDecodeMaxGroup;
+  return needed > 1 ? std::min(needed, max_row_tiles) : 1;
 }
 
-int decode_work_pairs(const DecodeProblem& p) { return p.batch * p.kv_heads * decode_group_chunks(p); }
+int decode_group_chunks(const DecodeProblem& p, int row_tiles) {
+  const int rows = kDecodeMaxGroup * row_tiles;
+  return (p.group_size() + rows - 1) / rows;
+}
+
+int decode_work_pairs(const DecodeProblem& p, int row_tiles) {
+  return p.batch * p.kv_heads * decode_group_chunks(p, row_tiles);
+}
 
 KernelSupport paged_decode_support() {
   KernelSupport s;

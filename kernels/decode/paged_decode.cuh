@@ -2,11 +2,13 @@
 // sequence), or per planned chunk of one (token_balanced); each warp streams its own 16-token
 // tiles (one page at page size 16) from the KV pool into shared memory with async copies,
 // computes S = Q K^T for the GQA group (padded to the 16 rows of the matrix instruction), an
-// online softmax, and O += P V. Warps combine in shared memory; splits combine in a second,
-// small kernel. (Fusing that merge into the last CTA to finish was tried for the split grid:
-// one thread per column then walked every split serially, and at batch 1 with 32 splits it
-// cost more than the launch it saved.) Token-balanced chunks do merge in the last CTA of each
-// unit, a warp per row over the unit's own partials (merge_unit_if_last).
+// online softmax, and O += P V. A group above 16 under a policy with row tiles
+// (kMaxRowTiles) is one CTA whose warps each hold 16 of its query rows and share every copied
+// tile (decode_row_tiles). Warps combine in shared memory; splits combine in a second, small
+// kernel. (Fusing that merge into the last CTA to finish was tried for the split grid: one
+// thread per column then walked every split serially, and at batch 1 with 32 splits it cost
+// more than the launch it saved.) Token-balanced chunks do merge in the last CTA of each unit,
+// a warp per row over the unit's own partials (merge_unit_if_last).
 // Scheduling knobs come from the Policy (decode_policy.hpp); the body is shared.
 #pragma once
 #include <climits>
@@ -49,6 +51,7 @@ struct Params {
   bool persistent;                  // the grid is persistent (the combine reads its join counts)
   int q_heads, kv_heads, page_size, max_pages_per_seq, window, num_splits, tiles_per_split;
   float scale_log2;  // softmax scale * log2(e): scores live in the log2 domain (exp2)
+  int row_tiles;     // 16-row tiles of query heads per unit (DecodePlan::row_tiles)
   // Bulk tensor copies: the K and V pools as 2D tensors of 16-bit elements, [pages x KV heads
   // x page slots, head_dim] (encoded only for a policy that uses them).
   gpu::api::TensorMap k_map, v_map;
@@ -207,6 +210,10 @@ struct CopyPipe {
   }
   __device__ unsigned char* k(int b) const { return base + b * 2 * T::kStageBytes; }
   __device__ unsigned char* v(int b) const { return base + b * 2 * T::kStageBytes + T::kStageBytes; }
+  // The K tile of another warp's stage b (its V tile follows): the row-tile body reads them all.
+  static __device__ const unsigned char* k_of(const unsigned char* smem, int warp, int b) {
+    return smem + warp * S::kPerWarp + b * 2 * T::kStageBytes;
+  }
   // tile < 0: nothing to copy (a per-lane pipe still commits an empty group, which keeps its
   // wait counts uniform).
   __device__ void issue(int b, const Params& a, int kvh, int tile, int page, int seq_len) {
@@ -443,18 +450,22 @@ __device__ __forceinline__ void load_q(std::uint32_t (&qa)[kHeadDim / 16][4], co
 
 // Each warp writes its (m, l, O) rows; the CTA merges them and writes the final output
 // (`whole`: the CTA saw every key of its rows) or a normalized partial with its log-sum-exp.
-template <class Policy, DType kKv, int kHeadDim>
+// With row tiles, warp w holds rows 16 (w % kRowTiles) .. + 15 of the CTA's `rows`, and the
+// warps holding the same rows are merged.
+template <class Policy, DType kKv, int kHeadDim, int kRowTiles = 1>
 __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& a, int seq, int kvh, int split,
                               int head0, int rows, bool whole) {
   constexpr int kStride = kHeadDim + 2;  // O row, then m and l
+  constexpr int kSameRows = kWarpsOf<Policy, kKv> / kRowTiles;  // warps holding each row
   const int g = gpu::mma::frag_lane() / 4, t = gpu::mma::frag_lane() % 4;
   float* mine = smem + gpu::warp_id() * kDecodeMaxGroup * kStride;
+  const int my_rows = rows - kDecodeMaxGroup * (gpu::warp_id() % kRowTiles);
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     st.l[r] += gpu::shfl_xor(st.l[r], 1);
     st.l[r] += gpu::shfl_xor(st.l[r], 2);
     const int row = g + 8 * r;
-    if (row >= rows) continue;
+    if (row >= my_rows) continue;
 #pragma unroll
     for (int n = 0; n < kHeadDim / 8; ++n) {
       mine[row * kStride + Tile<kKv, kHeadDim>::o_column(n, 2 * t)] = st.o[n][2 * r];
@@ -470,12 +481,14 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
   const float v_scale = a.v_scale ? a.v_scale[kvh] : 1.f;
   for (int idx = threadIdx.x; idx < rows * kHeadDim; idx += blockDim.x) {
     const int row = idx / kHeadDim, d = idx % kHeadDim;
+    const int tile = kRowTiles == 1 ? 0 : row / kDecodeMaxGroup, tile_row = row - kDecodeMaxGroup * tile;
+    auto at = [&](int i) { return smem + ((i * kRowTiles + tile) * kDecodeMaxGroup + tile_row) * kStride; };
     float m = -INFINITY;
-    for (int w = 0; w < kWarpsOf<Policy, kKv>; ++w) m = fmaxf(m, smem[(w * kDecodeMaxGroup + row) * kStride + kHeadDim]);
+    for (int i = 0; i < kSameRows; ++i) m = fmaxf(m, at(i)[kHeadDim]);
     float l = 0.f, o = 0.f;
     if (m != -INFINITY) {
-      for (int w = 0; w < kWarpsOf<Policy, kKv>; ++w) {
-        const float* r = smem + (w * kDecodeMaxGroup + row) * kStride;
+      for (int i = 0; i < kSameRows; ++i) {
+        const float* r = at(i);
         const float c = gpu::mma::fast_exp2(r[kHeadDim] - m);
         l += r[kHeadDim + 1] * c;
         o += r[d] * c;
@@ -592,8 +605,70 @@ struct DynamicTiles {
   }
 };
 
+// STAGE issue, for one warp's own stages: its source's next tile into stage b; returns the
+// tile (-1: none left). next_page holds the page id of src.peek(): with kPrefetchPageIndex each
+// issue fetches the next one, a tile ahead.
+template <class Policy, DType kKv, int kHeadDim, class Source>
+__device__ __forceinline__ int issue_next(Source& src, CopyPipe<Policy, kKv, kHeadDim>& pipe, const Params& a, int seq,
+                                          int kvh, int first_key, int seq_len, int& next_page, int b) {
+  if constexpr (Policy::kStageHints) gpu::set_priority<1>();
+  const int tile = src.take();
+  int page = 0;
+  if (tile >= 0) {
+    page = Policy::kPrefetchPageIndex ? next_page : page_of<Policy>(a, seq, tile);
+    if (Policy::kPrefetchPageIndex && src.peek() >= 0) next_page = page_of<Policy>(a, seq, src.peek());
+  }
+  int copied = tile;  // a stale-tile fault copies an earlier tile in its place
+  if (fault_hits<Policy, DecodeFault::stale_tile>(tile, first_key, seq_len) && tile >= 2) {
+    copied = tile - 2;
+    page = page_of<Policy>(a, seq, copied);
+  }
+  pipe.issue(b, a, kvh, copied, page, seq_len);
+  if constexpr (Policy::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
+  return tile;
+}
+
+// A warp's own tiles of the row-tile body: its source and copy pipe, and the page id ahead.
+template <class Policy, DType kKv, int kHeadDim>
+struct TileFeed {
+  StaticTiles& src;
+  CopyPipe<Policy, kKv, kHeadDim>& pipe;
+  const Params& a;
+  int seq, kvh, first_key, seq_len;
+  int next_page;  // the page id of src.peek(), peeled before the first issue
+  __device__ int issue(int b) {
+    return issue_next<Policy, kKv, kHeadDim>(src, pipe, a, seq, kvh, first_key, seq_len, next_page, b);
+  }
+};
+
+// STAGE qk_softmax, then STAGE pv, on one landed tile for the warp's 16 query rows.
+template <class Policy, DType kKv, int kHeadDim>
+__device__ __forceinline__ void compute_tile(Softmax<kHeadDim>& st, const std::uint32_t (&qa)[kHeadDim / 16][4],
+                                             const unsigned char* k_tile, const unsigned char* v_tile, int tile,
+                                             int first_key, int seq_len, float scale_log2) {
+  using T = TileOf<Policy, kKv, kHeadDim>;
+  float s[2][4];
+  std::uint32_t pa[4];
+  // STAGE qk_softmax (priority 0 under stage hints)
+  if constexpr (Policy::kStageHints) gpu::set_priority<0>();
+  if constexpr (T::kFp8) qk_scores_fp8<Policy, kHeadDim>(s, qa, k_tile);
+  else qk_scores<Policy, kKv, kHeadDim>(s, qa, k_tile);
+  online_softmax<Policy, kKv, kHeadDim>(s, st, pa, scale_log2, tile, first_key, seq_len);
+  if constexpr (Policy::kStageHints) {
+    gpu::sched_barrier<gpu::Sched::NONE>();
+    gpu::set_priority<1>();
+  }
+  // STAGE pv (priority 1 under stage hints)
+  if constexpr (T::kFp8) pv_accumulate_fp8<Policy, kHeadDim>(st, pa, v_tile);
+  else pv_accumulate<Policy, kKv, kHeadDim>(st, pa, v_tile);
+  if constexpr (Policy::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
+}
+
 // The warp's pipeline over the tiles of its source: kStages tiles in flight in its own
-// shared-memory stages, each computed (qk, softmax, pv) once its copies have landed.
+// shared-memory stages, each computed (qk, softmax, pv) once its copies have landed. (The
+// compute stages are written out here rather than through compute_tile, which the row-tile
+// body uses: with that call nvcc scheduled the fp8 head dim 64 shared-tail kernels
+// differently, and this body's machine code is kept as it was.)
 template <class Policy, DType kKv, int kHeadDim, class Source>
 __device__ __forceinline__ void stream_tiles(Source& src, CopyPipe<Policy, kKv, kHeadDim>& pipe, Softmax<kHeadDim>& st,
                                              const std::uint32_t (&qa)[kHeadDim / 16][4], const Params& a, int seq,
@@ -604,21 +679,7 @@ __device__ __forceinline__ void stream_tiles(Source& src, CopyPipe<Policy, kKv, 
   // The first page id is peeled; with kPrefetchPageIndex each issue then fetches the next one.
   int next_page = src.peek() >= 0 ? page_of<Policy>(a, seq, src.peek()) : 0;
   auto issue = [&](int b) {
-    if constexpr (Policy::kStageHints) gpu::set_priority<1>();
-    const int tile = src.take();
-    int page = 0;
-    if (tile >= 0) {
-      page = Policy::kPrefetchPageIndex ? next_page : page_of<Policy>(a, seq, tile);
-      if (Policy::kPrefetchPageIndex && src.peek() >= 0) next_page = page_of<Policy>(a, seq, src.peek());
-    }
-    int copied = tile;  // a stale-tile fault copies an earlier tile in its place
-    if (fault_hits<Policy, DecodeFault::stale_tile>(tile, first_key, seq_len) && tile >= 2) {
-      copied = tile - 2;
-      page = page_of<Policy>(a, seq, copied);
-    }
-    pipe.issue(b, a, kvh, copied, page, seq_len);
-    if constexpr (Policy::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
-    return tile;
+    return issue_next<Policy, kKv, kHeadDim>(src, pipe, a, seq, kvh, first_key, seq_len, next_page, b);
   };
   int in_flight[kStagesHere];  // tile of each stage, oldest first (-1: none)
 #pragma unroll
@@ -653,13 +714,69 @@ __device__ __forceinline__ void stream_tiles(Source& src, CopyPipe<Policy, kKv, 
   pipe.drain();
 }
 
-// What a CTA works on: one (sequence, KV head, chunk of at most 16 query heads).
+// The row-tile body's pipeline. Warp w holds query rows 16 (w % kRowTiles) .. + 15 and computes
+// every tile of the CTA's range for them; the warps of one column (w / kRowTiles) take the
+// range's tiles in steps of kColumns. The copies are the split grid's: warp w copies tiles
+// lo + w, lo + w + kWarps, ... into its own stages (`feed`), so the CTA keeps the same bytes in
+// flight, each tile is read from memory once, and range tile t sits in warp t % kWarps's stage
+// (t / kWarps) % kStages. One CTA barrier a step: past it, the step's tiles have landed (their
+// owners waited before it) and every warp is done with the previous step's tiles, whose stages
+// their owners then refill. A warp owns a tile every kRowTiles >= 2 steps, so its refill is
+// committed before its next wait, which therefore allows kStages - 1 groups in flight as the
+// split grid's does.
+template <class Policy, DType kKv, int kHeadDim>
+__device__ __forceinline__ void stream_shared_tiles(TileFeed<Policy, kKv, kHeadDim>& feed,
+                                                    const unsigned char* smem, Softmax<kHeadDim>& st,
+                                                    const std::uint32_t (&qa)[kHeadDim / 16][4], int lo, int n,
+                                                    bool has_rows, float scale_log2, gpu::WaitProbe& probe) {
+  using Pipe = CopyPipe<Policy, kKv, kHeadDim>;
+  using T = TileOf<Policy, kKv, kHeadDim>;
+  constexpr int kWarps = kWarpsOf<Policy, kKv>, kRowTiles = Policy::kMaxRowTiles, kColumns = kWarps / kRowTiles;
+  constexpr int kStagesHere = kStages<Policy, kKv>;
+  static_assert(kRowTiles >= 2 && kWarps % kRowTiles == 0, "row tiles split a CTA's warps evenly, two or more a column");
+  const int column = gpu::warp_id() / kRowTiles;
+  int in_flight[kStagesHere];  // this warp's own tiles, oldest first (-1: none)
+#pragma unroll
+  for (int i = 0; i < kStagesHere; ++i) in_flight[i] = feed.issue(i);
+  int owned = 0, refill = -1;  // own tiles consumed; the stage the last step emptied (-1: none)
+  for (int t0 = 0; t0 < n; t0 += kColumns) {
+    const bool mine = in_flight[0] >= 0 && in_flight[0] - lo < t0 + kColumns;
+    if (mine) {
+      probe.before();
+      feed.pipe.wait(owned % kStagesHere, min(kDecodeTileTokens, feed.seq_len - in_flight[0] * kDecodeTileTokens));
+      probe.after(gpu::WaitPoint::AsyncCopy);
+    }
+    probe.before();
+    gpu::block_sync_shared();  // the step's tiles are visible; the last step's stages are free
+    probe.after(gpu::WaitPoint::BlockBarrier);
+    // STAGE issue (priority 1 under stage hints)
+    if (refill >= 0) in_flight[kStagesHere - 1] = feed.issue(refill);
+    refill = -1;
+    if (mine) {
+      refill = owned++ % kStagesHere;
+#pragma unroll
+      for (int j = 0; j + 1 < kStagesHere; ++j) in_flight[j] = in_flight[j + 1];
+      in_flight[kStagesHere - 1] = -1;  // refilled after the next barrier
+    }
+    const int t = t0 + column;
+    if (t < n && has_rows) {
+      const unsigned char* k_tile = Pipe::k_of(smem, t % kWarps, (t / kWarps) % kStagesHere);
+      compute_tile<Policy, kKv, kHeadDim>(st, qa, k_tile, k_tile + T::kStageBytes, lo + t, feed.first_key,
+                                          feed.seq_len, scale_log2);
+    }
+  }
+  feed.pipe.drain();
+}
+
+// What a CTA works on: one (sequence, KV head, chunk of at most unit_rows query heads): 16, or
+// 16 x row_tiles in the row-tile body.
 struct WorkUnit {
   int seq, kvh, head0, rows, seq_len, first_key, tile_lo, tile_hi;
-  __device__ WorkUnit(const Params& a, int seq_, int kvh_, int chunk) : seq(seq_), kvh(kvh_) {
+  __device__ WorkUnit(const Params& a, int seq_, int kvh_, int chunk, int unit_rows = kDecodeMaxGroup)
+      : seq(seq_), kvh(kvh_) {
     const int group = a.q_heads / a.kv_heads;
-    head0 = kvh * group + chunk * kDecodeMaxGroup;
-    rows = min(kDecodeMaxGroup, group - chunk * kDecodeMaxGroup);
+    head0 = kvh * group + chunk * unit_rows;
+    rows = min(unit_rows, group - chunk * unit_rows);
     seq_len = a.context_lens[seq];
     first_key = a.window > 0 ? max(0, seq_len - a.window) : 0;
     tile_lo = first_key / kDecodeTileTokens;
@@ -681,7 +798,17 @@ struct WorkUnit {
 // the work list instead: grid (chunks), one entry per CTA.
 struct CtaWork {
   int seq, y, split, first_tile, tiles;  // y: KV head x chunk; first_tile < 0: the split's share
+  // The tiles [lo, hi) of unit u this CTA covers.
+  __device__ int2 range(const Params& a, const WorkUnit& u) const {
+    const int lo = first_tile >= 0 ? first_tile : u.tile_lo + split * a.tiles_per_split;
+    return {lo, first_tile >= 0 ? lo + tiles : min(u.tile_hi, lo + a.tiles_per_split)};
+  }
 };
+// Warp w of `warps` takes tiles lo + w, lo + w + warps, ... of [lo, hi).
+__device__ __forceinline__ StaticTiles interleaved_tiles(int2 range, int w, int warps) {
+  const int n = range.y - range.x - w;
+  return StaticTiles{range.x + w, warps, n > 0 ? (n + warps - 1) / warps : 0};
+}
 template <class Policy>
 __device__ __forceinline__ CtaWork cta_work(const Params& a, int units_per_seq) {
   if constexpr (Policy::kTileSchedule == TileSchedule::token_balanced) {
@@ -717,9 +844,7 @@ __device__ void decode_split(const Params& a, unsigned char* smem, gpu::WaitProb
     src.start();
     run(src);
   } else {
-    const int lo = cw.first_tile >= 0 ? cw.first_tile : u.tile_lo + split * a.tiles_per_split;
-    const int hi = cw.first_tile >= 0 ? lo + cw.tiles : min(u.tile_hi, lo + a.tiles_per_split);
-    StaticTiles src{lo + w, kWarpsOf<Policy, kKv>, hi - lo - w > 0 ? (hi - lo - w + kWarpsOf<Policy, kKv> - 1) / kWarpsOf<Policy, kKv> : 0};
+    StaticTiles src = interleaved_tiles(cw.range(a, u), w, kWarpsOf<Policy, kKv>);
     run(src);
   }
   gpu::allow_dependent_launch();  // the split combine may be scheduled once every CTA is here
@@ -731,6 +856,39 @@ __device__ void decode_split(const Params& a, unsigned char* smem, gpu::WaitProb
   const int parts = a.unit_partials ? a.unit_partials[unit] : a.num_splits;
   combine_warps<Policy, kKv, kHeadDim>(st, reinterpret_cast<float*>(smem), a, u.seq, u.kvh, split, u.head0, u.rows,
                                        parts == 1);
+  if (a.unit_partials && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
+}
+
+// A group above 16 in one CTA (Policy::kMaxRowTiles): the split grid's or the work list's CTAs
+// over units of 16 x row_tiles query heads; warp w holds row tile w % kMaxRowTiles (no rows: it
+// only copies) and computes every tile of the range for it (stream_shared_tiles); the warps
+// holding the same rows then merge in shared memory.
+template <class Policy, DType kKv, int kHeadDim>
+__device__ void decode_row_tiles(const Params& a, unsigned char* smem, gpu::WaitProbe& probe) {
+  const int unit_rows = kDecodeMaxGroup * a.row_tiles;
+  const int chunks = (a.q_heads / a.kv_heads + unit_rows - 1) / unit_rows;
+  const CtaWork cw = cta_work<Policy>(a, a.kv_heads * chunks);
+  const int w = gpu::warp_id(), row0 = kDecodeMaxGroup * (w % Policy::kMaxRowTiles);
+  const WorkUnit u(a, cw.seq, cw.y / chunks, cw.y % chunks, unit_rows);
+  const int rows = max(0, min(kDecodeMaxGroup, u.rows - row0));  // this warp's query rows
+  std::uint32_t qa[kHeadDim / 16][4];
+  load_q<kKv, kHeadDim>(qa, a, u.seq, u.head0 + row0, rows);
+  const float scale_log2 = a.scale_log2 * (a.k_scale ? a.k_scale[u.kvh] : 1.f);
+  Softmax<kHeadDim> st;
+  CopyPipe<Policy, kKv, kHeadDim> pipe(smem, w);
+  const int2 range = cw.range(a, u);
+  StaticTiles own = interleaved_tiles(range, w, kWarpsOf<Policy, kKv>);
+  TileFeed<Policy, kKv, kHeadDim> feed{own, pipe, a, u.seq, u.kvh, u.first_key, u.seq_len,
+                                       own.peek() >= 0 ? page_of<Policy>(a, u.seq, own.peek()) : 0};
+  stream_shared_tiles<Policy, kKv, kHeadDim>(feed, smem, st, qa, range.x, range.y - range.x, rows > 0, scale_log2, probe);
+  gpu::allow_dependent_launch();
+  probe.before();
+  gpu::block_sync();  // the K/V stages become the warps' combine space
+  probe.after(gpu::WaitPoint::BlockBarrier);
+  const int unit = cw.seq * a.kv_heads * chunks + cw.y;  // as decode_split: whole, or merged by the last chunk
+  const int parts = a.unit_partials ? a.unit_partials[unit] : a.num_splits;
+  combine_warps<Policy, kKv, kHeadDim, Policy::kMaxRowTiles>(st, reinterpret_cast<float*>(smem), a, u.seq, u.kvh,
+                                                               cw.split, u.head0, u.rows, parts == 1);
   if (a.unit_partials && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
 }
 
@@ -878,12 +1036,17 @@ __device__ void decode_dynamic(const Params& a, unsigned char* smem, gpu::WaitPr
   }
 }
 
-template <class Policy, DType kKv, int kHeadDim, bool kDynamic, class Dyn>
+// The body a kernel runs: the (split or chunk, KV head x chunk, sequence) grid of 16-row units,
+// the persistent grid, or the same grid over units of several row tiles (a group above 16).
+enum class DecodeBody { split, dynamic, row_tiles };
+
+template <class Policy, DType kKv, int kHeadDim, DecodeBody kBody, class Dyn>
 __global__ void __launch_bounds__((kWarpsOf<Policy, kKv> * kWarpSize), (kMinCtas<Policy, kKv>)) paged_decode_kernel(const SCHEDLAB_GRID_CONSTANT Params a) {
   static_assert(Dyn::kBytes == Smem<Policy, kKv, kHeadDim>::kBytes, "launch and kernel disagree on shared memory");
   extern __shared__ __align__(1024) unsigned char smem[];  // 1024: the 128-byte swizzle's period, for bulk copies
   gpu::WaitProbe probe;
-  if constexpr (kDynamic) decode_dynamic<Policy, kKv, kHeadDim>(a, smem, probe);
+  if constexpr (kBody == DecodeBody::dynamic) decode_dynamic<Policy, kKv, kHeadDim>(a, smem, probe);
+  else if constexpr (kBody == DecodeBody::row_tiles) decode_row_tiles<Policy, kKv, kHeadDim>(a, smem, probe);
   else decode_split<Policy, kKv, kHeadDim>(a, smem, probe);
   probe.flush(a.probe_slots);
 }
@@ -894,7 +1057,8 @@ __global__ void __launch_bounds__((kWarpsOf<Policy, kKv> * kWarpSize), (kMinCtas
 // splits, showed 11 us outside the decode CTAs, most of it the old one-thread-per-column
 // walk). Launched dependent on the decode kernel: its launch overlaps that kernel's tail.
 inline constexpr int kCombineWarps = 8;
-template <DType kQ, int kHeadDim>
+// kRowTiles: units of 16 x a.row_tiles query heads (the row-tile body's), else of 16.
+template <DType kQ, int kHeadDim, bool kRowTiles>
 __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kernel(Params a) {
   constexpr int kCols = kHeadDim / kWarpSize;  // consecutive columns per lane
   static_assert(kHeadDim % kWarpSize == 0, "whole columns per lane");
@@ -906,11 +1070,12 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
   const std::size_t slot0 = (std::size_t(seq) * a.q_heads + head) * a.num_splits;
   // Splits fill every slot; a persistent grid as many as warps worked on the head's unit, a
   // token-balanced one as many as the plan cut it into.
-  const int group = a.q_heads / a.kv_heads, chunks = (group + kDecodeMaxGroup - 1) / kDecodeMaxGroup;
-  const int unit = (seq * a.kv_heads + head / group) * chunks + (head % group) / kDecodeMaxGroup;
+  const int unit_rows = kRowTiles ? kDecodeMaxGroup * a.row_tiles : kDecodeMaxGroup;
+  const int group = a.q_heads / a.kv_heads, chunks = (group + unit_rows - 1) / unit_rows;
+  const int unit = (seq * a.kv_heads + head / group) * chunks + (head % group) / unit_rows;
   const int slots = a.persistent ? Schedule(a).published[unit] : a.unit_partials ? a.unit_partials[unit] : a.num_splits;
   // A shared tail's counter is zeroed for the next launch here, the decode grid being done.
-  if (a.schedule && !a.persistent && threadIdx.x == 0 && head % group % kDecodeMaxGroup == 0) a.schedule[unit] = 0;
+  if (a.schedule && !a.persistent && threadIdx.x == 0 && head % group % unit_rows == 0) a.schedule[unit] = 0;
   float m = -INFINITY;
   for (int sp = threadIdx.x; sp < slots; sp += blockDim.x) m = fmaxf(m, a.partial_lse[slot0 + sp]);
   for (int off = kWarpSize / 2; off > 0; off /= 2) m = fmaxf(m, gpu::shfl_xor(m, off));
@@ -943,9 +1108,9 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
   }
 }
 
-template <class Policy, DType kKv, int kHeadDim, bool kDynamic>
+template <class Policy, DType kKv, int kHeadDim, DecodeBody kBody>
 auto decode_kernel() {
-  return paged_decode_kernel<Policy, kKv, kHeadDim, kDynamic, gpu::DynamicSmem<Smem<Policy, kKv, kHeadDim>::kBytes>>;
+  return paged_decode_kernel<Policy, kKv, kHeadDim, kBody, gpu::DynamicSmem<Smem<Policy, kKv, kHeadDim>::kBytes>>;
 }
 
 // The tensor map of a 16-bit KV pool, encoded once per pool (a host call per launch would sit
@@ -972,32 +1137,46 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
   if (plan.needs_schedule() && !args.schedule) throw std::invalid_argument("paged decode: the plan needs the schedule counters");
   if (plan.balanced() && (Policy::kTileSchedule != TileSchedule::token_balanced || !args.work))
     throw std::invalid_argument("paged decode: a token-balanced plan needs a token-balanced policy and its uploaded work list");
+  if (plan.row_tiles < 1 || plan.row_tiles > Policy::kMaxRowTiles || (plan.row_tiles > 1 && plan.dynamic()))
+    throw std::invalid_argument("paged decode: a plan of " + std::to_string(plan.row_tiles) +
+                                " row tiles for a policy of at most " + std::to_string(Policy::kMaxRowTiles));
   const int* work = plan.balanced() ? args.work : nullptr;
   Params a{args.q,      static_cast<const unsigned char*>(args.k_pool), static_cast<const unsigned char*>(args.v_pool),
            args.block_table, args.context_lens, args.k_scale, args.v_scale, args.o, args.partial_o, args.partial_lse, args.probe_slots,
            plan.needs_schedule() ? args.schedule : nullptr, work, work ? work + 4 * std::size_t(plan.work_chunks) : nullptr,
-           decode_work_pairs(p), plan.dynamic(),
+           decode_work_pairs(p, plan.row_tiles), plan.dynamic(),
            p.q_heads,   p.kv_heads, p.page_size, p.max_pages_per_seq, p.window, plan.num_splits, plan.tiles_per_split,
-           p.scale() * kLog2e};
+           p.scale() * kLog2e, plan.row_tiles};
   if constexpr (kBulk<Policy, kKv>) {
     a.k_map = pool_tensor_map<kHeadDim>(args.k_pool, p);
     a.v_map = pool_tensor_map<kHeadDim>(args.v_pool, p);
   }
   const dim3 block(kWarpsOf<Policy, kKv> * kWarpSize);
-  auto run = [&]<bool kDynamic>(dim3 grid) {
-    auto kernel = decode_kernel<Policy, kKv, kHeadDim, kDynamic>();
+  auto run = [&]<DecodeBody kBody>(dim3 grid) {
+    auto kernel = decode_kernel<Policy, kKv, kHeadDim, kBody>();
     // Once per kernel: a runtime call between the timing events would be measured.
     static const bool smem_set = (gpu::set_max_dynamic_smem(kernel, kBytes), true);
     (void)smem_set;
     gpu::launch("paged_decode", kernel, gpu::LaunchConfig{grid, block, kBytes, stream}, a);
   };
   if constexpr (Policy::kTileSchedule == TileSchedule::persistent) {
-    if (plan.dynamic()) run.template operator()<true>(dim3(plan.ctas));
+    if (plan.dynamic()) run.template operator()<DecodeBody::dynamic>(dim3(plan.ctas));
   }
-  if (plan.balanced()) run.template operator()<false>(dim3(plan.work_chunks));
-  else if (!plan.dynamic()) run.template operator()<false>(dim3(plan.num_splits, p.kv_heads * decode_group_chunks(p), p.batch));
+  const dim3 grid = plan.balanced() ? dim3(plan.work_chunks)
+                                    : dim3(plan.num_splits, p.kv_heads * decode_group_chunks(p, plan.row_tiles), p.batch);
+  bool row_tiles = false;
+  if constexpr (Policy::kMaxRowTiles > 1) row_tiles = plan.row_tiles > 1;
+  if (row_tiles) {
+    if constexpr (Policy::kMaxRowTiles > 1) run.template operator()<DecodeBody::row_tiles>(grid);
+  } else if (!plan.dynamic()) {
+    run.template operator()<DecodeBody::split>(grid);
+  }
   if (plan.needs_combine()) {
-    gpu::launch("decode_combine", decode_combine_kernel<kQueryType<kKv>, kHeadDim>,
+    auto combine = decode_combine_kernel<kQueryType<kKv>, kHeadDim, false>;
+    if constexpr (Policy::kMaxRowTiles > 1) {
+      if (row_tiles) combine = decode_combine_kernel<kQueryType<kKv>, kHeadDim, true>;
+    }
+    gpu::launch("decode_combine", combine,
                 gpu::LaunchConfig{dim3(p.q_heads, p.batch), dim3(kCombineWarps * kWarpSize), 0, stream,
                                   /*overlap_prior=*/true},
                 a);
@@ -1041,11 +1220,23 @@ DecodePlan plan_for(const DecodeProblem& p, int forced_splits) {
     throw UnsupportedProblem("paged decode: this policy needs " + std::to_string(kBytes / 1024) +
                              " KiB of shared memory per CTA; the device allows " +
                              std::to_string(dev.smem_per_block_optin / 1024) + " KiB");
-  auto kernel = decode_kernel<Policy, kKv, kHeadDim, Policy::kTileSchedule == TileSchedule::persistent>();
-  gpu::set_max_dynamic_smem(kernel, kBytes);
-  const int slots = dev.sm_count * gpu::max_active_blocks(kernel, kWarpsOf<Policy, kKv> * kWarpSize, kBytes);
+  static_assert(Policy::kMaxRowTiles == 1 || Policy::kTileSchedule == TileSchedule::split ||
+                    Policy::kTileSchedule == TileSchedule::token_balanced,
+                "row tiles are built for the split and token-balanced schedules only");
+  auto slots_of = [&](auto kernel) {
+    gpu::set_max_dynamic_smem(kernel, kBytes);
+    return dev.sm_count * gpu::max_active_blocks(kernel, kWarpsOf<Policy, kKv> * kWarpSize, kBytes);
+  };
+  constexpr DecodeBody kBody = Policy::kTileSchedule == TileSchedule::persistent ? DecodeBody::dynamic : DecodeBody::split;
+  int slots = 0;
+  if constexpr (Policy::kMaxRowTiles > 1) {
+    if (decode_row_tiles(p, Policy::kTileSchedule, Policy::kMaxRowTiles) > 1)
+      slots = slots_of(decode_kernel<Policy, kKv, kHeadDim, DecodeBody::row_tiles>());
+  }
+  if (slots == 0) slots = slots_of(decode_kernel<Policy, kKv, kHeadDim, kBody>());
   constexpr int kOverhead = kKv == DType::fp8_e4m3 ? Policy::kChunkOverheadTilesFp8 : Policy::kChunkOverheadTiles;
-  return plan_decode(p, slots, kWarpsOf<Policy, kKv>, forced_splits, Policy::kTileSchedule, kOverhead);
+  return plan_decode(p, slots, kWarpsOf<Policy, kKv>, forced_splits, Policy::kTileSchedule, kOverhead,
+                     Policy::kMaxRowTiles);
 }
 }  // namespace decode_detail
 

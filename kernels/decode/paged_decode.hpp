@@ -46,9 +46,15 @@ struct DecodeArgs {
 // With a token-balanced schedule (TileSchedule::token_balanced) the grid is one CTA per chunk of
 // partition_decode_work; num_splits is then the most partials of any (sequence, KV head) and the
 // combine reads each unit's own count.
+//
+// With row tiles (DecodePolicy::kMaxRowTiles > 1, split and token-balanced schedules, a GQA
+// group above 16), a unit is a (sequence, KV head, chunk of 16 x row_tiles query heads) and
+// its CTA reads each K/V tile once for all of them; units are counted the same way everywhere
+// (decode_group_chunks with the plan's row_tiles).
 struct DecodePlan {
   int num_splits = 1;
   int tiles_per_split = 0;
+  int row_tiles = 1;         // 16-row tiles of query heads per CTA; above 1 the row-tile body runs
   int ctas = 0;              // persistent CTAs (TileSchedule::persistent); 0: a (split, head, sequence) grid
   bool shared_tail = false;  // split CTAs share each unit's last tiles
   // Token-balanced: 4 ints per chunk (unit, first tile, tile count, partial index), then the
@@ -92,12 +98,17 @@ DecodeWorkPartition partition_decode_work(const std::vector<int>& lengths, int h
 inline constexpr int kDynamicJoins = 16;
 // forced_splits > 0 forces the (split, head, sequence) grid with that many splits, for any
 // schedule (a persistent one then runs as shared_tail).
+// max_row_tiles: DecodePolicy::kMaxRowTiles (1: a group above 16 is cut into 16-row CTAs).
 DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits = 0,
                        TileSchedule schedule = TileSchedule::split,
-                       int chunk_overhead_tiles = DecodePolicy::kChunkOverheadTiles);
+                       int chunk_overhead_tiles = DecodePolicy::kChunkOverheadTiles, int max_row_tiles = 1);
 
-// Work units of the dynamic schedule: (sequence, KV head, chunk of at most 16 query heads).
-int decode_work_pairs(const DecodeProblem& p);
+// The 16-row tiles of query heads one CTA covers: more than one only for a group above 16
+// under a split or token-balanced schedule whose policy allows it (at most max_row_tiles).
+int decode_row_tiles(const DecodeProblem& p, TileSchedule schedule, int max_row_tiles);
+
+// Work units: (sequence, KV head, chunk of at most 16 x row_tiles query heads).
+int decode_work_pairs(const DecodeProblem& p, int row_tiles = 1);
 // Its counters: next tile and joined warps per unit, the published join count per unit, the
 // count of warps that have left, and a flag set once no unit has tiles left.
 inline int decode_schedule_ints(const DecodeProblem& p) { return 3 * decode_work_pairs(p) + 2; }
@@ -108,8 +119,8 @@ DecodePlan plan_paged_decode(const DecodeProblem& p, int forced_splits = 0);
 
 KernelSupport paged_decode_support();
 
-// CTAs per KV head: a GQA group larger than the 16 rows of the matrix instruction is split.
-int decode_group_chunks(const DecodeProblem& p);
+// CTAs per KV head: a GQA group larger than 16 x row_tiles rows is split.
+int decode_group_chunks(const DecodeProblem& p, int row_tiles = 1);
 
 // Launches for Policy (declared here, instantiated per experiment in its .cu file).
 template <class Policy>

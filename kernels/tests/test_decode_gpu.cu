@@ -1,8 +1,9 @@
 // Paged decode against the double reference on the H200, every experiment policy: ragged
 // lengths, shuffled block tables, sliding window, GQA, fp8 with scales, split-K on and off,
 // a dynamic tile schedule relaunched, the token-balanced work list on ragged batches, and a KV
-// pool past 4 GiB. And the gate's power: every injected fault (DecodeFault) fails it, at short
-// and long context, in every KV dtype, on the split grid and the token-balanced work list.
+// pool past 4 GiB; GQA groups above 16 in one CTA of several row tiles (MQA). And the gate's
+// power: every injected fault (DecodeFault) fails it, at short and long context, in every KV
+// dtype, on the split grid and the token-balanced work list, at GQA 32/8 and at MQA 64/1.
 // Label: gpu.
 #include <gtest/gtest.h>
 
@@ -82,7 +83,7 @@ using Policies = ::testing::Types<
     experiments::decode_kv_streaming::resident, experiments::decode_kv_streaming::streaming,
     experiments::decode_tile_schedule::shared_tail, experiments::decode_tile_schedule::persistent,
     experiments::decode_tile_schedule::wide, experiments::decode_lds_buffers::double_bulk,
-    experiments::decode_work_partition::token_balanced>;
+    experiments::decode_work_partition::split, experiments::decode_work_partition::token_balanced>;
 TYPED_TEST_SUITE(DecodeGpu, Policies);
 
 TYPED_TEST(DecodeGpu, MatchesReferenceOnEveryConfig) {
@@ -124,6 +125,19 @@ TEST(DecodeGpuSchedule, PersistentRelaunches) {
   relaunch_and_check<experiments::decode_tile_schedule::persistent>(true);
 }
 
+// Launched twice with the output poisoned in between: a plan made once per case is reused.
+void launch_twice_and_check(DecodeCase& c, std::uint64_t seed, const std::string& where) {
+  c.prepare(seed, 1);
+  for (int launch = 0; launch < 2; ++launch) {
+    c.poison_output();
+    c.launch(0);
+    c.synchronize();
+    const AccuracyReport acc = harness::check_output(c, 0);
+    EXPECT_TRUE(acc.passed) << where << ", launch " << launch << ": " << acc.message;
+    EXPECT_EQ(acc.nonfinite, 0u) << where;
+  }
+}
+
 // The token-balanced work list against the double reference on ragged batches: length 1, one
 // long sequence among short ones (cut into many chunks while the short ones stay whole), a
 // span of lengths, GQA groups 1 to 16, bf16 and fp8 KV, pages of 16 and 32; relaunched with
@@ -150,16 +164,51 @@ TEST(DecodeGpuTokenBalanced, MatchesReferenceOnRaggedBatches) {
           if (lens == one_long) {
             EXPECT_GT(c.plan().num_splits, 4) << where << ": the long sequence is cut into many chunks";
           }
-          c.prepare(seed, 1);
-          for (int launch = 0; launch < 2; ++launch) {
-            c.poison_output();
-            c.launch(0);
-            c.synchronize();
-            const AccuracyReport acc = harness::check_output(c, 0);
-            EXPECT_TRUE(acc.passed) << where << ", launch " << launch << ": " << acc.message;
-            EXPECT_EQ(acc.nonfinite, 0u) << where;
-          }
+          launch_twice_and_check(c, seed, where);
         }
+}
+
+// GQA groups above 16 in one CTA of several row tiles (decode_work_partition's split and
+// token_balanced, DecodePolicy::kMaxRowTiles = 4): MQA 64/1, groups 20, 32 and 48 (warps with
+// no rows of their own only copy), and 80 (two CTAs, of 64 and 16 rows), against the double
+// reference; head dims 128 and 64; bf16 and fp8 KV; ragged lengths with 1 and one long sequence
+// among short ones; the plan's splits and forced ones; relaunched with the output poisoned in
+// between.
+template <class Policy>
+void expect_row_tiles_match_reference(bool balanced) {
+  std::vector<int> one_long(6, 200);
+  one_long.push_back(20000);
+  const std::vector<std::vector<int>> batches = {{1, 17, 300, 3000}, one_long, {1}};
+  const struct {
+    int q_heads, kv_heads, row_tiles, head_dim;
+  } groups[] = {{64, 1, 4, 128}, {40, 2, 2, 64}, {32, 1, 2, 128}, {96, 2, 3, 64}, {80, 1, 4, 128}, {64, 1, 4, 64}};
+  std::uint64_t seed = std::random_device{}();
+  for (const auto& lens : batches)
+    for (const auto& grp : groups)
+      for (DType kv : {DType::bf16, DType::fp8_e4m3})
+        for (int forced : {0, 3}) {
+          const int page = lens.size() == 1 ? 32 : 16;
+          const DecodeProblem p = make_decode_problem(static_cast<int>(lens.size()), grp.q_heads, grp.kv_heads,
+                                                      grp.head_dim, page, lens, kv, ++seed, /*spare_pages=*/3);
+          const std::string where = std::to_string(lens.size()) + " sequences up to " +
+                                    std::to_string(*std::max_element(lens.begin(), lens.end())) + ", " +
+                                    std::to_string(grp.q_heads) + "/" + std::to_string(grp.kv_heads) + ", D " +
+                                    std::to_string(grp.head_dim) + ", " +
+                                    std::string(dtype_name(kv)) + ", forced splits " + std::to_string(forced);
+          DecodeCase c(p, DecodeKernel::of<Policy>(), forced);
+          ASSERT_EQ(c.plan().row_tiles, grp.row_tiles) << where;
+          ASSERT_EQ(c.plan().balanced(), balanced && forced == 0) << where;
+          if (forced > 0) {
+            ASSERT_EQ(c.plan().num_splits, 3) << where;
+          }
+          launch_twice_and_check(c, seed, where);
+        }
+}
+TEST(DecodeGpuRowTiles, SplitMatchesReference) {
+  expect_row_tiles_match_reference<experiments::decode_work_partition::split>(false);
+}
+TEST(DecodeGpuRowTiles, TokenBalancedMatchesReference) {
+  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced>(true);
 }
 
 // Pages placed past 4 GiB of the pool: 32-bit offsets would wrap and read the wrong page.
@@ -180,9 +229,9 @@ TEST(DecodeGpuLargePool, PagesBeyondFourGiB) {
 
 // ---- injected faults ----------------------------------------------------------------------
 
-AccuracyReport run_kernel(const DecodeKernel& kernel, const DecodeProblem& p, std::uint64_t seed, int* splits) {
+AccuracyReport run_kernel(const DecodeKernel& kernel, const DecodeProblem& p, std::uint64_t seed, DecodePlan* plan) {
   DecodeCase c(p, kernel);
-  *splits = c.plan().num_splits;
+  *plan = c.plan();
   c.prepare(seed, 1);
   c.poison_output();
   c.launch(0);
@@ -190,9 +239,12 @@ AccuracyReport run_kernel(const DecodeKernel& kernel, const DecodeProblem& p, st
   return harness::check_output(c, 0);
 }
 
-// Two sequences, GQA 4, head dim 128, page 16, at the benchmarks' shortest and longest
-// context: the shipped policy of the schedule passes on the same inputs, every fault fails.
-void expect_every_fault_fails(TileSchedule schedule, const DecodeKernel& shipped, const std::string& label) {
+// Two sequences, head dim 128, page 16, at the benchmarks' shortest and longest context: the
+// shipped policy of the schedule passes on the same inputs, every fault fails. GQA 32/8 by
+// default; at MQA 64/1 the faulty kernels run the row-tile body (row_tiles checked).
+void expect_every_fault_fails(TileSchedule schedule, const DecodeKernel& shipped, const std::string& label,
+                              int q_heads = 32, int kv_heads = 8) {
+  const int row_tiles = q_heads / kv_heads > kDecodeMaxGroup ? 4 : 1;
   const struct {
     const char* name;
     DecodeKernel kernel;
@@ -202,18 +254,21 @@ void expect_every_fault_fails(TileSchedule schedule, const DecodeKernel& shipped
   std::uint64_t seed = std::random_device{}();
   for (int context : {1024, 65536})
     for (DType kv : {DType::bf16, DType::f16, DType::fp8_e4m3}) {
-      DecodeProblem p = make_decode_problem(2, 32, 8, 128, 16, {context, context}, kv, ++seed);
+      DecodeProblem p = make_decode_problem(2, q_heads, kv_heads, 128, 16, {context, context}, kv, ++seed);
       if (kv == DType::f16) p.q_dtype = DType::f16;
       const std::string where = label + ", " + std::string(dtype_name(kv)) + ", context " + std::to_string(context);
-      int splits = 0;
-      const AccuracyReport control = run_kernel(shipped, p, seed, &splits);
+      DecodePlan plan;
+      const AccuracyReport control = run_kernel(shipped, p, seed, &plan);
+      EXPECT_EQ(plan.row_tiles, row_tiles) << where << ", no fault";
       EXPECT_TRUE(control.passed) << where << ", no fault: " << control.message;
       std::printf("%s, no fault: %s\n", where.c_str(), control.message.c_str());
       for (const auto& f : faults) {
-        const AccuracyReport acc = run_kernel(f.kernel, p, seed, &splits);
-        if (std::string(f.name) == "lose_split") ASSERT_GT(splits, 1) << where << ": no split to lose";
+        const AccuracyReport acc = run_kernel(f.kernel, p, seed, &plan);
+        EXPECT_EQ(plan.row_tiles, row_tiles) << where << ", " << f.name;
+        if (std::string(f.name) == "lose_split") ASSERT_GT(plan.num_splits, 1) << where << ": no split to lose";
         EXPECT_FALSE(acc.passed) << where << ", " << f.name << ": " << acc.message;
-        std::printf("%s, %s (%d splits): %s\n", where.c_str(), f.name, splits, acc.message.c_str());
+        std::printf("%s, %s (%d splits, %d row tiles): %s\n", where.c_str(), f.name, plan.num_splits, plan.row_tiles,
+                    acc.message.c_str());
       }
     }
 }
@@ -227,6 +282,16 @@ TEST(DecodeFaults, EveryFaultFailsTheGate) {
 TEST(DecodeFaults, EveryFaultFailsTheGateWithTokenBalancedWork) {
   expect_every_fault_fails(TileSchedule::token_balanced,
                            DecodeKernel::of<experiments::decode_work_partition::token_balanced>(), "token_balanced");
+}
+
+// MQA 64/1: one CTA of 4 row tiles per (split or chunk, sequence) reads each tile for all of
+// them, so a dropped, stale or lost tile reaches every query head; the gate sees it there too.
+TEST(DecodeFaults, EveryFaultFailsTheGateAtMqa) {
+  expect_every_fault_fails(TileSchedule::split, DecodeKernel::of<experiments::decode_work_partition::split>(),
+                           "split, MQA 64/1", 64, 1);
+  expect_every_fault_fails(TileSchedule::token_balanced,
+                           DecodeKernel::of<experiments::decode_work_partition::token_balanced>(),
+                           "token_balanced, MQA 64/1", 64, 1);
 }
 
 }  // namespace

@@ -74,6 +74,91 @@ TEST(DecodePlan, GroupChunksAreUnits) {
   EXPECT_EQ(decode_work_pairs(problem(3, 100, 64, 2)), 3 * 2 * 2);
 }
 
+// ---- row tiles: a GQA group above 16 in one CTA ----
+
+constexpr int kRowTiles = 4;  // decode_work_partition's split and token_balanced
+
+DecodePlan plan_with_row_tiles(const DecodeProblem& p, TileSchedule schedule, int forced_splits = 0) {
+  return plan_decode(p, kSlots, kWarps, forced_splits, schedule, DecodePolicy::kChunkOverheadTiles, kRowTiles);
+}
+
+// Groups of 17 to 64 query heads are one CTA of ceil(group / 16) row tiles; a larger group is
+// cut into CTAs of at most kMaxRowTiles of them; 16 or fewer stay one row tile (the unchanged
+// kernel), whatever the policy allows.
+TEST(DecodeRowTiles, LargeGroupsAreOneCtaOfSeveralRowTiles) {
+  const struct {
+    int q_heads, kv_heads, row_tiles, chunks;
+  } cases[] = {{64, 1, 4, 1}, {20, 1, 2, 1}, {32, 1, 2, 1}, {48, 1, 3, 1}, {96, 2, 3, 1}, {80, 1, 4, 2},
+               {128, 1, 4, 2}, {16, 1, 1, 1}, {32, 8, 1, 1}, {6, 3, 1, 1}};
+  for (const auto& c : cases)
+    for (TileSchedule schedule : {TileSchedule::split, TileSchedule::token_balanced}) {
+      const DecodeProblem p = problem(3, 700, c.q_heads, c.kv_heads);
+      const std::string where = std::to_string(c.q_heads) + "/" + std::to_string(c.kv_heads);
+      EXPECT_EQ(decode_row_tiles(p, schedule, kRowTiles), c.row_tiles) << where;
+      EXPECT_EQ(decode_group_chunks(p, c.row_tiles), c.chunks) << where;
+      EXPECT_EQ(decode_work_pairs(p, c.row_tiles), 3 * c.kv_heads * c.chunks) << where;
+      EXPECT_EQ(plan_with_row_tiles(p, schedule).row_tiles, c.row_tiles) << where;
+      // A policy without row tiles cuts the group into CTAs of 16 rows, as before.
+      EXPECT_EQ(decode_row_tiles(p, schedule, 1), 1) << where;
+      EXPECT_EQ(plan_decode(p, kSlots, kWarps, 0, schedule).row_tiles, 1) << where;
+    }
+  EXPECT_THROW(decode_row_tiles(problem(1, 100), TileSchedule::split, 0), std::invalid_argument);
+}
+
+// The persistent and shared-tail schedules hand tiles out one by one from counters and keep
+// 16-row units: their plans, units and counters do not change.
+TEST(DecodeRowTiles, OnlyTheSplitAndTokenBalancedSchedulesUseThem) {
+  const DecodeProblem p = problem(4, 3000, 64, 1);
+  for (TileSchedule schedule : {TileSchedule::persistent, TileSchedule::shared_tail}) {
+    EXPECT_EQ(decode_row_tiles(p, schedule, kRowTiles), 1);
+    EXPECT_EQ(plan_with_row_tiles(p, schedule).row_tiles, 1);
+  }
+  EXPECT_EQ(decode_work_pairs(p), 4 * 4);
+  EXPECT_EQ(decode_schedule_ints(p), 3 * 16 + 2);
+}
+
+// MQA 64/1 at batch 128, 16k (the benchmark's shape): 128 CTAs of 4 row tiles, split in 2 to
+// fill the 264 slots, where 16-row units made 512 CTAs that each read the whole KV (4x the
+// bytes). Forced splits keep the row tiles.
+TEST(DecodeRowTiles, MqaSplitPlanReadsTheKvOnce) {
+  const DecodeProblem p = problem(128, 16384, 64, 1);
+  const DecodePlan plan = plan_with_row_tiles(p, TileSchedule::split);
+  EXPECT_EQ(plan.row_tiles, 4);
+  EXPECT_EQ(plan.num_splits, 2);
+  EXPECT_EQ(plan.tiles_per_split, 512);
+  const DecodePlan rows16 = plan_decode(p, kSlots, kWarps);
+  EXPECT_EQ(rows16.row_tiles, 1);
+  EXPECT_EQ(rows16.num_splits, 1);  // 512 CTAs already past the slots
+  EXPECT_EQ(decode_work_pairs(p, rows16.row_tiles), 4 * decode_work_pairs(p, plan.row_tiles));
+  const DecodePlan forced = plan_with_row_tiles(p, TileSchedule::token_balanced, 3);
+  EXPECT_FALSE(forced.balanced());
+  EXPECT_EQ(forced.row_tiles, 4);
+  EXPECT_EQ(forced.num_splits, 3);
+  EXPECT_FALSE(forced.needs_schedule());  // no shared tail: the row-tile body keeps fixed ranges
+}
+
+// The token-balanced work list over units of row tiles: every unit of the (sequence, KV head,
+// chunk of 16 x row_tiles heads) numbering appears with its own partial count, and the cut is
+// the one a batch of that many units of 16 rows would get.
+TEST(DecodeRowTiles, TokenBalancedWorkListCountsRowTileUnits) {
+  const DecodeProblem p = make_decode_problem(4, 80, 1, 128, 16, {1, 300, 17, 20000}, DType::bf16, 1);  // group 80
+  const DecodePlan plan = plan_with_row_tiles(p, TileSchedule::token_balanced);
+  ASSERT_TRUE(plan.balanced());
+  EXPECT_EQ(plan.row_tiles, 4);
+  const int units = decode_work_pairs(p, plan.row_tiles);  // 4 sequences x 2 chunks (64 + 16 rows)
+  ASSERT_EQ(units, 8);
+  ASSERT_EQ(plan.work.size(), std::size_t(4 * plan.work_chunks + units));
+  std::vector<int> seen(units, 0);
+  for (int c = 0; c < plan.work_chunks; ++c) {
+    ASSERT_LT(plan.work[4 * c], units);
+    ++seen[plan.work[4 * c]];
+  }
+  for (int u = 0; u < units; ++u) EXPECT_EQ(seen[u], plan.work[4 * plan.work_chunks + u]) << "unit " << u;
+  const DecodeWorkPartition w =
+      partition_decode_work(p.context_lens, 2, kDecodeTileTokens, kSlots, kWarps * kMinTilesPerWarp);
+  EXPECT_EQ(plan.work_chunks, int(w.chunks.size()));
+}
+
 // ---- the token-balanced partition ----
 
 std::vector<int> repeat(int n, int len) { return std::vector<int>(n, len); }
@@ -217,8 +302,13 @@ TEST(DecodePlan, TokenBalancedUploadsItsWorkList) {
   EXPECT_FALSE(plan_decode(p, kSlots, kWarps, 3, TileSchedule::token_balanced).balanced());
 }
 
+std::int64_t total_keys(const DecodeShape& s) {
+  return std::accumulate(s.context_lens.begin(), s.context_lens.end(), std::int64_t(0));
+}
+
 // decode_work_partition's tiers: every ragged batch parses, and beside each is a uniform batch
-// of the same total keys, up to one key per sequence (the bandwidth comparison's premise).
+// of the same heads and total keys, up to one key per sequence (the bandwidth comparison's
+// premise).
 TEST(DecodeRaggedTiers, EveryRaggedBatchHasAUniformTwin) {
   for (harness::Tier tier : {harness::Tier::quick, harness::Tier::standard, harness::Tier::full}) {
     const std::vector<DecodeShape> shapes = decode_shapes({tier, ""}, decode_ragged_tiers());
@@ -226,18 +316,39 @@ TEST(DecodeRaggedTiers, EveryRaggedBatchHasAUniformTwin) {
     for (const DecodeShape& s : shapes) {
       if (s.lengths.empty()) continue;
       ++ragged;
-      const std::int64_t keys = std::accumulate(s.context_lens.begin(), s.context_lens.end(), std::int64_t(0));
+      const std::int64_t keys = total_keys(s);
       bool twin = false;
       for (const DecodeShape& u : shapes)
-        if (u.lengths.empty() && u.kv_dtype == s.kv_dtype && u.page_size == s.page_size) {
+        if (u.lengths.empty() && u.kv_dtype == s.kv_dtype && u.page_size == s.page_size && u.q_heads == s.q_heads &&
+            u.kv_heads == s.kv_heads) {
           const std::int64_t ukeys = std::int64_t(u.batch) * u.context_lens[0];
           twin = twin || (ukeys <= keys && keys - ukeys < u.batch) || s.lengths == "8x2048";
         }
-      EXPECT_TRUE(twin) << s.lengths << " (" << dtype_name(s.kv_dtype) << ") has no uniform batch of its keys";
+      EXPECT_TRUE(twin) << s.lengths << " (" << dtype_name(s.kv_dtype) << ", " << s.q_heads << "/" << s.kv_heads
+                        << ") has no uniform batch of its keys";
     }
     EXPECT_GT(ragged, 0);
   }
-  EXPECT_EQ(decode_shapes({harness::Tier::standard, ""}, decode_ragged_tiers()).size(), 10u);
+  EXPECT_EQ(decode_shapes({harness::Tier::standard, ""}, decode_ragged_tiers()).size(), 15u);
+}
+
+// Every shape whose GQA group is above 16 has, in the same tier, a GQA 32/8 shape of the same KV
+// dtype, page and KV bytes (keys x KV heads): the row-tile figure reads from one results file.
+TEST(DecodeRaggedTiers, EveryLargeGroupHasAGqaBatchOfItsKvBytes) {
+  for (harness::Tier tier : {harness::Tier::quick, harness::Tier::standard, harness::Tier::full}) {
+    const std::vector<DecodeShape> shapes = decode_shapes({tier, ""}, decode_ragged_tiers());
+    int large = 0;
+    for (const DecodeShape& s : shapes) {
+      if (s.q_heads / s.kv_heads <= kDecodeMaxGroup) continue;
+      ++large;
+      bool twin = false;
+      for (const DecodeShape& g : shapes)
+        twin = twin || (g.q_heads == 32 && g.kv_heads == 8 && g.kv_dtype == s.kv_dtype && g.page_size == s.page_size &&
+                        total_keys(g) * g.kv_heads == total_keys(s) * s.kv_heads);
+      EXPECT_TRUE(twin) << decode_shape_name(s) << " has no GQA 32/8 batch of its KV bytes";
+    }
+    EXPECT_GT(large, 0);
+  }
 }
 
 // A bad batch description is an error of the plan, which every launch needs and which runs
