@@ -14,6 +14,12 @@ struct HopperTile {
   int row_chains;     // independent max / sum chains per row in the softmax
 };
 
+// A fault injected on purpose, for the GPU tests that show the accuracy gate catches it.
+enum class HopperFault {
+  none,
+  vt_key_order,  // fp8: V^T written in plain key order, not in the order P holds the keys
+};
+
 struct HopperPrefillPolicy {
   // A producer warpgroup issues every bulk copy and the consumer warpgroups only compute
   // (FA3 3.1). false: no producer; one consumer thread issues the copies between its tiles.
@@ -47,6 +53,22 @@ struct HopperPrefillPolicy {
     if (head_dim <= 64) return {3, 128, 160, 1};
     return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 176, 240, 1};
   }
+  // fp8 e4m3 (head dim 128 only; README "fp8 e4m3"). The producer's warps 1-3 transpose each
+  // V tile, so the producer keeps 56 registers (at 40 its transposing loop spilled 64 bytes)
+  // and the consumers take what is left of the launch's 168 per thread: (168 x 384 - 56 x
+  // 128) / 256 = 224. Keys per tile are whole 32-key steps of the 8-bit wgmma: 192 non-causal
+  // (S, P and O fit 224 registers without spilling), 128 causal (the 16-bit causal tile).
+  /* ProducerRegsFp8 = */ static constexpr int kProducerRegsFp8 = 56;
+  /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
+  static constexpr HopperTile fp8_tile(bool causal) {
+    return causal ? HopperTile{2, 128, 224, 4} : HopperTile{2, 192, 224, 1};
+  }
 };
+
+// Whether a policy can run fp8 e4m3: the transpose of V needs the producer warpgroup, and
+// the dynamic schedule's tile fetcher is producer warp 1, one of the transposing warps.
+template <class Policy>
+inline constexpr bool kHopperFp8Capable =
+    Policy::kWarpSpecialized && Policy::kSchedule != attention::TileSchedule::Dynamic;
 
 }  // namespace schedlab::kernels

@@ -8,11 +8,18 @@
 // O / l. Every scheduling choice is a Policy member (hopper_policy.hpp): warp specialization
 // and register reallocation, ping-pong between the consumers, the intra-warpgroup overlap of
 // the two GEMMs with the softmax, the tile schedule, the ring depth.
+//
+// fp8 e4m3 (head dim 128) runs through the same body: 8-bit wgmma (k32) takes both shared
+// operands K-major, so the producer's warps 1-3 transpose each landed V tile into a second
+// ring (transpose_v) before the consumers' O += P V; the per-head scales fold into the
+// softmax scale and O's 1 / l; O is written in bf16.
 #pragma once
 #include <cstdint>
 #include <map>
 #include <tuple>
+#include <type_traits>
 
+#include "common/gpu/backend/cuda/attention_tile_fp8.hpp"
 #include "common/gpu/backend/cuda/hopper.hpp"
 #include "common/gpu/device.hpp"
 #include "common/gpu/kernel_traits.hpp"
@@ -32,17 +39,21 @@ using gpu::kWarpGroupThreads;
 using gpu::kWarpSize;
 namespace wgmma = gpu::wgmma;
 inline constexpr float kLog2e = 1.4426950408889634f;
-inline constexpr int kBoxCols = 64;      // head-dim columns of one 128-byte-swizzled box
-inline constexpr int kRowBytes = 128;    // one box row
+inline constexpr int kBoxCols = 64;      // 16-bit tensor-map columns of one 128-byte-swizzled box
+inline constexpr int kRowBytes = 128;    // one box row: 64 bf16 / f16 or 128 e4m3 values
 inline constexpr int kAtomBytes = 1024;  // 8 swizzled rows: the wgmma stride offset
+inline constexpr int kStepBytes = 32;    // the k extent of one wgmma: k16 of 16-bit, k32 of 8-bit values
+inline constexpr int kStepsPerRow = kRowBytes / kStepBytes;
 // Named barriers: 0 is __syncthreads; kTurnBarrier0 + c is consumer c's ping-pong turn.
 inline constexpr int kTurnBarrier0 = 2;
 
-template <class Policy, int kHeadDimT, bool kCausalT>
+template <class Policy, DType kT, int kHeadDimT, bool kCausalT>
 struct Config {
   static constexpr int kHeadDim = kHeadDimT;
   static constexpr bool kCausal = kCausalT;
-  static constexpr HopperTile kTile = Policy::tile(kHeadDim, kCausal);
+  static constexpr bool kFp8 = kT == DType::fp8_e4m3;
+  static constexpr int kElemBytes = kFp8 ? 1 : 2;
+  static constexpr HopperTile kTile = kFp8 ? Policy::fp8_tile(kCausal) : Policy::tile(kHeadDim, kCausal);
   static constexpr int kConsumers = kTile.consumers;  // consumer warpgroups
   static constexpr int kWgRows = 64;    // query rows of one consumer (wgmma m64)
   static constexpr int kBlockM = kConsumers * kWgRows;
@@ -52,21 +63,34 @@ struct Config {
   static constexpr int kProducers = Policy::kWarpSpecialized ? 1 : 0;
   static constexpr int kThreads = (kConsumers + kProducers) * kWarpGroupThreads;
   static constexpr int kConsumerWarps = kConsumers * kWarpGroupThreads / kWarpSize;  // arrivals that free a stage
-  static constexpr int kColBlocks = kHeadDim / kBoxCols;
-  static constexpr int kQBytes = kBlockM * kHeadDim * 2;
-  static constexpr int kKvBytes = kBlockN * kHeadDim * 2;
-  static constexpr int kQkSteps = kHeadDim / 16;  // k16 steps of S = Q K^T
-  static constexpr int kPvSteps = kBlockN / 16;   // k16 steps of O += P V
+  static constexpr int kColBlocks = kHeadDim * kElemBytes / kRowBytes;  // 128-byte boxes per row
+  static constexpr int kQBytes = kBlockM * kHeadDim * kElemBytes;
+  static constexpr int kKvBytes = kBlockN * kHeadDim * kElemBytes;
+  static constexpr int kStepElems = kStepBytes / kElemBytes;  // k of one wgmma: 16 or 32
+  static constexpr int kQkSteps = kHeadDim / kStepElems;      // k steps of S = Q K^T
+  static constexpr int kPvSteps = kBlockN / kStepElems;       // k steps of O += P V
   static constexpr int kSRegs = kBlockN / 2;      // S accumulators per thread (m64 x kBlockN)
   static constexpr int kORegs = kHeadDim / 2;     // O accumulators per thread (m64 x head dim)
   static constexpr int kRowChains = kTile.row_chains;
   static constexpr int kConsumerRegs = kTile.consumer_regs;
+  static constexpr int kProducerRegs = kFp8 ? Policy::kProducerRegsFp8 : Policy::kProducerRegs;
   static constexpr float kRescaleThreshold = Policy::kRescaleThreshold;
-  static_assert(kHeadDim % kBoxCols == 0, "head dim in whole 64-column boxes");
+  static constexpr HopperFault kFault = Policy::kFault;
+  // fp8: V^T (head dim rows x keys) in 128-key column blocks, written by producer warps 1..3.
+  static constexpr int kTransposeWarps = kFp8 ? 3 : 0;
+  static constexpr int kVtBlocks = (kBlockN + kRowBytes - 1) / kRowBytes;
+  static constexpr int kVtBytes = kVtBlocks * kHeadDim * kRowBytes;
+  static constexpr int kVReaderWarps = kFp8 ? kTransposeWarps : kConsumerWarps;  // arrivals that free a V stage
+  static_assert(kHeadDim * kElemBytes % kRowBytes == 0, "rows in whole 128-byte boxes");
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "a K/V tile is whole k16 steps and one box of at most 256 rows");
   static_assert(kStages >= 2 && kStages <= 4, "two to four stages in the K and V rings");
   static_assert(Policy::kWarpSpecialized || !Policy::kRegisterRealloc,
                 "register reallocation moves registers from a producer warpgroup to the consumers");
+  static_assert(!kFp8 || kHopperFp8Capable<Policy>, "fp8 needs the producer warpgroup and a static schedule");
+  static_assert(!kFp8 || (kHeadDim == 128 && kBlockN % kStepElems == 0),
+                "fp8: head dim 128 (a lane of a transposing warp takes 4 of its 128 columns), whole k32 steps");
+  // P = exp2(s - m) <= 2^threshold goes to e4m3 with a fixed scale of 1: 2^8 = 256 < 448.
+  static_assert(!kFp8 || kRescaleThreshold <= 8.f, "fp8 P must stay within e4m3's range");
   static_assert(Policy::kWarpSpecialized || Policy::kSchedule == attention::TileSchedule::OnePerTile,
                 "without a producer warpgroup, a CTA computes one tile");
   // setmaxnreg moves registers within what the CTA was given at launch (the launch bound's
@@ -74,16 +98,26 @@ struct Config {
   // forever, so the budgets must fit the launch allocation, not the whole register file.
   static constexpr int kLaunchRegsPerThread = 65536 / kThreads / 8 * 8;
   static_assert(!Policy::kRegisterRealloc ||
-                    Policy::kProducerRegs * kWarpGroupThreads + kConsumerRegs * kConsumers * kWarpGroupThreads <=
+                    kProducerRegs * kWarpGroupThreads + kConsumerRegs * kConsumers * kWarpGroupThreads <=
                         kLaunchRegsPerThread * kThreads,
                 "the register budgets exceed the registers the CTA is allocated at launch");
 };
 
+// fp8's V^T ring: kVtBlocks blocks of [head dim][128 keys], 128-byte swizzled as the copies
+// would leave them, so that V^T is a K-major B operand like K. Full: one arrival per
+// transposing warp; empty: one per consumer warp.
+template <class Cfg>
+struct TransposedV {
+  alignas(kAtomBytes) unsigned char vt[Cfg::kStages][Cfg::kVtBytes];
+  attention::TmaPipeline<Cfg::kStages> vt_pipe;
+};
+struct NoTransposedV {};
+
 // Shared storage: Q, the K and V rings, their barriers. Each tile is 1024-byte aligned (the
 // 128-byte swizzle repeats every 8 rows) and laid out as the copies leave it: kColBlocks
-// blocks of [rows][64 columns].
+// blocks of [rows][128 bytes]. fp8 adds the V^T ring (an empty base otherwise).
 template <class Cfg>
-struct SharedStorage {
+struct SharedStorage : std::conditional_t<Cfg::kFp8, TransposedV<Cfg>, NoTransposedV> {
   alignas(kAtomBytes) unsigned char q[Cfg::kQBytes];
   alignas(kAtomBytes) unsigned char k[Cfg::kStages][Cfg::kKvBytes];
   alignas(kAtomBytes) unsigned char v[Cfg::kStages][Cfg::kKvBytes];
@@ -100,6 +134,7 @@ struct Params {
   int q_len, kv_len, q_heads, kv_heads;
   float scale_log2;  // softmax scale * log2(e): scores live in the log2 domain (exp2)
   attention::TileGrid tiles;
+  const float *q_scale, *k_scale, *v_scale;  // fp8: per-head dequantization scales (null otherwise)
 };
 
 // The keys one output tile needs, the same for every role of the CTA.
@@ -115,6 +150,17 @@ struct TileWork {
     n_tiles = key_end > 0 ? (key_end + Cfg::kBlockN - 1) / Cfg::kBlockN : 0;
   }
 };
+
+// The tile's score scale (log2 domain) and O's factor besides 1 / l: fp8 folds q_scale *
+// k_scale into the first and v_scale into the second (a stored value is byte * scale).
+struct TileScales {
+  float qk_log2, o;
+};
+template <class Cfg>
+__device__ __forceinline__ TileScales tile_scales(const Params& a, const TileWork<Cfg>& w) {
+  if constexpr (Cfg::kFp8) return {a.scale_log2 * a.q_scale[w.t.head] * a.k_scale[w.kv_head], a.v_scale[w.kv_head]};
+  else return {a.scale_log2, 1.f};
+}
 
 // STAGE produce: the copies of one tile's Q and of K/V tile j, issued by one thread (the
 // producer warp's, or a consumer's without warp specialization).
@@ -159,6 +205,71 @@ struct Loader {
   }
 };
 
+// V (keys x 128 columns, 128-byte rows as the copy leaves them) to V^T (columns x keys), the
+// K-major B operand of the 8-bit O += P V. The keys of each 16-key half are written in the
+// order P holds them (pack_p: logical key 4t + i is the accumulator's key 2t, 2t + 1, 8 + 2t,
+// 9 + 2t), so P needs no shuffle. One warp takes 16 keys at a time, lane l columns 4l..4l+3:
+// 16 word loads (each a whole 128-byte row across the warp: no bank conflict), 3 byte
+// permutes per word written, 4 16-byte stores. Lane l starts its stores at column (l / 2) % 4
+// so that the 8 lanes of a store phase write rows 8 apart in swizzle (distinct chunks).
+template <class Cfg>
+__device__ __forceinline__ void transpose_v(unsigned char* vt, const unsigned char* v, int warp) {
+  const int lane = gpu::lane_id(), rot = (lane >> 1) & 3;
+  std::uint32_t pick[4];  // PRMT selector: byte c of two words, c = (j + rot) % 4 for store j
+#pragma unroll
+  for (int j = 0; j < 4; ++j) pick[j] = ((j + rot) & 3) | ((((j + rot) & 3) + 4) << 4);
+  for (int h = warp; h < Cfg::kBlockN / 16; h += Cfg::kTransposeWarps) {
+    std::uint32_t out[4][4];  // [store j][word t]: column 4 lane + (j + rot) % 4, logical keys 4t..4t+3
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      std::uint32_t w[4];  // keys 16h + {2t, 2t + 1, 8 + 2t, 9 + 2t}, columns 4 lane..4 lane + 3
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int key_in_16 = Cfg::kFault == HopperFault::vt_key_order ? 4 * t + i : 8 * (i >> 1) + 2 * t + (i & 1);
+        const int key_in_8 = key_in_16 & 7, key = 16 * h + key_in_16;
+        w[i] = *reinterpret_cast<const std::uint32_t*>(v + key * kRowBytes + (((lane >> 2) ^ key_in_8) << 4) +
+                                                       4 * (lane & 3));
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        out[j][t] = __byte_perm(__byte_perm(w[0], w[1], pick[j]), __byte_perm(w[2], w[3], pick[j]), 0x5410);
+    }
+    // Half h is the 16-byte chunk h % 8 of 128-key column block h / 8 (a 32-key step: two chunks).
+    const int chunk = h % 8;
+    unsigned char* block = vt + h / 8 * Cfg::kHeadDim * kRowBytes;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int col = 4 * lane + ((j + rot) & 3);
+      *reinterpret_cast<uint4*>(block + col * kRowBytes + ((chunk ^ (col & 7)) << 4)) =
+          make_uint4(out[j][0], out[j][1], out[j][2], out[j][3]);
+    }
+  }
+}
+
+// STAGE produce (fp8): one transposing warp's walk over a tile's V ring, in step with the
+// V^T ring (the same stage and phase). The consumers read V^T with wgmma (the async proxy),
+// so the ordinary stores are fenced before the arrival that lets them.
+template <class Cfg>
+struct VTransposer {
+  SharedStorage<Cfg>& s;
+  int warp;  // 0..kTransposeWarps - 1
+  PipelineState<Cfg::kStages> state;
+  __device__ void tile(const TileWork<Cfg>& w) {
+    for (int j = 0; j < w.n_tiles; ++j) {
+      s.v_pipe.consumer_wait(state);     // V(j) has landed
+      s.vt_pipe.producer_acquire(state);  // every consumer warp released V^T(j - kStages)
+      transpose_v<Cfg>(s.vt[state.index()], s.v[state.index()], warp);
+      gpu::fence_proxy_async_smem();
+      gpu::warp_sync();
+      if (gpu::lane_id() == 0) {
+        s.v_pipe.consumer_release(state);  // this warp's reads of V(j) are done
+        gpu::mbarrier_arrive(&s.vt_pipe.full[state.index()]);
+      }
+      ++state;
+    }
+  }
+};
+
 // Ping-pong: consumer c issues its matrix ops only in its turn and then hands the turn to
 // consumer c + 1 (round robin), so one's GEMMs run while the others do their softmax (FA3
 // 3.1). Each hand-over is one barrier of two warpgroups: the next one's sync, this one's
@@ -195,13 +306,14 @@ __device__ __forceinline__ float quad_sum(float x) {
   return x + gpu::shfl_xor(x, 2);
 }
 
-// STAGE 1: QK gemm, S (64 x kBlockN) = Q K^T, kQkSteps wgmma from shared memory, one group.
+// STAGE 1: QK gemm, S (64 x kBlockN) = Q K^T, kQkSteps wgmma from shared memory, one group
+// (a k step is 32 bytes of a row whatever the dtype).
 template <class Cfg, class Op>
 __device__ __forceinline__ void issue_qk(float (&s)[Cfg::kSRegs], const unsigned char* q_rows, const unsigned char* k) {
   wgmma::fence();
 #pragma unroll
   for (int kk = 0; kk < Cfg::kQkSteps; ++kk) {
-    const int col = kk / 4, in_row = (kk % 4) * 32;  // 64-column block, byte offset of the k16 step in a row
+    const int col = kk / kStepsPerRow, in_row = (kk % kStepsPerRow) * kStepBytes;  // 128-byte box, step's offset
     const auto a = wgmma::descriptor(q_rows + col * Cfg::kBlockM * kRowBytes + in_row, 16, kAtomBytes);
     const auto b = wgmma::descriptor(k + col * Cfg::kBlockN * kRowBytes + in_row, 16, kAtomBytes);
     wgmma::mma_ss<Cfg::kBlockN, Op>(s, a, b, kk > 0);
@@ -210,7 +322,8 @@ __device__ __forceinline__ void issue_qk(float (&s)[Cfg::kSRegs], const unsigned
 }
 
 // STAGE 3: PV gemm, O (64 x head_dim) += P V: P from registers, V (keys x head_dim, stored
-// key-major) from shared memory as the transposed operand; one group.
+// key-major) from shared memory as the transposed operand; fp8: V^T (head_dim x keys), K-major
+// like K. One group.
 template <class Cfg, class Op>
 __device__ __forceinline__ void issue_pv(float (&o)[Cfg::kORegs], const std::uint32_t (&p)[Cfg::kPvSteps][4],
                                          const unsigned char* v) {
@@ -218,7 +331,11 @@ __device__ __forceinline__ void issue_pv(float (&o)[Cfg::kORegs], const std::uin
   wgmma::fence();
 #pragma unroll
   for (int kk = 0; kk < Cfg::kPvSteps; ++kk) {
-    const auto b = wgmma::descriptor(v + kk * 16 * kRowBytes, Cfg::kBlockN * kRowBytes, kAtomBytes);
+    std::uint64_t b;
+    if constexpr (Cfg::kFp8)
+      b = wgmma::descriptor(v + kk / kStepsPerRow * Cfg::kHeadDim * kRowBytes + kk % kStepsPerRow * kStepBytes, 16,
+                            kAtomBytes);
+    else b = wgmma::descriptor(v + kk * 16 * kRowBytes, Cfg::kBlockN * kRowBytes, kAtomBytes);
     wgmma::mma_rs<Cfg::kHeadDim, Op>(o, p[kk], b, true);
   }
   wgmma::commit();
@@ -230,7 +347,7 @@ __device__ __forceinline__ void issue_pv(float (&o)[Cfg::kORegs], const std::uin
 // (chain c takes the 8-column blocks b with b % kRowChains == c).
 template <class Cfg, bool kMask>
 __device__ __forceinline__ void softmax_tile(float (&s)[Cfg::kSRegs], RowState& st, float (&corr)[2], const Params& a,
-                                             int key0, int row0) {
+                                             float scale_log2, int key0, int row0) {
   constexpr int kChains = Cfg::kRowChains;
   auto chain = [](int e) { return (e >> 2) % kChains; };
   float mx[2][kChains];
@@ -251,7 +368,7 @@ __device__ __forceinline__ void softmax_tile(float (&s)[Cfg::kSRegs], RowState& 
   for (int r = 0; r < 2; ++r) {
 #pragma unroll
     for (int c = 1; c < kChains; ++c) mx[r][0] = fmaxf(mx[r][0], mx[r][c]);
-    float m_new = fmaxf(st.m[r], quad_max(mx[r][0]) * a.scale_log2);
+    float m_new = fmaxf(st.m[r], quad_max(mx[r][0]) * scale_log2);
     // Thresholded: the stale max stays while the new one is within the threshold above it
     // (a row's first visible key always moves it from -inf).
     if constexpr (Cfg::kRescaleThreshold > 0.f) m_new = m_new > st.m[r] + Cfg::kRescaleThreshold ? m_new : st.m[r];
@@ -264,7 +381,7 @@ __device__ __forceinline__ void softmax_tile(float (&s)[Cfg::kSRegs], RowState& 
   for (int c = 0; c < kChains; ++c) sum[0][c] = sum[1][c] = 0.f;
 #pragma unroll
   for (int e = 0; e < Cfg::kSRegs; ++e) {
-    s[e] = gpu::mma::fast_exp2(fmaf(s[e], a.scale_log2, -m_use[acc_slot(e)]));
+    s[e] = gpu::mma::fast_exp2(fmaf(s[e], scale_log2, -m_use[acc_slot(e)]));
     sum[acc_slot(e)][chain(e)] += s[e];
   }
 #pragma unroll
@@ -287,36 +404,46 @@ __device__ __forceinline__ void rescale_o(float (&o)[Cfg::kORegs], const float (
 
 // P as the A operand of the PV wgmma: the D layout of S, k16 step kk, is already the
 // A-fragment layout (registers (g, 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8)).
+// fp8, k32 step kk: register r of half h (2h + r) holds row g + 8r, logical keys 16h + 4t..
+// 16h + 4t + 3, which are the accumulators' keys 16h + {2t, 2t + 1, 8 + 2t, 9 + 2t} (the
+// order transpose_v writes V^T in), quantized to e4m3 with a scale of 1.
 template <class Cfg, class Op>
 __device__ __forceinline__ void pack_p(std::uint32_t (&p)[Cfg::kPvSteps][4], const float (&s)[Cfg::kSRegs]) {
 #pragma unroll
   for (int kk = 0; kk < Cfg::kPvSteps; ++kk)
 #pragma unroll
-    for (int i = 0; i < 4; ++i) p[kk][i] = gpu::mma::pack2<Op>(s[8 * kk + 2 * i], s[8 * kk + 2 * i + 1]);
+    for (int i = 0; i < 4; ++i) {
+      if constexpr (Cfg::kFp8) {
+        const float* x = s + 16 * kk + 8 * (i >> 1) + 2 * (i & 1);
+        p[kk][i] = gpu::attn::fp8_detail::pack4_e4m3(x[0], x[1], x[4], x[5]);
+      } else {
+        p[kk][i] = gpu::mma::pack2<Op>(s[8 * kk + 2 * i], s[8 * kk + 2 * i + 1]);
+      }
+    }
 }
 
-// STAGE 4: O / l to the output rows (rows past q_len are not written; a row that sees no
-// key is written as zeros, as the reference does).
-template <class Cfg, class Op>
+// STAGE 4: O / l (times fp8's v_scale) to the output rows, in the output dtype Out (rows
+// past q_len are not written; a row that sees no key is written as zeros, as the reference does).
+template <class Cfg, class Out>
 __device__ __forceinline__ void write_o(const float (&o)[Cfg::kORegs], const RowState& st, const Params& a,
-                                       const TileCoord& t, int row0) {
+                                       const TileCoord& t, int row0, float o_scale) {
   float inv[2];
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     const float l = quad_sum(st.l[r]);
-    inv[r] = l > 0.f ? 1.f / l : 0.f;
+    inv[r] = l > 0.f ? o_scale / l : 0.f;
   }
 #pragma unroll
   for (int e = 0; e < Cfg::kORegs; e += 2) {
     const int row = row0 + 8 * acc_slot(e);
     if (row >= a.q_len) continue;
     const std::int64_t at = ((std::int64_t(t.batch) * a.q_len + row) * a.q_heads + t.head) * Cfg::kHeadDim + acc_col(e);
-    *reinterpret_cast<std::uint32_t*>(a.o + at) = gpu::mma::pack2<Op>(o[e] * inv[acc_slot(e)], o[e + 1] * inv[acc_slot(e)]);
+    *reinterpret_cast<std::uint32_t*>(a.o + at) = gpu::mma::pack2<Out>(o[e] * inv[acc_slot(e)], o[e + 1] * inv[acc_slot(e)]);
   }
 }
 
 // One consumer warpgroup's view of the tile: its rows, masks, and the stages it reads.
-template <class Policy, class Cfg, class Op>
+template <class Policy, class Cfg, class Op, class Out>
 struct Consumer {
   const Params& a;
   SharedStorage<Cfg>& s;
@@ -325,6 +452,17 @@ struct Consumer {
   TurnOrder<Policy::kPingPong, Cfg::kConsumers> turn;
   int consumer;
   PipelineState<Cfg::kStages> k_state, v_state;
+  TileScales scales{};
+
+  // The ring O += P V reads: V as copied, or fp8's V^T.
+  __device__ attention::TmaPipeline<Cfg::kStages>& v_ring() const {
+    if constexpr (Cfg::kFp8) return s.vt_pipe;
+    else return s.v_pipe;
+  }
+  __device__ const unsigned char* v_tile() const {
+    if constexpr (Cfg::kFp8) return s.vt[v_state.index()];
+    else return s.v[v_state.index()];
+  }
 
   // Q is free once the tile's last QK is complete: a persistent producer loads the next
   // tile's Q while this one finishes its last softmax, PV and output.
@@ -336,7 +474,7 @@ struct Consumer {
   template <bool kIsK>
   __device__ void release(const TileWork<Cfg>& w, int j) {
     auto& state = kIsK ? k_state : v_state;
-    if (gpu::lane_id() == 0) (kIsK ? s.k_pipe : s.v_pipe).consumer_release(state);
+    if (gpu::lane_id() == 0) (kIsK ? s.k_pipe : v_ring()).consumer_release(state);
     ++state;
     if (issues_copies && j + Cfg::kStages < w.n_tiles) loader.template load_kv<kIsK>(w, j + Cfg::kStages);
     gpu::warp_sync();
@@ -348,8 +486,9 @@ struct Consumer {
   __device__ void softmax(float (&sc)[Cfg::kSRegs], RowState& st, float (&corr)[2], const TileWork<Cfg>& w, int j,
                           int row0) const {
     // The first visible key of the warpgroup's first row bounds the unmasked tiles.
-    if (masked(w, j, w.q_row0 + consumer * Cfg::kWgRows)) softmax_tile<Cfg, true>(sc, st, corr, a, j * Cfg::kBlockN, row0);
-    else softmax_tile<Cfg, false>(sc, st, corr, a, j * Cfg::kBlockN, row0);
+    if (masked(w, j, w.q_row0 + consumer * Cfg::kWgRows))
+      softmax_tile<Cfg, true>(sc, st, corr, a, scales.qk_log2, j * Cfg::kBlockN, row0);
+    else softmax_tile<Cfg, false>(sc, st, corr, a, scales.qk_log2, j * Cfg::kBlockN, row0);
   }
   __device__ const unsigned char* q_rows() const { return s.q + consumer * Cfg::kWgRows * kRowBytes; }
 
@@ -368,9 +507,9 @@ struct Consumer {
   // STAGE 3 on its own: O += P V(j) issued in this consumer's turn and waited for; V(j) released.
   __device__ void pv_waited(float (&o)[Cfg::kORegs], const std::uint32_t (&p)[Cfg::kPvSteps][4],
                             const TileWork<Cfg>& w, int j) {
-    s.v_pipe.consumer_wait(v_state);
+    v_ring().consumer_wait(v_state);
     turn.begin();
-    issue_pv<Cfg, Op>(o, p, s.v[v_state.index()]);
+    issue_pv<Cfg, Op>(o, p, v_tile());
     turn.end();
     wgmma::wait<0>();
     wgmma::fence_operands(o);
@@ -400,10 +539,10 @@ struct Consumer {
     pack_p<Cfg, Op>(p, sc);
     for (int j = 1; j < w.n_tiles; ++j) {
       s.k_pipe.consumer_wait(k_state);
-      s.v_pipe.consumer_wait(v_state);
+      v_ring().consumer_wait(v_state);
       turn.begin();
       issue_qk<Cfg, Op>(sc, q_rows(), s.k[k_state.index()]);
-      issue_pv<Cfg, Op>(o, p, s.v[v_state.index()]);
+      issue_pv<Cfg, Op>(o, p, v_tile());
       turn.end();
       wgmma::wait<1>();  // S(j) is done; PV(j - 1) may still run (it reads p)
       wgmma::fence_operands(sc);
@@ -426,6 +565,7 @@ struct Consumer {
 #pragma unroll
     for (int e = 0; e < Cfg::kORegs; ++e) o[e] = 0.f;
     RowState st;
+    scales = tile_scales<Cfg>(a, w);
     gpu::mbarrier_wait(&s.q_full, q_parity);
     q_parity ^= 1u;
     if (w.n_tiles > 0) {
@@ -434,20 +574,24 @@ struct Consumer {
     } else if (gpu::lane_id() == 0) {
       gpu::mbarrier_arrive(&s.q_empty);  // no key to see: Q was never read
     }
-    write_o<Cfg, Op>(o, st, a, w.t, row0);
+    write_o<Cfg, Out>(o, st, a, w.t, row0, scales.o);
   }
 };
 
+// The matrix ops' operand type and O's type: fp8 inputs write bf16.
 template <DType kT>
-using Operand = std::conditional_t<kT == DType::bf16, gpu::mma::Bf16, gpu::mma::F16>;
+using Operand = std::conditional_t<kT == DType::fp8_e4m3, gpu::wgmma::E4m3,
+                                   std::conditional_t<kT == DType::bf16, gpu::mma::Bf16, gpu::mma::F16>>;
+template <DType kT>
+using Output = std::conditional_t<kT == DType::f16, gpu::mma::F16, gpu::mma::Bf16>;
 
-template <class Policy, int kHeadDim, bool kCausal>
-inline constexpr int kThreadsOf = Config<Policy, kHeadDim, kCausal>::kThreads;
+template <class Policy, DType kT, int kHeadDim, bool kCausal>
+inline constexpr int kThreadsOf = Config<Policy, kT, kHeadDim, kCausal>::kThreads;
 
 template <class Policy, DType kT, int kHeadDim, bool kCausal, class Dyn>
-__global__ void __launch_bounds__(kThreadsOf<Policy, kHeadDim, kCausal>, 1)
+__global__ void __launch_bounds__(kThreadsOf<Policy, kT, kHeadDim, kCausal>, 1)
     hopper_prefill_kernel(const __grid_constant__ Params a) {
-  using Cfg = Config<Policy, kHeadDim, kCausal>;
+  using Cfg = Config<Policy, kT, kHeadDim, kCausal>;
   using Storage = SharedStorage<Cfg>;
   static_assert(Dyn::kBytes == Storage::kLaunchBytes, "launch and kernel disagree on shared memory");
   extern __shared__ unsigned char smem_raw[];
@@ -455,7 +599,12 @@ __global__ void __launch_bounds__(kThreadsOf<Policy, kHeadDim, kCausal>, 1)
   Storage& s = *reinterpret_cast<Storage*>(smem_raw + pad);
   if (threadIdx.x == 0) {
     s.k_pipe.init(Cfg::kConsumerWarps);
-    s.v_pipe.init(Cfg::kConsumerWarps);
+    s.v_pipe.init(Cfg::kVReaderWarps);
+    if constexpr (Cfg::kFp8)
+      for (int st = 0; st < Cfg::kStages; ++st) {
+        gpu::mbarrier_init(&s.vt_pipe.full[st], Cfg::kTransposeWarps);
+        gpu::mbarrier_init(&s.vt_pipe.empty[st], Cfg::kConsumerWarps);
+      }
     gpu::mbarrier_init(&s.q_full, 1);
     gpu::mbarrier_init(&s.q_empty, Cfg::kConsumerWarps);
     s.tile_queue.init(Cfg::kConsumerWarps + 1);  // the consumer warps and the copying thread read the ids
@@ -471,8 +620,9 @@ __global__ void __launch_bounds__(kThreadsOf<Policy, kHeadDim, kCausal>, 1)
   using Tiles = attention::TileSchedulerOf<Policy::kSchedule, Cfg::kTileQueueSlots>;
   TileCoord t;
   if (Policy::kWarpSpecialized && group == 0) {
-    // Producer warpgroup: one thread issues every copy; the others have nothing to do.
-    if constexpr (Policy::kRegisterRealloc) gpu::regs_decrease<Policy::kProducerRegs>();
+    // Producer warpgroup: one thread issues every copy; fp8's warps 1..3 transpose V; the
+    // others have nothing to do.
+    if constexpr (Policy::kRegisterRealloc) gpu::regs_decrease<Cfg::kProducerRegs>();
     if (threadIdx.x == 0) {
       Loader<Cfg> loader{a, s};
       Tiles tiles(a.tiles, s.tile_queue, attention::TileRole::LoneReader);
@@ -480,6 +630,12 @@ __global__ void __launch_bounds__(kThreadsOf<Policy, kHeadDim, kCausal>, 1)
     } else if (kDynamic && threadIdx.x == kWarpSize) {
       Tiles tiles(a.tiles, s.tile_queue, attention::TileRole::Fetcher);
       while (tiles.next(t)) {
+      }
+    } else if constexpr (Cfg::kFp8) {
+      if (gpu::warp_id() > 0) {
+        VTransposer<Cfg> transposer{s, gpu::warp_id() - 1};
+        Tiles tiles(a.tiles, s.tile_queue, attention::TileRole::WarpReader);
+        while (tiles.next(t)) transposer.tile(TileWork<Cfg>(a, t));
       }
     }
     return;
@@ -490,8 +646,8 @@ __global__ void __launch_bounds__(kThreadsOf<Policy, kHeadDim, kCausal>, 1)
   // stage as it is released (Consumer::release). The loader is held by value, not through
   // a pointer, so its pipeline state stays in registers.
   const bool issues_copies = !Policy::kWarpSpecialized && threadIdx.x == 0;
-  Consumer<Policy, Cfg, Operand<kT>> c{a, s, Loader<Cfg>{a, s}, issues_copies,
-                                       TurnOrder<Policy::kPingPong, Cfg::kConsumers>(consumer), consumer};
+  Consumer<Policy, Cfg, Operand<kT>, Output<kT>> c{a, s, Loader<Cfg>{a, s}, issues_copies,
+                                                  TurnOrder<Policy::kPingPong, Cfg::kConsumers>(consumer), consumer};
   if (Policy::kPingPong && consumer == Cfg::kConsumers - 1) c.turn.end();  // consumer 0 goes first
   unsigned q_parity = 0;
   Tiles tiles(a.tiles, s.tile_queue, attention::TileRole::WarpReader);
@@ -510,15 +666,17 @@ __global__ void __launch_bounds__(kThreadsOf<Policy, kHeadDim, kCausal>, 1)
   if (Policy::kPingPong && consumer == 0) c.turn.begin();  // take consumer 1's last hand-over
 }
 
-// Tensor maps of Q, K, V: (head_dim, position, head, batch), boxes of 64 columns x `rows`;
-// encoded once per buffer and shape (a host call between the timing events would be timed).
-inline gpu::api::TensorMap qkv_tensor_map(const void* base, int head_dim, int len, int heads, int batch, int rows) {
+// Tensor maps of Q, K, V: (row words, position, head, batch), boxes of 64 16-bit columns x
+// `rows`; a row is head_dim values, row_words 16-bit words (fp8: two values a word, which
+// the copy moves as they are). Encoded once per buffer and shape (a host call between the
+// timing events would be timed).
+inline gpu::api::TensorMap qkv_tensor_map(const void* base, int row_words, int len, int heads, int batch, int rows) {
   static std::map<std::tuple<const void*, int, int, int, int, int>, gpu::api::TensorMap> cache;
-  auto [it, fresh] = cache.try_emplace({base, head_dim, len, heads, batch, rows});
+  auto [it, fresh] = cache.try_emplace({base, row_words, len, heads, batch, rows});
   if (fresh) {
-    const std::uint64_t dims[4] = {std::uint64_t(head_dim), std::uint64_t(len), std::uint64_t(heads), std::uint64_t(batch)};
-    const std::uint64_t strides[3] = {std::uint64_t(heads) * head_dim * 2, std::uint64_t(head_dim) * 2,
-                                      std::uint64_t(len) * heads * head_dim * 2};
+    const std::uint64_t dims[4] = {std::uint64_t(row_words), std::uint64_t(len), std::uint64_t(heads), std::uint64_t(batch)};
+    const std::uint64_t strides[3] = {std::uint64_t(heads) * row_words * 2, std::uint64_t(row_words) * 2,
+                                      std::uint64_t(len) * heads * row_words * 2};
     const std::uint32_t box[4] = {std::uint32_t(kBoxCols), std::uint32_t(rows), 1, 1};
     SCHEDLAB_GPU_CHECK(gpu::api::encode_tensor_map(&it->second, base, 4, dims, strides, box, 128));
   }
@@ -530,9 +688,9 @@ inline const gpu::DeviceInfo& device() {
   return info;
 }
 
-template <class Policy, int kHeadDim, bool kCausal>
+template <class Policy, DType kT, int kHeadDim, bool kCausal>
 void require_fits() {
-  constexpr int kBytes = SharedStorage<Config<Policy, kHeadDim, kCausal>>::kLaunchBytes;
+  constexpr int kBytes = SharedStorage<Config<Policy, kT, kHeadDim, kCausal>>::kLaunchBytes;
   if (kBytes > device().smem_per_block_optin)
     throw UnsupportedProblem("hopper prefill: " + std::to_string(kBytes) + " bytes of shared memory at head dim " +
                              std::to_string(kHeadDim) + ", over the device's " +
@@ -541,20 +699,24 @@ void require_fits() {
 
 template <class Policy, DType kT, int kHeadDim, bool kCausal>
 void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
-  using Cfg = Config<Policy, kHeadDim, kCausal>;
+  using Cfg = Config<Policy, kT, kHeadDim, kCausal>;
   constexpr int kBytes = SharedStorage<Cfg>::kLaunchBytes;
+  constexpr int kRowWords = kHeadDim * Cfg::kElemBytes / 2;
   const PrefillProblem& p = args.problem;
-  require_fits<Policy, kHeadDim, kCausal>();
+  require_fits<Policy, kT, kHeadDim, kCausal>();
   Params a{};
-  a.q_map = qkv_tensor_map(args.q, kHeadDim, p.q_len, p.q_heads, p.batch, Cfg::kBlockM);
-  a.k_map = qkv_tensor_map(args.k, kHeadDim, p.kv_len, p.kv_heads, p.batch, Cfg::kBlockN);
-  a.v_map = qkv_tensor_map(args.v, kHeadDim, p.kv_len, p.kv_heads, p.batch, Cfg::kBlockN);
+  a.q_map = qkv_tensor_map(args.q, kRowWords, p.q_len, p.q_heads, p.batch, Cfg::kBlockM);
+  a.k_map = qkv_tensor_map(args.k, kRowWords, p.kv_len, p.kv_heads, p.batch, Cfg::kBlockN);
+  a.v_map = qkv_tensor_map(args.v, kRowWords, p.kv_len, p.kv_heads, p.batch, Cfg::kBlockN);
   a.o = static_cast<std::uint16_t*>(args.o);
   a.q_len = p.q_len;
   a.kv_len = p.kv_len;
   a.q_heads = p.q_heads;
   a.kv_heads = p.kv_heads;
   a.scale_log2 = p.scale() * kLog2e;
+  a.q_scale = args.q_scale;
+  a.k_scale = args.k_scale;
+  a.v_scale = args.v_scale;
   a.tiles = attention::TileGrid{(p.q_len + Cfg::kBlockM - 1) / Cfg::kBlockM, p.q_heads, p.batch, kCausal,
                                 Policy::kLongestFirstAcrossHeads};
   unsigned* next_base = nullptr;
@@ -584,28 +746,56 @@ void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
 
 namespace schedlab::kernels {
 
+namespace hopper_detail {
+// fp8 runs at head dim 128 on the policies that can (kHopperFp8Capable); anything else is
+// refused with the reason, before any launch.
+template <class Policy>
+void require_fp8_support(const PrefillProblem& p) {
+  if (p.dtype != DType::fp8_e4m3) return;
+  if (!kHopperFp8Capable<Policy>)
+    throw UnsupportedProblem(
+        "hopper prefill fp8: the policy has no producer warpgroup free to transpose V (no warp "
+        "specialization, or the dynamic schedule's fetcher warp)");
+  if (p.head_dim != 128)
+    throw UnsupportedProblem("hopper prefill fp8: head dim " + std::to_string(p.head_dim) + ", only 128 has an fp8 tile");
+}
+}  // namespace hopper_detail
+
 template <class Policy>
 void launch_hopper_prefill(const PrefillArgs& args, gpu::api::stream_t stream) {
   using namespace hopper_detail;
   const PrefillProblem& p = args.problem;
   require_support(p, hopper_prefill_support());
+  require_fp8_support<Policy>(p);
   auto by_dim = [&]<DType kT, bool kCausal>() {
-    if (p.head_dim == 64) launch_for<Policy, kT, 64, kCausal>(args, stream);
-    else launch_for<Policy, kT, 128, kCausal>(args, stream);
+    if constexpr (kT == DType::fp8_e4m3) {
+      if constexpr (kHopperFp8Capable<Policy>) launch_for<Policy, kT, 128, kCausal>(args, stream);
+    } else if (p.head_dim == 64) {
+      launch_for<Policy, kT, 64, kCausal>(args, stream);
+    } else {
+      launch_for<Policy, kT, 128, kCausal>(args, stream);
+    }
   };
   auto by_mask = [&]<DType kT>() {
     if (p.causal) by_dim.template operator()<kT, true>();
     else by_dim.template operator()<kT, false>();
   };
   if (p.dtype == DType::bf16) by_mask.template operator()<DType::bf16>();
-  else by_mask.template operator()<DType::f16>();
+  else if (p.dtype == DType::f16) by_mask.template operator()<DType::f16>();
+  else by_mask.template operator()<DType::fp8_e4m3>();
 }
 
 template <class Policy>
 void require_hopper_prefill_fits(const PrefillProblem& p) {
   using namespace hopper_detail;
-  if (p.head_dim == 64) p.causal ? require_fits<Policy, 64, true>() : require_fits<Policy, 64, false>();
-  else p.causal ? require_fits<Policy, 128, true>() : require_fits<Policy, 128, false>();
+  require_fp8_support<Policy>(p);
+  auto by_mask = [&]<DType kT, int kHeadDim>() {
+    p.causal ? require_fits<Policy, kT, kHeadDim, true>() : require_fits<Policy, kT, kHeadDim, false>();
+  };
+  if (p.dtype == DType::fp8_e4m3) {
+    if constexpr (kHopperFp8Capable<Policy>) by_mask.template operator()<DType::fp8_e4m3, 128>();
+  } else if (p.head_dim == 64) by_mask.template operator()<DType::bf16, 64>();  // f16 has the same storage
+  else by_mask.template operator()<DType::bf16, 128>();
 }
 
 }  // namespace schedlab::kernels

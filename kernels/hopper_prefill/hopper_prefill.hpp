@@ -8,17 +8,21 @@
 
 namespace schedlab::kernels {
 
-// Head dim 64 or 128; bf16 / f16; causal (bottom-right aligned) or not; GQA; any lengths
-// (the copies zero-fill past the end of a sequence). No sliding window.
+// Head dim 64 or 128; bf16 / f16, and fp8 e4m3 (per-head scales, O in bf16) at head dim 128
+// for the policies with a producer warpgroup and a static schedule (kHopperFp8Capable; the
+// others refuse it in require_hopper_prefill_fits); causal (bottom-right aligned) or not; GQA;
+// any lengths (the copies zero-fill past the end of a sequence). No sliding window.
 inline KernelSupport hopper_prefill_support() {
-  return KernelSupport{.head_dims = {64, 128}, .dtypes = {DType::bf16, DType::f16}, .sliding_window = false};
+  return KernelSupport{
+      .head_dims = {64, 128}, .dtypes = {DType::bf16, DType::f16, DType::fp8_e4m3}, .sliding_window = false};
 }
 
 template <class Policy>
 void launch_hopper_prefill(const PrefillArgs& args, gpu::api::stream_t stream);
 
 // Throws UnsupportedProblem when the policy's shared storage at this problem's head dim
-// exceeds the device's per-block limit (the harness then skips the case with the reason).
+// exceeds the device's per-block limit, or for fp8 the policy or head dim cannot run it (the
+// harness then skips the case with the reason).
 template <class Policy>
 void require_hopper_prefill_fits(const PrefillProblem& p);
 

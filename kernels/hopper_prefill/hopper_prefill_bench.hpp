@@ -24,4 +24,20 @@ struct HopperPrefillKernel {
 template <class... Policies>
 using HopperPrefillExperiment = harness::Experiment<PrefillFamilyOf<HopperPrefillKernel>, Policies...>;
 
+// The prefill tiers with fp8 e4m3 at head dim 128, seq 8192 (FA3 batch and heads): non-causal
+// in every tier (prefill_tiers_with_fp8), causal too in the default and full tiers. Their bf16
+// twins are in every tier already, so one run gives fp8 / bf16 of the same policy.
+inline const harness::TierAxes& hopper_prefill_tiers_with_fp8() {
+  static const harness::TierAxes tiers = [] {
+    harness::TierAxes t = prefill_tiers_with_fp8();
+    for (auto* tier : {&t.standard, &t.full}) tier->push_back("dtype=fp8;head_dim=128;causal=1;seq=8192");
+    return t;
+  }();
+  return tiers;
+}
+
+template <class... Policies>
+using HopperPrefillFp8Experiment =
+    harness::Experiment<PrefillFamilyOf<HopperPrefillKernel, hopper_prefill_tiers_with_fp8>, Policies...>;
+
 }  // namespace schedlab::kernels

@@ -3,8 +3,13 @@
 Reads the SASS the static report wrote for each experiment's kernels.cu when the build's
 static-report test already produced it (build/*/static_report_test/isa/...), and otherwise
 compiles those sources through scripts/resource_report.py (the same commands). Checks, for
-every instantiation (bf16 / f16, head dim 64 / 128, causal or not):
-  - the matrix products are warpgroup ops (HGMMA), with no mma.sync (HMMA) anywhere;
+every instantiation (bf16 / f16, head dim 64 / 128, causal or not; fp8 e4m3 at head dim 128
+on the policies that run it, FP8_REFUSED excepted):
+  - the matrix products are warpgroup ops (HGMMA; fp8: QGMMA ...x32 E4M3 and no HGMMA), with
+    no mma.sync (HMMA) anywhere;
+  - fp8: the producer's transpose of V is there: byte permutes with register selectors (PRMT
+    R, R, R, R), 16-byte shared stores (STS.128), and a proxy fence (FENCE.VIEW.ASYNC.S) after
+    the last of them, before the consumers' wgmma may read V^T;
   - Q, K and V arrive by bulk tensor copies (UTMALDG.4D);
   - local memory (LDL / STL) in the family default (the variants `pingpong`, `ws_realloc`,
     `overlapped`, `one_per_tile` are that policy): none, except in the causal head-dim-64
@@ -16,8 +21,9 @@ every instantiation (bf16 / f16, head dim 64 / 128, causal or not):
     so that a change that spills more fails here;
   - register reallocation: the warp-specialized variants with setmaxnreg give the producer
     24 registers and the consumers their named budget (240 with two consumer warpgroups at
-    head dim 128, 160 with three at 64); the even split and the variant without a producer
-    carry no USETMAXREG at all;
+    head dim 128, 160 with three at 64); fp8 gives the producer 56 (its warps transpose V) and
+    the consumers 224; the even split and the variant without a producer carry no USETMAXREG
+    at all;
   - ping-pong: the consumers hand turns over through named barriers of two warpgroups
     (BAR.SYNC / BAR.ARV with 256 threads); the free-running baseline has neither, only the
     CTA-wide barrier 0 of the set-up.
@@ -39,6 +45,9 @@ import resource_report  # noqa: E402
 
 EXPERIMENTS = ("prefill_pingpong", "prefill_warp_specialization", "prefill_intra_overlap", "prefill_persistent")
 PRODUCER_REGS = 24
+FP8 = 3  # DType::fp8_e4m3 in the mangled name
+FP8_PRODUCER_REGS, FP8_CONSUMER_REGS = 56, 224  # kernels/hopper_prefill/hopper_policy.hpp
+FP8_REFUSED = {"no_ws", "persistent_dynamic"}  # no producer warpgroup free to transpose V
 SMALL_SPILL = 16  # LDL / STL instructions allowed in the causal head-dim-64 kernels
 VARIANT_SPILL = 48  # ... and in the variants that are not the family default
 DEFAULT_VARIANTS = {"pingpong", "ws_realloc", "overlapped", "one_per_tile"}
@@ -80,7 +89,9 @@ def _kernels(functions: dict[str, list[str]], experiment: str, variant: str) -> 
     for name, body in functions.items():
         if m := pattern.search(name):
             found[tuple(int(g) for g in m.groups())] = body
-    assert len(found) == 8, f"{experiment}/{variant}: {len(found)} instantiations, expected 8 (2 dtypes x 2 dims x 2 masks)"
+    expected = 8 if variant in FP8_REFUSED else 10
+    assert len(found) == expected, (f"{experiment}/{variant}: {len(found)} instantiations, expected {expected} "
+                                    "(2 dtypes x 2 dims x 2 masks, and fp8 at head dim 128 x 2 masks where it runs)")
     return found
 
 
@@ -101,7 +112,11 @@ def test_every_kernel_uses_warpgroup_mma_and_bulk_copies_and_no_local_memory(sas
         for variant in _all_variants(functions, experiment):
             for (dtype, head_dim, causal), body in _kernels(functions, experiment, variant).items():
                 where = f"{experiment}/{variant} {(dtype, head_dim, causal)}"
-                assert _count(body, r"\bHGMMA\.64x\d+x16\.F32") > 0, f"{where}: no HGMMA"
+                if dtype == FP8:
+                    assert _count(body, r"\bQGMMA\.64x\d+x32\.F32\.E4M3\.E4M3") > 0, f"{where}: no e4m3 QGMMA"
+                    assert _count(body, r"\bHGMMA\.") == 0, f"{where}: 16-bit HGMMA in the fp8 kernel"
+                else:
+                    assert _count(body, r"\bHGMMA\.64x\d+x16\.F32") > 0, f"{where}: no HGMMA"
                 assert _count(body, r"\bHMMA\.") == 0, f"{where}: mma.sync (HMMA) in a wgmma kernel"
                 assert _count(body, r"\bUTMALDG\.4D") > 0, f"{where}: no bulk tensor copy"
                 local = _count(body, r"\b(LDL|STL)(\.|\s)")
@@ -115,13 +130,29 @@ def test_every_kernel_uses_warpgroup_mma_and_bulk_copies_and_no_local_memory(sas
                     assert local == 0, f"{where}: local memory (spills), {local} LDL/STL"
 
 
+def test_fp8_kernels_transpose_v_in_the_producer(sass):
+    for experiment, functions in sass.items():
+        for variant in _all_variants(functions, experiment):
+            for (dtype, head_dim, causal), body in _kernels(functions, experiment, variant).items():
+                if dtype != FP8:
+                    continue
+                where = f"{experiment}/{variant} causal={causal}"
+                assert _count(body, r"^PRMT R\d+, R\d+, R\d+, R\d+") > 0, f"{where}: no byte permute by selector"
+                stores = [n for n, i in enumerate(body) if re.search(r"\bSTS\.128\b", i)]
+                fences = [n for n, i in enumerate(body) if "FENCE.VIEW.ASYNC.S" in i]
+                assert stores, f"{where}: no 16-byte shared store of V^T"
+                assert any(f > stores[-1] for f in fences), f"{where}: no proxy fence after the V^T stores"
+
+
 def test_register_reallocation_only_where_the_policy_asks(sass):
     fn = sass["prefill_warp_specialization"]
     for (dtype, head_dim, causal), body in _kernels(fn, "prefill_warp_specialization", "ws_realloc").items():
         dealloc = [i for i in body if i.startswith("USETMAXREG.DEALLOC")]
         alloc = [i for i in body if i.startswith("USETMAXREG.TRY_ALLOC")]
-        assert dealloc and all(i.endswith(hex(PRODUCER_REGS)) for i in dealloc), dealloc
-        assert alloc and all(i.endswith(hex(CONSUMER_REGS[head_dim])) for i in alloc), (head_dim, alloc)
+        producer = FP8_PRODUCER_REGS if dtype == FP8 else PRODUCER_REGS
+        consumer = FP8_CONSUMER_REGS if dtype == FP8 else CONSUMER_REGS[head_dim]
+        assert dealloc and all(i.endswith(hex(producer)) for i in dealloc), (dtype, dealloc)
+        assert alloc and all(i.endswith(hex(consumer)) for i in alloc), (dtype, head_dim, alloc)
     for variant in ("ws_even_regs", "no_ws"):
         for key, body in _kernels(fn, "prefill_warp_specialization", variant).items():
             assert _count(body, r"USETMAXREG") == 0, f"{variant} {key}: setmaxnreg present"

@@ -1,0 +1,109 @@
+"""The index arithmetic of the fp8 O += P V, checked on the CPU (no GPU, no compiler).
+
+Replays, in numpy, what the Hopper family's fp8 path does with bytes and registers
+(kernels/hopper_prefill/hopper_prefill.cuh):
+  - the bulk copy's 128-byte swizzle of a V tile (16-byte chunk c of row r at c ^ (r % 8));
+  - transpose_v: each lane's word loads, byte permutes (PRMT semantics) and 16-byte stores
+    into V^T, lane by lane, in the kernel's order of keys and columns;
+  - pack_p: which S accumulators go into which byte of which A register;
+  - what the 8-bit wgmma reads: A from registers in the PTX m64nNk32 A-fragment layout
+    (row 16 warp + lane / 4 + 8 (reg % 2), k 4 (lane % 4) + byte + 16 (reg / 2)), the f32
+    accumulator layout for S, and B K-major from the 128-byte-swizzled V^T;
+and checks that the product is S V for the 128- and 192-key tiles, and that the
+vt_key_order fault breaks it. A change to one side of the P / V^T key order that the other
+side does not follow fails here before it reaches the device. The two copies (kernel and
+this file) must be kept in step by hand.
+Run: python3 -m pytest -q kernels/hopper_prefill/tests
+"""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+HEAD_DIM, ROW_BYTES, TRANSPOSE_WARPS = 128, 128, 3
+
+
+def _swizzled(row: int, chunk: int) -> int:
+    return chunk ^ (row & 7)
+
+
+def _word(buf: np.ndarray, off: int) -> int:
+    return int.from_bytes(buf[off:off + 4].tobytes(), "little")
+
+
+def _prmt(x: int, y: int, selector: int) -> int:
+    src = x.to_bytes(4, "little") + y.to_bytes(4, "little")
+    return int.from_bytes(bytes(src[(selector >> (4 * n)) & 7] for n in range(4)), "little")
+
+
+def _copied_tile(v: np.ndarray) -> np.ndarray:
+    """V (keys x 128 bytes) as the bulk copy leaves it in shared memory."""
+    raw = np.zeros(v.shape[0] * ROW_BYTES, np.uint8)
+    for key in range(v.shape[0]):
+        for c in range(8):
+            at = key * ROW_BYTES + _swizzled(key, c) * 16
+            raw[at:at + 16] = v[key, 16 * c:16 * c + 16]
+    return raw
+
+
+def _transpose_v(raw: np.ndarray, block_n: int, key_order_fault: bool) -> np.ndarray:
+    vt = np.zeros(-(-block_n // ROW_BYTES) * HEAD_DIM * ROW_BYTES, np.uint8)
+    for warp in range(TRANSPOSE_WARPS):
+        for lane in range(32):
+            rot = (lane >> 1) & 3
+            pick = [((j + rot) & 3) | ((((j + rot) & 3) + 4) << 4) for j in range(4)]
+            for h in range(warp, block_n // 16, TRANSPOSE_WARPS):
+                out = [[0] * 4 for _ in range(4)]
+                for t in range(4):
+                    w = []
+                    for i in range(4):
+                        key_in_16 = 4 * t + i if key_order_fault else 8 * (i >> 1) + 2 * t + (i & 1)
+                        key = 16 * h + key_in_16
+                        w.append(_word(raw, key * ROW_BYTES + (((lane >> 2) ^ (key_in_16 & 7)) << 4) + 4 * (lane & 3)))
+                    for j in range(4):
+                        out[j][t] = _prmt(_prmt(w[0], w[1], pick[j]), _prmt(w[2], w[3], pick[j]), 0x5410)
+                block = h // 8 * HEAD_DIM * ROW_BYTES
+                for j in range(4):
+                    col = 4 * lane + ((j + rot) & 3)
+                    at = block + col * ROW_BYTES + (((h % 8) ^ (col & 7)) << 4)
+                    vt[at:at + 16] = np.frombuffer(b"".join(x.to_bytes(4, "little") for x in out[j]), np.uint8)
+    return vt
+
+
+def _pv_as_wgmma_reads_it(s: np.ndarray, vt: np.ndarray, block_n: int) -> np.ndarray:
+    """One warp's 16 rows of O = P V^T^T: P packed from S's accumulators as pack_p does."""
+    o = np.zeros((16, HEAD_DIM))
+    cols = np.arange(HEAD_DIM)
+    for kk in range(block_n // 32):
+        base, step = kk // 4 * HEAD_DIM * ROW_BYTES, kk % 4 * 32
+        for lane in range(32):
+            def acc(e: int) -> float:  # f32 accumulator e: row slot (e >> 1) & 1, column 8 (e >> 2) + 2 (lane % 4) + e % 2
+                return s[lane // 4 + 8 * ((e >> 1) & 1), 8 * (e >> 2) + 2 * (lane & 3) + (e & 1)]
+            for reg in range(4):
+                e0 = 16 * kk + 8 * (reg >> 1) + 2 * (reg & 1)
+                p = [acc(e) for e in (e0, e0 + 1, e0 + 4, e0 + 5)]
+                row = lane // 4 + 8 * (reg & 1)
+                for byte in range(4):
+                    k = step + 4 * (lane % 4) + byte + 16 * (reg >> 1)
+                    b = vt[base + cols * ROW_BYTES + np.array([_swizzled(c, k // 16) for c in cols]) * 16 + k % 16]
+                    o[row] += p[byte] * b
+    return o
+
+
+@pytest.mark.parametrize("block_n", [128, 192])
+def test_p_and_transposed_v_agree_on_the_key_order(block_n):
+    rng = np.random.default_rng(block_n)
+    v = rng.integers(0, 256, size=(block_n, HEAD_DIM), dtype=np.uint8)
+    s = rng.random((16, block_n))
+    vt = _transpose_v(_copied_tile(v), block_n, key_order_fault=False)
+    np.testing.assert_allclose(_pv_as_wgmma_reads_it(s, vt, block_n), s @ v.astype(float), rtol=1e-12)
+
+
+def test_the_key_order_fault_breaks_the_product():
+    rng = np.random.default_rng(1)
+    v = rng.integers(0, 256, size=(128, HEAD_DIM), dtype=np.uint8)
+    s = rng.random((16, 128))
+    s -= s.mean(axis=1, keepdims=True)  # zero-mean weights: a key permutation cannot hide behind V's mean
+    vt = _transpose_v(_copied_tile(v), 128, key_order_fault=True)
+    ref = s @ v.astype(float)
+    assert np.linalg.norm(_pv_as_wgmma_reads_it(s, vt, 128) - ref) > 0.5 * np.linalg.norm(ref)
