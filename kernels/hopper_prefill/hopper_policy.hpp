@@ -53,6 +53,13 @@ struct HopperPrefillPolicy {
     if (head_dim <= 64) return {3, 128, 160, 1};
     return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 176, 240, 1};
   }
+  // Causal 16-bit launches at head dim 128 with at least this many keys take the non-causal
+  // key tile (tile(128, false)): its longer tiles spread each tile's fixed cost (barriers,
+  // reductions, the hand-over) over more keys, which pays once the masked keys on the diagonal
+  // are a small share of a CTA's work. On the H200 the 176-key tile was slower than FA3's
+  // causal 128 up to 4096 keys and faster from 8192 (kernels/hopper_prefill/README.md); the
+  // threshold sits between. 0: FA3's causal tile at every length.
+  /* LongCausalFromKeys = */ static constexpr int kLongCausalFromKeys = 6144;
   // fp8 e4m3 (head dim 128 only; README "fp8 e4m3"). The producer's warps 1-3 transpose each
   // V tile, so the producer keeps 56 registers (at 40 its transposing loop spilled 64 bytes)
   // and the consumers take what is left of the launch's 168 per thread: (168 x 384 - 56 x
@@ -64,6 +71,17 @@ struct HopperPrefillPolicy {
     return causal ? HopperTile{2, 128, 224, 4} : HopperTile{2, 192, 224, 1};
   }
 };
+
+// The policy a long causal launch runs (kLongCausalFromKeys): the same policy with its
+// non-causal key tile at head dim 128.
+template <class Policy>
+struct LongCausal : Policy {
+  static constexpr HopperTile tile(int head_dim, bool causal) { return Policy::tile(head_dim, head_dim <= 64 && causal); }
+};
+// Whether a policy has a long causal kernel: a threshold, and a non-causal tile that differs.
+template <class Policy>
+inline constexpr bool kHasLongCausal =
+    Policy::kLongCausalFromKeys > 0 && Policy::tile(128, false).block_n != Policy::tile(128, true).block_n;
 
 // Whether a policy can run fp8 e4m3: the transpose of V needs the producer warpgroup, and
 // the dynamic schedule's tile fetcher is producer warp 1, one of the transposing warps.

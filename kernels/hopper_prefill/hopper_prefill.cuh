@@ -773,6 +773,9 @@ void launch_hopper_prefill(const PrefillArgs& args, gpu::api::stream_t stream) {
     } else if (p.head_dim == 64) {
       launch_for<Policy, kT, 64, kCausal>(args, stream);
     } else {
+      if constexpr (kCausal && kHasLongCausal<Policy>) {
+        if (p.kv_len >= Policy::kLongCausalFromKeys) return launch_for<LongCausal<Policy>, kT, 128, true>(args, stream);
+      }
       launch_for<Policy, kT, 128, kCausal>(args, stream);
     }
   };
@@ -796,6 +799,10 @@ void require_hopper_prefill_fits(const PrefillProblem& p) {
     if constexpr (kHopperFp8Capable<Policy>) by_mask.template operator()<DType::fp8_e4m3, 128>();
   } else if (p.head_dim == 64) by_mask.template operator()<DType::bf16, 64>();  // f16 has the same storage
   else by_mask.template operator()<DType::bf16, 128>();
+  if constexpr (kHasLongCausal<Policy>) {
+    if (p.dtype != DType::fp8_e4m3 && p.head_dim == 128 && p.causal && p.kv_len >= Policy::kLongCausalFromKeys)
+      require_fits<LongCausal<Policy>, DType::bf16, 128, true>();
+  }
 }
 
 }  // namespace schedlab::kernels

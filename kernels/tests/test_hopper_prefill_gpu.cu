@@ -24,12 +24,19 @@ PrefillLaunch hopper_prefill_fault_launch(HopperFault fault);
 
 namespace {
 
-// The shared prefill problems, and more tiles than SMs (persistent CTAs walk several).
+// The shared prefill problems, more tiles than SMs (persistent CTAs walk several), and causal
+// launches long enough for the long causal kernel (kLongCausalFromKeys: the non-causal key
+// tile), with q_len below and at kv_len and lengths that are not tile multiples.
 std::vector<PrefillTestConfig> configs() {
   auto all = prefill_test_configs();
   all.push_back({"d128_more_tiles_than_sms", 4, 16, 16, 1100, 1100, 128, true, DType::bf16});
+  all.push_back({"d128_long_causal_q_lt_kv", 1, 4, 2, 300, 6500, 128, true, DType::bf16});
+  all.push_back({"d128_long_causal_f16", 1, 2, 1, 1000, 6200, 128, true, DType::f16});
   return all;
 }
+static_assert(kHasLongCausal<experiments::prefill_pingpong::pingpong> &&
+                  6200 >= experiments::prefill_pingpong::pingpong::kLongCausalFromKeys,
+              "the long causal problems above must reach the family default's long causal kernel");
 
 // The shared fp8 problems at head dim 128 (the only fp8 head dim here), plus lengths around
 // the 128- and 192-key tiles, q_len != kv_len without a mask, and more tiles than SMs.

@@ -52,6 +52,14 @@ SMALL_SPILL = 16  # LDL / STL instructions allowed in the causal head-dim-64 ker
 VARIANT_SPILL = 48  # ... and in the variants that are not the family default
 DEFAULT_VARIANTS = {"pingpong", "ws_realloc", "overlapped", "one_per_tile"}
 CONSUMER_REGS = {128: 240, 64: 160}  # the default tile shapes (kernels/hopper_prefill/hopper_policy.hpp)
+# The policies with a long causal kernel (kLongCausalFromKeys and a non-causal key tile that
+# differs from the causal one): every variant but persistent_3stages, whose tile is the causal one.
+LONG_CAUSAL_VARIANTS = {
+    "prefill_pingpong": {"pingpong", "free_running"},
+    "prefill_warp_specialization": {"ws_realloc", "ws_even_regs", "no_ws"},
+    "prefill_intra_overlap": {"overlapped", "serial", "serial_free_running"},
+    "prefill_persistent": {"one_per_tile", "persistent", "persistent_dynamic"},
+}
 
 
 def _existing_sass(experiment: str) -> Path | None:
@@ -82,16 +90,23 @@ def sass(tmp_path_factory) -> dict[str, dict[str, list[str]]]:
     return {e: isa.sass_functions(t) for e, t in texts.items()}
 
 
+LONG_CAUSAL = 2  # the key of a policy's long causal kernel (LongCausal<Policy>): causal, the non-causal key tile
+
+
 def _kernels(functions: dict[str, list[str]], experiment: str, variant: str) -> dict[tuple[int, int, int], list[str]]:
-    """{(dtype, head_dim, causal): instructions} of one policy's hopper_prefill_kernel instantiations."""
-    pattern = re.compile(rf"hopper_prefill_kernel.*{experiment}{len(variant)}{variant}ELNS_5DTypeE(\d)ELi(\d+)ELb(\d)E")
+    """{(dtype, head_dim, causal): instructions} of one policy's hopper_prefill_kernel instantiations;
+    its long causal kernels (LongCausal<Policy>, 16-bit at head dim 128) have causal = LONG_CAUSAL."""
+    pattern = re.compile(rf"hopper_prefill_kernel\w*?(LongCausal)?I\w*?{experiment}{len(variant)}{variant}EE?"
+                         rf"LNS_5DTypeE(\d)ELi(\d+)ELb(\d)E")
     found = {}
     for name, body in functions.items():
         if m := pattern.search(name):
-            found[tuple(int(g) for g in m.groups())] = body
-    expected = 8 if variant in FP8_REFUSED else 10
+            dtype, dim, causal = (int(g) for g in m.groups()[1:])
+            found[(dtype, dim, LONG_CAUSAL if m.group(1) else causal)] = body
+    expected = (8 if variant in FP8_REFUSED else 10) + (2 if variant in LONG_CAUSAL_VARIANTS[experiment] else 0)
     assert len(found) == expected, (f"{experiment}/{variant}: {len(found)} instantiations, expected {expected} "
-                                    "(2 dtypes x 2 dims x 2 masks, and fp8 at head dim 128 x 2 masks where it runs)")
+                                    "(2 dtypes x 2 dims x 2 masks, fp8 at head dim 128 x 2 masks where it runs, and "
+                                    "the long causal kernel of both 16-bit dtypes where the policy has one)")
     return found
 
 
