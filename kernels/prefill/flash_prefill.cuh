@@ -21,6 +21,8 @@
 #include "common/gpu/kernel_traits.hpp"
 #include "common/gpu/launch.hpp"
 #include "common/gpu/warp_mma.hpp"
+#include "kernels/attention/online_softmax.hpp"
+#include "kernels/attention/write_o.hpp"
 #include "kernels/prefill/flash_prefill.hpp"
 #include "kernels/prefill/prefill_policy.hpp"
 #include "kernels/prefill/smem_tile_layout.hpp"
@@ -130,26 +132,9 @@ struct KvRegs<Cfg, KvFragments::Union> {
   __device__ auto& v() { return v_; }
 };
 
-// Per-warp online-softmax state of the lane's row slots of each m16 tile (NVIDIA: rows g
-// and g + 8, g = lane / 4; AMD: query lane % 16).
+// The warp's online-softmax rows and O accumulator (kernels/attention/online_softmax.hpp).
 template <class Cfg>
-struct RowState {
-  static constexpr int kSlots = Tile<Cfg>::kRowSlots;
-  float m[Cfg::kMTiles][kSlots];                    // running max (log2 domain)
-  float l[Cfg::kMTiles][kSlots];                    // this lane's share of the running sum
-  float o[Cfg::kMTiles][Tile<Cfg>::kOTiles][4];  // O accumulator: the tile's accumulator fragments
-  __device__ RowState() {
-#pragma unroll
-    for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-#pragma unroll
-      for (int r = 0; r < kSlots; ++r) m[mt][r] = -INFINITY;
-#pragma unroll
-      for (int r = 0; r < kSlots; ++r) l[mt][r] = 0.f;
-#pragma unroll
-      for (int n = 0; n < Tile<Cfg>::kOTiles; ++n) o[mt][n][0] = o[mt][n][1] = o[mt][n][2] = o[mt][n][3] = 0.f;
-    }
-  }
-};
+using RowState = attention::RowState<Tile<Cfg>, Cfg::kMTiles>;
 
 // STAGE produce: async copies of kRows rows (row stride `stride` elements) into a shared
 // tile; rows at or past `rows_left` are zero-filled, not read (V's zeros meet P's zeros).
@@ -258,57 +243,6 @@ __device__ __forceinline__ void compute_qk(float (&s)[Cfg::kMTiles][Tile<Cfg>::k
   }
 }
 
-// STAGE 2: online softmax of one m16 tile. Masks (kMask: the tile crosses the causal
-// diagonal or the end of the keys), updates the running max and sum, gives the factor O
-// is rescaled by (softmax_tiles applies it), and packs P as the PV product's fragments. Element i of accumulator tile n belongs to row slot
-// i / kPerSlot; Tile::row / Tile::col give its query row and key.
-template <class Cfg, class Op, bool kMask>
-__device__ __forceinline__ void online_softmax(float (&s)[Tile<Cfg>::kSTiles][4], float (&m)[Tile<Cfg>::kRowSlots],
-                                               float (&l)[Tile<Cfg>::kRowSlots], float (&corr)[Tile<Cfg>::kRowSlots],
-                                               std::uint32_t (&pa)[Cfg::kPvSteps][Tile<Cfg>::kPWords],
-                                               const Params& a, float scale_log2, int key0, int q_row0) {
-  using T = Tile<Cfg>;
-  constexpr int kSlots = T::kRowSlots, kPer = T::kPerSlot;
-  static_assert(kSlots * kPer == 4, "an accumulator tile holds 4 elements per lane");
-  float tile_max[kSlots];
-#pragma unroll
-  for (int r = 0; r < kSlots; ++r) tile_max[r] = -INFINITY;
-#pragma unroll
-  for (int n = 0; n < T::kSTiles; ++n)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      if constexpr (kMask) {
-        const int q_row = T::row(q_row0, i), key = T::col(key0, n, i);
-        const bool visible = key < a.kv_len && (!a.causal || key <= q_row + a.kv_len - a.q_len);
-        if (!visible) s[n][i] = -INFINITY;
-      }
-      tile_max[i / kPer] = fmaxf(tile_max[i / kPer], s[n][i]);
-    }
-#pragma unroll
-  for (int r = 0; r < kSlots; ++r) {
-    tile_max[r] = T::row_max(tile_max[r]);  // the lanes sharing the row
-    float m_new = fmaxf(m[r], tile_max[r] * scale_log2);
-    // Thresholded: the stale max stays while the new one is within the threshold above it
-    // (a row's first visible key always moves it from -inf).
-    if constexpr (Cfg::kRescaleThreshold > 0.f) m_new = m_new > m[r] + Cfg::kRescaleThreshold ? m_new : m[r];
-    // A row with no visible key so far keeps m at -inf; a finite stand-in avoids inf - inf.
-    const float m_use = m_new == -INFINITY ? 0.f : m_new;
-    corr[r] = gpu::mma::fast_exp2(m[r] - m_use);
-    m[r] = m_new;
-    l[r] *= corr[r];
-#pragma unroll
-    for (int n = 0; n < T::kSTiles; ++n) {
-#pragma unroll
-      for (int e = 0; e < kPer; ++e) s[n][kPer * r + e] = gpu::mma::fast_exp2(fmaf(s[n][kPer * r + e], scale_log2, -m_use));
-      float part = s[n][kPer * r];
-#pragma unroll
-      for (int e = 1; e < kPer; ++e) part += s[n][kPer * r + e];
-      l[r] += part;
-    }
-  }
-  T::template pack_p<Op>(pa, s);
-}
-
 // STAGE 3: PV gemm, O (kWarpRows x head_dim) += P (kWarpRows x kBlockN) V (kBlockN x head_dim).
 // Seed 003 (gfx950 fp8 forward kernel): K and V register tiles in one union, so the V
 // fragments are loaded into the K storage only after the QK matrix ops finish, against
@@ -324,25 +258,6 @@ __device__ __forceinline__ void compute_pv(RowState<Cfg>& st,
     if (!(first_loaded && kk == 0)) Tile<Cfg>::load_v_step(regs.v(), v_tile, kk);
     Tile<Cfg>::template pv_step<Op>(st.o, pa, regs.v(), kk);
   }
-}
-
-// STAGE 4: O / l to the output rows (rows past q_len are padding and not written; a row
-// that sees no key is written as zeros, as the reference does).
-template <class Cfg, class Op>
-__device__ __forceinline__ void write_o(RowState<Cfg>& st, const Params& a, std::uint16_t* o_rows, int rows_left,
-                                        float o_scale) {
-  using T = Tile<Cfg>;
-  const std::int64_t stride = std::int64_t(a.q_heads) * Cfg::kHeadDim;
-#pragma unroll
-  for (int mt = 0; mt < Cfg::kMTiles; ++mt)
-#pragma unroll
-    for (int r = 0; r < T::kRowSlots; ++r) {
-      const float l = T::row_sum(st.l[mt][r]);
-      const float inv = l > 0.f ? o_scale / l : 0.f;  // o_scale: fp8 V's dequantization scale, else 1
-      const int row = (gpu::warp_id() * Cfg::kMTiles + mt) * kMmaRows + T::row(0, r * T::kPerSlot);
-      if (row >= rows_left) continue;
-      T::template store_o_row<Op>(o_rows + row * stride, st.o[mt], r, inv);
-    }
 }
 
 // Threads of a CTA, named without a comma: HIP's __launch_bounds__ is a macro.
@@ -470,36 +385,13 @@ struct Cta {
   }
 };
 
-// STAGE 2 for every m16 tile of the warp.
+// STAGE 2: the online softmax of the warp's m16 tiles (kernels/attention/online_softmax.hpp),
+// masked by the problem's key end and causal diagonal; rows from warp_row0.
 template <class Cfg, class Op, bool kMask>
 __device__ __forceinline__ void softmax_tiles(float (&s)[Cfg::kMTiles][Tile<Cfg>::kSTiles][4], RowState<Cfg>& st,
                                               std::uint32_t (&pa)[Cfg::kMTiles][Cfg::kPvSteps][Tile<Cfg>::kPWords], const Params& a,
                                               float scale_log2, int key0, int warp_row0) {
-  float corr[Cfg::kMTiles][Tile<Cfg>::kRowSlots];
-#pragma unroll
-  for (int mt = 0; mt < Cfg::kMTiles; ++mt)
-    online_softmax<Cfg, Op, kMask>(s[mt], st.m[mt], st.l[mt], corr[mt], pa[mt], a, scale_log2, key0, warp_row0 + mt * kMmaRows);
-  // O *= corr, for all m16 tiles after all their softmaxes: one straight-line block, so the
-  // tiles' independent max / exp2 / sum chains can interleave, and at most one branch.
-  // kSkipUnitRescale: skipped when no row of this lane saw a larger max (corr is exactly 1).
-  // kRescaleThreshold (FA4): skipped unless some row of the warp moved its max, which after
-  // the first tiles is rare, so the warp-uniform branch is almost never taken.
-  constexpr bool kThresholded = Cfg::kRescaleThreshold > 0.f;
-  constexpr int kPer = Tile<Cfg>::kPerSlot;
-  bool rescale = !Cfg::kSkipUnitRescale && !kThresholded;
-#pragma unroll
-  for (int mt = 0; mt < Cfg::kMTiles; ++mt)
-#pragma unroll
-    for (int r = 0; r < Tile<Cfg>::kRowSlots; ++r) rescale = rescale || corr[mt][r] != 1.f;
-  if constexpr (kThresholded) rescale = gpu::warp_any(rescale);
-  if (rescale) {
-#pragma unroll
-    for (int mt = 0; mt < Cfg::kMTiles; ++mt)
-#pragma unroll
-      for (int n = 0; n < Tile<Cfg>::kOTiles; ++n)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) st.o[mt][n][i] *= corr[mt][i / kPer];
-  }
+  attention::online_softmax<Tile<Cfg>, Op, Cfg, kMask>(s, st, pa, a, scale_log2, key0, warp_row0);
 }
 
 // Main loop without QK pipelining: per tile, QK, softmax, PV. One buffer: FA2's split waits
@@ -674,7 +566,8 @@ __global__ void __launch_bounds__(kThreadsOf<Policy>, 1) flash_prefill_kernel(Pa
     mainloop_serial<Policy, Cfg, Op>(c, q, st, regs, warp_row0);
   }
   gpu::async_wait<0>();  // nothing left in flight at exit
-  write_o<Cfg, Op>(st, a, a.o + c.q_off, a.q_len - c.q_row0, c.o_scale);
+  attention::write_o<Tile<Cfg>, Op>(st, a.o + c.q_off, a.q_len - c.q_row0, c.o_scale, std::int64_t(a.q_heads) * kHeadDim,
+                                    gpu::warp_id() * Policy::kWarpRows);
   c.probe.flush(a.probe_slots);
 }
 
