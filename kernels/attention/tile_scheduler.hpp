@@ -3,6 +3,9 @@
 // tiles). A tile is (query block, head, batch). Every role of a CTA (producer and consumers)
 // walks the same deterministic sequence, so no tile id has to be handed between them.
 //   OnePerTile: one CTA per tile.
+//   OnePerTileGrid: one CTA per tile on a 3-D grid (query blocks, heads, batch): the tile is
+//     the block index, with no division (the walk of longest_first within each head, which
+//     is the order the hardware dispatches a 3-D grid in; grid() refuses other walks).
 //   Persistent: one CTA per SM walks tiles blockIdx.x, blockIdx.x + gridDim.x, ...
 //   Dynamic: one CTA per SM starts at tile blockIdx.x and takes each next tile from a global
 //     counter, so a CTA that drew short tiles takes more (dynamic_tile_scheduler.hpp, sm_90).
@@ -13,11 +16,13 @@
 //     before, ...), the longest-processing-time order that balances unequal tiles; with
 //     `across_heads` false, longest first within each head only (query blocks fastest).
 #pragma once
+#include <stdexcept>
+
 #include "common/gpu/device.hpp"
 
 namespace schedlab::kernels::attention {
 
-enum class TileSchedule { OnePerTile, Persistent, Dynamic };
+enum class TileSchedule { OnePerTile, Persistent, Dynamic, OnePerTileGrid };
 
 struct TileCoord {
   int m_block, head, batch;
@@ -63,6 +68,30 @@ struct TileScheduler<TileSchedule::OnePerTile> {
     if (done) return false;
     done = true;
     t = g.at(static_cast<int>(blockIdx.x));
+    return true;
+  }
+};
+
+template <>
+struct TileScheduler<TileSchedule::OnePerTileGrid> {
+  bool done = false;
+  static dim3 grid(const TileGrid& g, int /*sm_count*/) {
+    if (!g.longest_first || g.across_heads)
+      throw std::invalid_argument("OnePerTileGrid walks the query blocks longest first within each head");
+    return dim3(g.m_blocks, g.heads, g.batch);
+  }
+  // The CTA's one tile. A kernel that computes exactly one tile asks this rather than next():
+  // the `done` test, folded late, changed the register-tile kernels' SASS from the first
+  // instruction on.
+  static __device__ __forceinline__ TileCoord tile() {
+    return {static_cast<int>(gridDim.x - 1 - blockIdx.x), static_cast<int>(blockIdx.y), static_cast<int>(blockIdx.z)};
+  }
+  template <class... Unused>  // the grid, the dynamic scheduler's queue and role: the block index says it all
+  __device__ explicit TileScheduler(Unused&&...) {}
+  __device__ bool next(TileCoord& t) {
+    if (done) return false;
+    done = true;
+    t = tile();
     return true;
   }
 };

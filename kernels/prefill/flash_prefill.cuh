@@ -10,6 +10,7 @@
 // sees only each accumulator element's (row, col) and the tile's row reductions.
 // Scheduling knobs come from the Policy (prefill_policy.hpp); the body is shared.
 #pragma once
+#include <cstddef>
 #include <cstdint>
 #include <stdexcept>
 #include <type_traits>
@@ -21,9 +22,12 @@
 #include "common/gpu/kernel_traits.hpp"
 #include "common/gpu/launch.hpp"
 #include "common/gpu/warp_mma.hpp"
+#include "kernels/attention/online_softmax.hpp"
+#include "kernels/attention/smem_tile.hpp"
+#include "kernels/attention/tile_scheduler.hpp"
+#include "kernels/attention/write_o.hpp"
 #include "kernels/prefill/flash_prefill.hpp"
 #include "kernels/prefill/prefill_policy.hpp"
-#include "kernels/prefill/smem_tile_layout.hpp"
 
 namespace schedlab::kernels::prefill_detail {
 
@@ -46,31 +50,6 @@ struct Params {
   unsigned long long* probe_slots;  // gpu::kProbeSlots counters; null unless probes are built in
 };
 
-// A shared tile of kRows rows of kDataBytes bytes (head_dim elements), in 16-byte chunks.
-template <SmemLayout kLayout, int kRows, int kDataBytes>
-struct SmemTile {
-  static constexpr int kChunks = kDataBytes / 16;  // 16-byte chunks per row
-  static constexpr bool kPadded = kLayout == SmemLayout::Padded;
-  static constexpr int kRowBytes = kDataBytes + (kPadded ? 16 : 0);
-  static constexpr int kBytes = kRows * kRowBytes;
-  static_assert(kPadded || kChunks % 4 == 0, "the XOR swizzle permutes 4 or more chunks of a row");
-  static __device__ __forceinline__ int offset(int row, int chunk) {
-    if constexpr (kPadded) return row * kRowBytes + chunk * 16;
-    else return row * kRowBytes + prefill_layout::swizzled_chunk(row, chunk, kChunks) * 16;
-  }
-  // Fragment addressing: a lane reads chunk 2 * step + low (low 0 or 1) of row row0 + rows
-  // (rows a multiple of 8). lane_offset() is the step-0 offset; at() is one XOR (swizzled:
-  // 2 * step flips only chunk bits above bit 0, which are bits 5.. of the offset, so
-  // XOR-ing the offset XORs the chunk) or one add (padded), plus an immediate. Written as
-  // offset(row, 2 * step + low) the compiler hoists one register per (row, step) out of
-  // the tile loop: about 30 registers at head dim 128.
-  static __device__ __forceinline__ int lane_offset(int row0, int low) { return offset(row0, low); }
-  static __device__ __forceinline__ const unsigned char* at(const unsigned char* tile, int lane_off, int step,
-                                                            int rows) {
-    return tile + ((kPadded ? lane_off + step * 32 : lane_off ^ (step * 32)) + rows * kRowBytes);
-  }
-};
-
 template <class Policy, int kHeadDimT, DType kT>
 struct Config {
   static constexpr int kThreads = Policy::kWarps * kWarpSize;  // = kThreadsOf<Policy>
@@ -81,8 +60,8 @@ struct Config {
   static constexpr int kElemBytes = kFp8 ? 1 : 2;
   static constexpr int kBlockN = prefill_block_n<Policy>(kT);  // keys per K/V tile
   static constexpr int kHeadDim = kHeadDimT;
-  using QTile = SmemTile<Policy::kLayout, kBlockM, kHeadDim * kElemBytes>;
-  using KvTile = SmemTile<Policy::kLayout, kBlockN, kHeadDim * kElemBytes>;
+  using QTile = attention::SmemTile<Policy::kLayout, kBlockM, kHeadDim * kElemBytes>;   // kBlockM x head_dim
+  using KvTile = attention::SmemTile<Policy::kLayout, kBlockN, kHeadDim * kElemBytes>;  // kBlockN x head_dim
   static constexpr int kQkSteps = kHeadDim * kElemBytes / 32;  // k steps of S = Q K^T: 32 bytes each
   static constexpr int kPvSteps = kBlockN / (kFp8 ? 32 : 16);   // k steps of O += P V (keys)
   // k16 steps of QK unrolled: all with Q in registers (its fragments are indexed by the
@@ -90,17 +69,30 @@ struct Config {
   static constexpr int kQkUnroll = Policy::kQInRegisters ? kQkSteps : Policy::kQkUnroll;
   static constexpr bool kSkipUnitRescale = Policy::kSkipUnitRescale;
   static constexpr float kRescaleThreshold = Policy::kRescaleThreshold;
-  // Shared storage: the Q tile, then kKvBuffers x (K tile, V tile).
-  static constexpr int kSmemBytes = QTile::kBytes + Policy::kKvBuffers * 2 * KvTile::kBytes;
+  static constexpr int kKvBuffers = Policy::kKvBuffers;  // K/V stages of the shared storage
   // With one buffer V(j) arrives after QK(j) starts, so only whole-tile buffers can prefetch it.
   static constexpr bool kPrefetchV = Policy::kKvFragments == KvFragments::Separate && Policy::kKvBuffers >= 2;
   static_assert(kBlockN % 16 == 0 && kHeadDim % 16 == 0, "tiles are whole k16 steps");
   static_assert(Policy::kWarpRows % kMmaRows == 0, "a warp owns whole m16 tiles");
   static_assert(Policy::kKvBuffers >= 1 && Policy::kKvBuffers <= 4, "one to four K/V buffers");
   static_assert(!kFp8 || Policy::kRescaleThreshold <= 8.f, "fp8 P = exp2(s - stale max) <= 2^threshold must stay below 448");
-  static_assert(kSmemBytes == prefill_smem_bytes<Policy>(kHeadDim, kT) && kSmemBytes <= gpu::kMaxSmemPerBlock,
-                "shared storage: as the policy layer counts it, within the backend's per-block limit");
 };
+
+// Shared storage of one CTA: the Q tile, then kKvBuffers stages of (K tile, V tile). Stage
+// j % kKvBuffers holds key tile j. Every tile is whole 16-byte chunks, so no member pads.
+template <class Cfg>
+struct SharedStorage {
+  struct KvStage {
+    typename Cfg::KvTile k;
+    typename Cfg::KvTile v;
+  };
+  typename Cfg::QTile q;
+  KvStage kv[Cfg::kKvBuffers];
+};
+
+// Bytes of dynamic shared memory a configuration launches with.
+template <class Cfg>
+inline constexpr int kSmemBytesOf = static_cast<int>(sizeof(SharedStorage<Cfg>));
 
 // The 16-bit matrix operand type, and O's type: fp8 inputs write bf16 (FlashAttention-3's choice).
 template <DType kT>
@@ -130,26 +122,9 @@ struct KvRegs<Cfg, KvFragments::Union> {
   __device__ auto& v() { return v_; }
 };
 
-// Per-warp online-softmax state of the lane's row slots of each m16 tile (NVIDIA: rows g
-// and g + 8, g = lane / 4; AMD: query lane % 16).
+// The warp's online-softmax rows and O accumulator (kernels/attention/online_softmax.hpp).
 template <class Cfg>
-struct RowState {
-  static constexpr int kSlots = Tile<Cfg>::kRowSlots;
-  float m[Cfg::kMTiles][kSlots];                    // running max (log2 domain)
-  float l[Cfg::kMTiles][kSlots];                    // this lane's share of the running sum
-  float o[Cfg::kMTiles][Tile<Cfg>::kOTiles][4];  // O accumulator: the tile's accumulator fragments
-  __device__ RowState() {
-#pragma unroll
-    for (int mt = 0; mt < Cfg::kMTiles; ++mt) {
-#pragma unroll
-      for (int r = 0; r < kSlots; ++r) m[mt][r] = -INFINITY;
-#pragma unroll
-      for (int r = 0; r < kSlots; ++r) l[mt][r] = 0.f;
-#pragma unroll
-      for (int n = 0; n < Tile<Cfg>::kOTiles; ++n) o[mt][n][0] = o[mt][n][1] = o[mt][n][2] = o[mt][n][3] = 0.f;
-    }
-  }
-};
+using RowState = attention::RowState<Tile<Cfg>, Cfg::kMTiles>;
 
 // STAGE produce: async copies of kRows rows (row stride `stride` elements) into a shared
 // tile; rows at or past `rows_left` are zero-filled, not read (V's zeros meet P's zeros).
@@ -157,7 +132,7 @@ struct RowState {
 // multiple of 8, so the swizzle is the same for all of them and addresses step by constants.
 // Where the backend's asynchronous copy writes lane-contiguously (gfx950 global_load_lds),
 // a swizzled tile is filled slot by slot and the swizzle moves to the source chunk
-// (prefill_layout::lane_copy_source_chunk); that copy cannot zero-fill, so rows past the end
+// (attention::lane_copy_source_chunk); that copy cannot zero-fill, so rows past the end
 // re-read the last valid row instead: finite values that the mask (K) or P's zeros (V) cancel,
 // and Q rows that are never written out.
 template <class Tile, int kRows, int kThreads>
@@ -173,7 +148,7 @@ __device__ __forceinline__ void produce_tile(unsigned char* tile, const unsigned
   auto in_tile = [&](int i) { return kRows % kRowStep == 0 || row0 + i * kRowStep < kRows; };
   if constexpr (gpu::kLaneCopyIsAsync && !Tile::kPadded) {
     unsigned char* wave_base = tile + gpu::warp_id() * kWarpSize * 16;  // slot = thread: rows are unpadded
-    const unsigned char* from = src + prefill_layout::lane_copy_source_chunk(row0, chunk, Tile::kChunks) * 16;
+    const unsigned char* from = src + attention::lane_copy_source_chunk(row0, chunk, Tile::kChunks) * 16;
 #pragma unroll
     for (int i = 0; i < kPasses; ++i) {
       const int row = min(row0 + i * kRowStep, rows_left - 1);
@@ -258,57 +233,6 @@ __device__ __forceinline__ void compute_qk(float (&s)[Cfg::kMTiles][Tile<Cfg>::k
   }
 }
 
-// STAGE 2: online softmax of one m16 tile. Masks (kMask: the tile crosses the causal
-// diagonal or the end of the keys), updates the running max and sum, gives the factor O
-// is rescaled by (softmax_tiles applies it), and packs P as the PV product's fragments. Element i of accumulator tile n belongs to row slot
-// i / kPerSlot; Tile::row / Tile::col give its query row and key.
-template <class Cfg, class Op, bool kMask>
-__device__ __forceinline__ void online_softmax(float (&s)[Tile<Cfg>::kSTiles][4], float (&m)[Tile<Cfg>::kRowSlots],
-                                               float (&l)[Tile<Cfg>::kRowSlots], float (&corr)[Tile<Cfg>::kRowSlots],
-                                               std::uint32_t (&pa)[Cfg::kPvSteps][Tile<Cfg>::kPWords],
-                                               const Params& a, float scale_log2, int key0, int q_row0) {
-  using T = Tile<Cfg>;
-  constexpr int kSlots = T::kRowSlots, kPer = T::kPerSlot;
-  static_assert(kSlots * kPer == 4, "an accumulator tile holds 4 elements per lane");
-  float tile_max[kSlots];
-#pragma unroll
-  for (int r = 0; r < kSlots; ++r) tile_max[r] = -INFINITY;
-#pragma unroll
-  for (int n = 0; n < T::kSTiles; ++n)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      if constexpr (kMask) {
-        const int q_row = T::row(q_row0, i), key = T::col(key0, n, i);
-        const bool visible = key < a.kv_len && (!a.causal || key <= q_row + a.kv_len - a.q_len);
-        if (!visible) s[n][i] = -INFINITY;
-      }
-      tile_max[i / kPer] = fmaxf(tile_max[i / kPer], s[n][i]);
-    }
-#pragma unroll
-  for (int r = 0; r < kSlots; ++r) {
-    tile_max[r] = T::row_max(tile_max[r]);  // the lanes sharing the row
-    float m_new = fmaxf(m[r], tile_max[r] * scale_log2);
-    // Thresholded: the stale max stays while the new one is within the threshold above it
-    // (a row's first visible key always moves it from -inf).
-    if constexpr (Cfg::kRescaleThreshold > 0.f) m_new = m_new > m[r] + Cfg::kRescaleThreshold ? m_new : m[r];
-    // A row with no visible key so far keeps m at -inf; a finite stand-in avoids inf - inf.
-    const float m_use = m_new == -INFINITY ? 0.f : m_new;
-    corr[r] = gpu::mma::fast_exp2(m[r] - m_use);
-    m[r] = m_new;
-    l[r] *= corr[r];
-#pragma unroll
-    for (int n = 0; n < T::kSTiles; ++n) {
-#pragma unroll
-      for (int e = 0; e < kPer; ++e) s[n][kPer * r + e] = gpu::mma::fast_exp2(fmaf(s[n][kPer * r + e], scale_log2, -m_use));
-      float part = s[n][kPer * r];
-#pragma unroll
-      for (int e = 1; e < kPer; ++e) part += s[n][kPer * r + e];
-      l[r] += part;
-    }
-  }
-  T::template pack_p<Op>(pa, s);
-}
-
 // STAGE 3: PV gemm, O (kWarpRows x head_dim) += P (kWarpRows x kBlockN) V (kBlockN x head_dim).
 // Seed 003 (gfx950 fp8 forward kernel): K and V register tiles in one union, so the V
 // fragments are loaded into the K storage only after the QK matrix ops finish, against
@@ -326,24 +250,8 @@ __device__ __forceinline__ void compute_pv(RowState<Cfg>& st,
   }
 }
 
-// STAGE 4: O / l to the output rows (rows past q_len are padding and not written; a row
-// that sees no key is written as zeros, as the reference does).
-template <class Cfg, class Op>
-__device__ __forceinline__ void write_o(RowState<Cfg>& st, const Params& a, std::uint16_t* o_rows, int rows_left,
-                                        float o_scale) {
-  using T = Tile<Cfg>;
-  const std::int64_t stride = std::int64_t(a.q_heads) * Cfg::kHeadDim;
-#pragma unroll
-  for (int mt = 0; mt < Cfg::kMTiles; ++mt)
-#pragma unroll
-    for (int r = 0; r < T::kRowSlots; ++r) {
-      const float l = T::row_sum(st.l[mt][r]);
-      const float inv = l > 0.f ? o_scale / l : 0.f;  // o_scale: fp8 V's dequantization scale, else 1
-      const int row = (gpu::warp_id() * Cfg::kMTiles + mt) * kMmaRows + T::row(0, r * T::kPerSlot);
-      if (row >= rows_left) continue;
-      T::template store_o_row<Op>(o_rows + row * stride, st.o[mt], r, inv);
-    }
-}
+// Which tile a CTA computes: one per CTA, the tile of its 3-D block index (tile_scheduler.hpp).
+using CtaTiles = attention::TileScheduler<attention::TileSchedule::OnePerTileGrid>;
 
 // Threads of a CTA, named without a comma: HIP's __launch_bounds__ is a macro.
 template <class Policy>
@@ -355,7 +263,7 @@ struct Cta {
   using Cfg = Config<Policy, kHeadDim, kT>;
   static constexpr int kBytes = Cfg::kElemBytes;  // of one input element
   const Params& a;
-  unsigned char* smem;
+  SharedStorage<Cfg>& s;
   int q_row0, n_tiles, unmasked_end;  // keys below unmasked_end are visible to every row
   std::int64_t q_off, kv_stride;  // in elements
   const unsigned char *k_rows, *v_rows;
@@ -401,9 +309,8 @@ struct Cta {
     probe.after(gpu::WaitPoint::BlockBarrier);
   }
 
-  __device__ Cta(const Params& p, unsigned char* shared) : a(p), smem(shared) {
-    const int m_block = static_cast<int>(gridDim.x - 1 - blockIdx.x);  // longest causal rows first
-    const int head = blockIdx.y, batch = blockIdx.z, kv_head = head / (a.q_heads / a.kv_heads);
+  __device__ Cta(const Params& p, SharedStorage<Cfg>& shared, const attention::TileCoord& t) : a(p), s(shared) {
+    const int m_block = t.m_block, head = t.head, batch = t.batch, kv_head = head / (a.q_heads / a.kv_heads);
     const int offset = a.kv_len - a.q_len;  // bottom-right causal alignment
     q_row0 = m_block * Cfg::kBlockM;
     const int last_row = min(q_row0 + Cfg::kBlockM, a.q_len) - 1;
@@ -423,11 +330,18 @@ struct Cta {
       o_scale = 1.f;
     }
   }
-  __device__ unsigned char* q_tile() const { return smem; }
+  // Tile j's K and V live in stage j % kKvBuffers. The addresses are int offsets taken from
+  // SharedStorage's layout: indexing s.kv[j % kKvBuffers] computes in 64 bits, which gave
+  // other SASS (up to 24 fewer instructions and 4 fewer registers: a change to measure on
+  // its own, kernels/prefill/README.md).
+  static constexpr int kKvOffset = offsetof(SharedStorage<Cfg>, kv);
+  static constexpr int kStageBytes = sizeof(typename SharedStorage<Cfg>::KvStage);
+  static constexpr int kVOffset = offsetof(typename SharedStorage<Cfg>::KvStage, v);
+  __device__ unsigned char* q_tile() const { return s.q.bytes; }
   __device__ unsigned char* k_tile(int j) const {
-    return smem + Cfg::QTile::kBytes + (j % Policy::kKvBuffers) * 2 * Cfg::KvTile::kBytes;
+    return reinterpret_cast<unsigned char*>(&s) + kKvOffset + (j % Cfg::kKvBuffers) * kStageBytes;
   }
-  __device__ unsigned char* v_tile(int j) const { return k_tile(j) + Cfg::KvTile::kBytes; }
+  __device__ unsigned char* v_tile(int j) const { return k_tile(j) + kVOffset; }
   // Fault injection (Policy::kFault, tests only) sits behind `if constexpr`, with the shipped
   // code verbatim in the other branch: a shipped policy's machine code is unchanged (checked
   // with cuobjdump -sass; even an inlined helper returning j changed the register allocation).
@@ -470,36 +384,13 @@ struct Cta {
   }
 };
 
-// STAGE 2 for every m16 tile of the warp.
+// STAGE 2: the online softmax of the warp's m16 tiles (kernels/attention/online_softmax.hpp),
+// masked by the problem's key end and causal diagonal; rows from warp_row0.
 template <class Cfg, class Op, bool kMask>
 __device__ __forceinline__ void softmax_tiles(float (&s)[Cfg::kMTiles][Tile<Cfg>::kSTiles][4], RowState<Cfg>& st,
                                               std::uint32_t (&pa)[Cfg::kMTiles][Cfg::kPvSteps][Tile<Cfg>::kPWords], const Params& a,
                                               float scale_log2, int key0, int warp_row0) {
-  float corr[Cfg::kMTiles][Tile<Cfg>::kRowSlots];
-#pragma unroll
-  for (int mt = 0; mt < Cfg::kMTiles; ++mt)
-    online_softmax<Cfg, Op, kMask>(s[mt], st.m[mt], st.l[mt], corr[mt], pa[mt], a, scale_log2, key0, warp_row0 + mt * kMmaRows);
-  // O *= corr, for all m16 tiles after all their softmaxes: one straight-line block, so the
-  // tiles' independent max / exp2 / sum chains can interleave, and at most one branch.
-  // kSkipUnitRescale: skipped when no row of this lane saw a larger max (corr is exactly 1).
-  // kRescaleThreshold (FA4): skipped unless some row of the warp moved its max, which after
-  // the first tiles is rare, so the warp-uniform branch is almost never taken.
-  constexpr bool kThresholded = Cfg::kRescaleThreshold > 0.f;
-  constexpr int kPer = Tile<Cfg>::kPerSlot;
-  bool rescale = !Cfg::kSkipUnitRescale && !kThresholded;
-#pragma unroll
-  for (int mt = 0; mt < Cfg::kMTiles; ++mt)
-#pragma unroll
-    for (int r = 0; r < Tile<Cfg>::kRowSlots; ++r) rescale = rescale || corr[mt][r] != 1.f;
-  if constexpr (kThresholded) rescale = gpu::warp_any(rescale);
-  if (rescale) {
-#pragma unroll
-    for (int mt = 0; mt < Cfg::kMTiles; ++mt)
-#pragma unroll
-      for (int n = 0; n < Tile<Cfg>::kOTiles; ++n)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) st.o[mt][n][i] *= corr[mt][i / kPer];
-  }
+  attention::online_softmax<Tile<Cfg>, Op, Cfg, kMask>(s, st, pa, a, scale_log2, key0, warp_row0);
 }
 
 // Main loop without QK pipelining: per tile, QK, softmax, PV. One buffer: FA2's split waits
@@ -588,6 +479,9 @@ __device__ __forceinline__ void mainloop_pipelined(const Cta& c, const Q& q, Row
   }
 }
 
+// The two groups of the 8-wave ping-pong: waves 0..3 lead, waves 4..7 run one phase behind.
+enum class WaveGroupRole { Leading, Lagging };
+
 // Main loop of the 8-wave ping-pong (WaveSchedule::ping_pong_8wave; HipKittens, Hu et al.
 // 2025, arXiv 2511.08083). Four phases per tile, each ended by a barrier of all eight waves:
 //   memory: copies of K(j+1) | matrix: QK(j) | memory: softmax(j), copies of V(j+1) | matrix: PV(j)
@@ -604,9 +498,9 @@ __device__ __forceinline__ void mainloop_ping_pong(const Cta& c, const Q& q, Row
   static_assert(Policy::kWarps == 8, "two groups of four waves: one wave of each group per SIMD");
   static_assert(Policy::kKvBuffers == 2 && !Policy::kPipelineQk, "two K/V buffers, one tile in flight");
   static_assert(Policy::kKvFragments == KvFragments::Union, "V may be read only in the PV phase");
-  const bool lagging = gpu::warp_group_id() == 1;
+  const WaveGroupRole role = gpu::warp_group_id() == 1 ? WaveGroupRole::Lagging : WaveGroupRole::Leading;
   gpu::async_wait<0>();  // K(0) and V(0) have landed (this wave's copies) ...
-  if (lagging) gpu::block_sync_shared();  // ... group 1 starts one phase late
+  if (role == WaveGroupRole::Lagging) gpu::block_sync_shared();  // ... group 1 starts one phase late
   for (int j = 0; j < c.n_tiles; ++j) {
     const bool next = j + 1 < c.n_tiles;
     c.produce_k(j + 1);  // into K(j - 1)'s buffer
@@ -629,16 +523,16 @@ __device__ __forceinline__ void mainloop_ping_pong(const Cta& c, const Q& q, Row
     gpu::set_priority<0>();
     c.template hand_over<1>(next);  // matrix -> memory; K(j + 1) has landed, V(j + 1) may be in flight
   }
-  if (!lagging) gpu::block_sync_shared();  // group 1's last barrier
+  if (role == WaveGroupRole::Leading) gpu::block_sync_shared();  // group 1's last barrier
 }
 
 template <class Policy, DType kT, int kHeadDim, class Dyn>
 __global__ void __launch_bounds__(kThreadsOf<Policy>, 1) flash_prefill_kernel(Params a) {
   using Cfg = Config<Policy, kHeadDim, kT>;
   using Op = Operand<kT>;
-  static_assert(Dyn::kBytes == Cfg::kSmemBytes, "launch and kernel disagree on shared memory");
+  static_assert(Dyn::kBytes == kSmemBytesOf<Cfg>, "launch and kernel disagree on shared memory");
   extern __shared__ __align__(128) unsigned char smem[];
-  const Cta<Policy, kHeadDim, kT> c(a, smem);
+  const Cta<Policy, kHeadDim, kT> c(a, *reinterpret_cast<SharedStorage<Cfg>*>(smem), CtaTiles::tile());
 
   // Prologue: Q, then the first K/V tiles in flight (groups: Q, K0, V0 with one buffer;
   // Q, T0, ..., T(kKvBuffers - 2) with more).
@@ -674,7 +568,8 @@ __global__ void __launch_bounds__(kThreadsOf<Policy>, 1) flash_prefill_kernel(Pa
     mainloop_serial<Policy, Cfg, Op>(c, q, st, regs, warp_row0);
   }
   gpu::async_wait<0>();  // nothing left in flight at exit
-  write_o<Cfg, Op>(st, a, a.o + c.q_off, a.q_len - c.q_row0, c.o_scale);
+  attention::write_o<Tile<Cfg>, Op>(st, a.o + c.q_off, a.q_len - c.q_row0, c.o_scale, std::int64_t(a.q_heads) * kHeadDim,
+                                    gpu::warp_id() * Policy::kWarpRows);
   c.probe.flush(a.probe_slots);
 }
 
@@ -686,12 +581,17 @@ void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
            static_cast<const unsigned char*>(args.v), static_cast<std::uint16_t*>(args.o),
            p.q_len, p.kv_len, p.q_heads, p.kv_heads, p.causal, p.scale() * kLog2e,
            args.q_scale, args.k_scale, args.v_scale, args.probe_slots};
-  auto kernel = flash_prefill_kernel<Policy, kT, kHeadDim, gpu::DynamicSmem<Cfg::kSmemBytes>>;
-  static const bool smem_raised = (gpu::set_max_dynamic_smem(kernel, Cfg::kSmemBytes), true);  // once per kernel
+  constexpr int kSmemBytes = kSmemBytesOf<Cfg>;
+  static_assert(kSmemBytes == prefill_smem_bytes<Policy>(kHeadDim, kT) && kSmemBytes <= gpu::kMaxSmemPerBlock,
+                "shared storage: as the policy layer counts it, within the backend's per-block limit");
+  auto kernel = flash_prefill_kernel<Policy, kT, kHeadDim, gpu::DynamicSmem<kSmemBytes>>;
+  static const bool smem_raised = (gpu::set_max_dynamic_smem(kernel, kSmemBytes), true);  // once per kernel
   (void)smem_raised;
-  const int m_blocks = (p.q_len + Cfg::kBlockM - 1) / Cfg::kBlockM;
+  // One CTA per (query block, head, sequence); longest causal rows first within each head.
+  const attention::TileGrid tiles{(p.q_len + Cfg::kBlockM - 1) / Cfg::kBlockM, p.q_heads, p.batch, /*longest_first=*/true,
+                                  /*across_heads=*/false};
   gpu::launch("flash_prefill", kernel,
-              gpu::LaunchConfig{dim3(m_blocks, p.q_heads, p.batch), dim3(Cfg::kThreads), Cfg::kSmemBytes, stream}, a);
+              gpu::LaunchConfig{CtaTiles::grid(tiles, 0), dim3(Cfg::kThreads), kSmemBytes, stream}, a);
 }
 
 }  // namespace schedlab::kernels::prefill_detail

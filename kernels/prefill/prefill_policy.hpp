@@ -3,14 +3,12 @@
 #pragma once
 #include "common/dtype.hpp"
 #include "common/gpu/arch.hpp"
+#include "kernels/attention/smem_layout.hpp"
 
 namespace schedlab::kernels {
 
 // Shared-memory layout of a K, V (or Q) tile: rows of head_dim values (16-bit, or fp8 bytes).
-enum class SmemLayout {
-  Swizzled,  // 16-byte chunk c of row r stored at chunk c ^ (r % 8): no padding, no conflicts
-  Padded,    // each row padded by one 16-byte chunk: the 8 rows one ldmatrix reads hit 8 bank groups
-};
+using attention::SmemLayout;
 
 // Register storage of the K and V B-operand fragments (seed 003).
 enum class KvFragments {
@@ -77,7 +75,7 @@ constexpr int prefill_block_n(DType dtype) {
 
 // Shared memory of the flash prefill kernel for a policy at a head dim and input dtype: the Q
 // tile and kKvBuffers K and V tiles of head_dim elements per row (one 16-byte chunk more per
-// row when padded). The kernel's Config asserts that it holds the same
+// row when padded). The launch asserts that the kernel's SharedStorage has this size
 // (kernels/prefill/flash_prefill.cuh).
 template <class Policy>
 constexpr int prefill_smem_bytes(int head_dim, DType dtype = DType::bf16) {

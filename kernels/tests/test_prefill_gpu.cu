@@ -2,18 +2,26 @@
 // that are not multiples of the tiles, causal with q_len < kv_len and q_len > kv_len (rows
 // that see no key), GQA, head dim 64 and 128, bf16, f16 and fp8 e4m3 (its own gate). And the
 // gates' power: every injected fault (PrefillFault) fails them, at short and long context, in
-// bf16, f16 and fp8.
+// bf16, f16 and fp8. And the shared online softmax (kernels/attention/online_softmax.hpp)
+// alone, on one warp, against a float simulation of its max, sum and rescale rules.
 // Label: gpu.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <random>
 #include <string>
+#include <vector>
 
 #include "experiments/prefill_kv_tiles/policy.hpp"
 #include "experiments/prefill_lds_buffers/policy.hpp"
 #include "experiments/prefill_pingpong/amd_policy.hpp"  // instantiated in prefill_wave_schedule_kernels.cu
 #include "experiments/prefill_sched_barrier/policy.hpp"
+#include "common/gpu/attention_tile.hpp"
+#include "common/gpu/launch.hpp"
+#include "kernels/attention/online_softmax.hpp"
+#include "kernels/attention/write_o.hpp"
 #include "kernels/prefill/flash_prefill.hpp"
 #if SCHEDLAB_PREFILL_TUNING
 #include "kernels/prefill/tuning_policy.hpp"
@@ -107,6 +115,105 @@ TEST(PrefillFaults, EveryFaultFailsTheGate) {
         std::printf("%s, %s: %s\n", where.c_str(), f.name, acc.message.c_str());
       }
     }
+}
+
+
+// ---- the shared online softmax, one warp ---------------------------------------------------
+
+// What the warp tile reads of a configuration for its softmax, P packing and O store.
+struct SoftmaxTileCfg {
+  static constexpr int kMTiles = 2;
+  static constexpr int kBlockN = 32;
+  static constexpr int kHeadDim = 16;
+};
+using SoftmaxTile = gpu::attn::WarpTile<SoftmaxTileCfg>;
+constexpr int kSoftmaxRows = SoftmaxTileCfg::kMTiles * SoftmaxTile::kMmaRows;
+
+struct SoftmaxMaskArgs {  // the fields the shared online softmax's mask reads
+  int q_len, kv_len;
+  bool causal;
+};
+
+// Scores s[row][key] (row-major, n_keys = the padded key count) through the online softmax
+// tile by tile. After tile 0, O is set to 1, so the rescales leave 2^(m after tile 0 - m) in
+// it; write_o then stores that times 1 / l. m and the full row sum l come out per row.
+template <class Rescale>
+__global__ void online_softmax_kernel(const float* s_in, int n_keys, SoftmaxMaskArgs args, float scale_log2,
+                                      float* m_out, float* l_out, std::uint16_t* o_out) {
+  using T = SoftmaxTile;
+  constexpr int kMTiles = SoftmaxTileCfg::kMTiles, kBlockN = SoftmaxTileCfg::kBlockN;
+  attention::RowState<T, kMTiles> st;
+  for (int key0 = 0; key0 < n_keys; key0 += kBlockN) {
+    float s[kMTiles][T::kSTiles][4];
+    for (int mt = 0; mt < kMTiles; ++mt)
+      for (int n = 0; n < T::kSTiles; ++n)
+        for (int i = 0; i < 4; ++i) s[mt][n][i] = s_in[T::row(mt * T::kMmaRows, i) * n_keys + T::col(key0, n, i)];
+    std::uint32_t pa[kMTiles][kBlockN / 16][T::kPWords];
+    attention::online_softmax<T, gpu::mma::Bf16, Rescale, true>(s, st, pa, args, scale_log2, key0, 0);
+    if (key0 == 0)
+      for (int mt = 0; mt < kMTiles; ++mt)
+        for (int n = 0; n < T::kOTiles; ++n)
+          for (int i = 0; i < 4; ++i) st.o[mt][n][i] = 1.f;
+  }
+  for (int mt = 0; mt < kMTiles; ++mt)
+    for (int r = 0; r < T::kRowSlots; ++r) {
+      const int row = T::row(mt * T::kMmaRows, r * T::kPerSlot);
+      m_out[row] = st.m[mt][r];
+      l_out[row] = T::row_sum(st.l[mt][r]);
+    }
+  attention::write_o<T, gpu::mma::Bf16>(st, o_out, kSoftmaxRows, 1.f, SoftmaxTileCfg::kHeadDim, 0);
+}
+
+template <class Rescale>
+class OnlineSoftmaxGpu : public ::testing::Test {};
+using RescalePolicies = ::testing::Types<attention::RescalePolicy<0.f, false>, attention::RescalePolicy<8.f, false>,
+                                         attention::RescalePolicy<0.f, true>>;
+TYPED_TEST_SUITE(OnlineSoftmaxGpu, RescalePolicies);
+
+// Causal rows (bottom-right aligned, every row sees a key of tile 0), a key end inside the
+// last tile, and scores that grow tile by tile so that maxima move, by more than the
+// threshold too.
+TYPED_TEST(OnlineSoftmaxGpu, MatchesAFloatSimulation) {
+  using Rescale = TypeParam;
+  constexpr int kBlockN = SoftmaxTileCfg::kBlockN, kTiles = 4, kKeys = kTiles * kBlockN;
+  const SoftmaxMaskArgs args{kSoftmaxRows, kKeys - 17, true};
+  const float scale_log2 = 0.5f;
+  std::mt19937 rng(20261125);
+  std::normal_distribution<float> normal(0.f, 4.f);
+  std::vector<float> s(kSoftmaxRows * kKeys);
+  for (int r = 0; r < kSoftmaxRows; ++r)
+    for (int k = 0; k < kKeys; ++k) s[r * kKeys + k] = normal(rng) + 12.f * (k / kBlockN);
+  gpu::DeviceBuffer<float> d_s(s.size()), d_m(kSoftmaxRows), d_l(kSoftmaxRows);
+  gpu::DeviceBuffer<std::uint16_t> d_o(kSoftmaxRows * SoftmaxTileCfg::kHeadDim);
+  d_s.upload(s);
+  gpu::launch("online_softmax_kernel", online_softmax_kernel<Rescale>,
+              gpu::LaunchConfig{dim3(1), dim3(gpu::kWarpSize), 0, nullptr}, d_s.data(), kKeys, args, scale_log2, d_m.data(),
+              d_l.data(), d_o.data());
+  SCHEDLAB_GPU_CHECK(gpu::api::device_synchronize());
+  const std::vector<float> m = d_m.download(), l = d_l.download();
+  const std::vector<std::uint16_t> o = d_o.download();
+  for (int r = 0; r < kSoftmaxRows; ++r) {
+    auto visible = [&](int k) { return k < args.kv_len && (!args.causal || k <= r + args.kv_len - args.q_len); };
+    // The kernel's rule for m, in the same float operations; the sum in double from scratch.
+    float m_ref = -INFINITY, m_first = 0.f;
+    double sum = 0.0;
+    for (int t = 0; t < kTiles; ++t) {
+      float tile_max = -INFINITY;
+      for (int k = t * kBlockN; k < (t + 1) * kBlockN; ++k)
+        if (visible(k)) tile_max = std::max(tile_max, s[r * kKeys + k]);
+      float m_new = std::max(m_ref, tile_max * scale_log2);
+      if (Rescale::kRescaleThreshold > 0.f) m_new = m_new > m_ref + Rescale::kRescaleThreshold ? m_new : m_ref;
+      m_ref = m_new;
+      if (t == 0) m_first = m_ref;
+    }
+    for (int k = 0; k < kKeys; ++k)
+      if (visible(k)) sum += std::exp2(double(s[r * kKeys + k]) * scale_log2 - m_ref);
+    EXPECT_EQ(m[r], m_ref) << "row " << r;
+    EXPECT_NEAR(l[r] / sum, 1.0, 1e-5) << "row " << r;
+    const double o_ref = std::exp2(double(m_first) - m_ref) / sum;
+    for (int d = 0; d < SoftmaxTileCfg::kHeadDim; ++d)
+      EXPECT_NEAR(bf16_to_float(o[r * SoftmaxTileCfg::kHeadDim + d]) / o_ref, 1.0, 1e-2) << "row " << r << " dim " << d;
+  }
 }
 
 }  // namespace

@@ -1,0 +1,156 @@
+// The online softmax of FlashAttention (Dao 2023, arXiv 2307.08691, Algorithm 1 lines 9-12)
+// on a warp's score tiles: per query row a running max m and sum l, updated tile by tile,
+// the factor the O accumulator is rescaled by, and the final 1 / l. Scores live in the log2
+// domain (the softmax scale times log2(e) folds into one FFMA before exp2).
+//
+// T is the architecture's warp tile (common/gpu/attention_tile.hpp): which rows and keys a
+// lane's accumulator elements belong to (row, col, kRowSlots, kPerSlot), the reductions over
+// the lanes sharing a row, and how P is packed for the PV product. Nothing here derives a
+// row from the warp's place in the CTA: the caller passes each m16 tile's first query row,
+// since with a producer warp(group) the consumers' warp ids do not start at zero.
+#pragma once
+#include <cmath>
+#include <cstdint>
+
+#include "common/gpu/device.hpp"
+#include "common/gpu/warp_mma.hpp"
+
+namespace schedlab::kernels::attention {
+
+// What the online softmax of a warp's rows does beyond the plain algorithm. The functions
+// below take any type with these two members as their Rescale (a family's config does).
+template <float kRescaleThresholdT, bool kSkipUnitRescaleT>
+struct RescalePolicy {
+  // > 0 (FA4): a row keeps its stale max until the new one exceeds it by more than this (log2
+  // units), and O *= corr is skipped unless some row of the warp moved its max.
+  static constexpr float kRescaleThreshold = kRescaleThresholdT;
+  // Branch around O *= corr when no row of this lane saw a larger max (corr is exactly 1).
+  static constexpr bool kSkipUnitRescale = kSkipUnitRescaleT;
+};
+
+// The lane's rows of kMTiles m16 tiles: running max (log2 domain), this lane's share of the
+// running sum, and the O accumulator fragments the softmax rescales.
+template <class T, int kMTiles>
+struct RowState {
+  static constexpr int kSlots = T::kRowSlots;
+  float m[kMTiles][kSlots];
+  float l[kMTiles][kSlots];
+  float o[kMTiles][T::kOTiles][4];
+  __device__ RowState() {
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt) {
+#pragma unroll
+      for (int r = 0; r < kSlots; ++r) m[mt][r] = -INFINITY;
+#pragma unroll
+      for (int r = 0; r < kSlots; ++r) l[mt][r] = 0.f;
+#pragma unroll
+      for (int n = 0; n < T::kOTiles; ++n) o[mt][n][0] = o[mt][n][1] = o[mt][n][2] = o[mt][n][3] = 0.f;
+    }
+  }
+};
+
+// One m16 tile: masks (kMask: the tile crosses the causal diagonal or the end of the keys),
+// updates the running max and sum, gives the factor O is rescaled by (corr), and packs P as
+// the PV product's fragments. Element i of accumulator tile n belongs to row slot
+// i / kPerSlot; T::row / T::col give its query row (from q_row0, the tile's first row) and
+// key (from key0, the tile's first key).
+// The mask is bottom-right aligned causal attention and the end of the keys
+// (common/problem.hpp): key k is visible to query row r when k < kv_len and, causal,
+// k <= r + kv_len - q_len. Args is anything with those three fields, in practice the
+// kernel's parameter block, read in place so they stay in kernel-parameter space. The test
+// is written out here rather than in a mask type's member function: inlined later, that
+// form changed the register-tile kernels' SASS (other compare forms, an 8-byte spill at
+// head dim 128).
+template <class T, class Op, class Rescale, bool kMask, class Args, int kPvSteps>
+__device__ __forceinline__ void update_rows(float (&s)[T::kSTiles][4], float (&m)[T::kRowSlots], float (&l)[T::kRowSlots],
+                                            float (&corr)[T::kRowSlots], std::uint32_t (&pa)[kPvSteps][T::kPWords],
+                                            const Args& a, float scale_log2, int key0, int q_row0) {
+  constexpr int kSlots = T::kRowSlots, kPer = T::kPerSlot;
+  static_assert(kSlots * kPer == 4, "an accumulator tile holds 4 elements per lane");
+  float tile_max[kSlots];
+#pragma unroll
+  for (int r = 0; r < kSlots; ++r) tile_max[r] = -INFINITY;
+#pragma unroll
+  for (int n = 0; n < T::kSTiles; ++n)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) {
+      if constexpr (kMask) {
+        const int q_row = T::row(q_row0, i), key = T::col(key0, n, i);
+        const bool visible = key < a.kv_len && (!a.causal || key <= q_row + a.kv_len - a.q_len);
+        if (!visible) s[n][i] = -INFINITY;
+      }
+      tile_max[i / kPer] = fmaxf(tile_max[i / kPer], s[n][i]);
+    }
+#pragma unroll
+  for (int r = 0; r < kSlots; ++r) {
+    tile_max[r] = T::row_max(tile_max[r]);  // the lanes sharing the row
+    float m_new = fmaxf(m[r], tile_max[r] * scale_log2);
+    // Thresholded: the stale max stays while the new one is within the threshold above it
+    // (a row's first visible key always moves it from -inf).
+    if constexpr (Rescale::kRescaleThreshold > 0.f) m_new = m_new > m[r] + Rescale::kRescaleThreshold ? m_new : m[r];
+    // A row with no visible key so far keeps m at -inf; a finite stand-in avoids inf - inf.
+    const float m_use = m_new == -INFINITY ? 0.f : m_new;
+    corr[r] = gpu::mma::fast_exp2(m[r] - m_use);
+    m[r] = m_new;
+    l[r] *= corr[r];
+#pragma unroll
+    for (int n = 0; n < T::kSTiles; ++n) {
+#pragma unroll
+      for (int e = 0; e < kPer; ++e) s[n][kPer * r + e] = gpu::mma::fast_exp2(fmaf(s[n][kPer * r + e], scale_log2, -m_use));
+      float part = s[n][kPer * r];
+#pragma unroll
+      for (int e = 1; e < kPer; ++e) part += s[n][kPer * r + e];
+      l[r] += part;
+    }
+  }
+  T::template pack_p<Op>(pa, s);
+}
+
+// O *= corr for every m16 tile, after all their updates: one straight-line block, so the
+// tiles' independent max / exp2 / sum chains can interleave, and at most one branch.
+// Thresholded, the branch is warp-uniform and, after the first tiles, almost never taken.
+template <class T, class Rescale, int kMTiles>
+__device__ __forceinline__ void rescale_o(RowState<T, kMTiles>& st, const float (&corr)[kMTiles][T::kRowSlots]) {
+  constexpr bool kThresholded = Rescale::kRescaleThreshold > 0.f;
+  constexpr int kPer = T::kPerSlot;
+  bool rescale = !Rescale::kSkipUnitRescale && !kThresholded;
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+    for (int r = 0; r < T::kRowSlots; ++r) rescale = rescale || corr[mt][r] != 1.f;
+  if constexpr (kThresholded) rescale = gpu::warp_any(rescale);
+  if (rescale) {
+#pragma unroll
+    for (int mt = 0; mt < kMTiles; ++mt)
+#pragma unroll
+      for (int n = 0; n < T::kOTiles; ++n)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) st.o[mt][n][i] *= corr[mt][i / kPer];
+  }
+}
+
+// The online softmax of one score tile of the warp's kMTiles m16 tiles, rows from row0 (the
+// warp's first query row), masked as update_rows says: S becomes P (packed into pa), m and l
+// move on, O is rescaled.
+template <class T, class Op, class Rescale, bool kMask, class Args, int kMTiles, int kPvSteps>
+__device__ __forceinline__ void online_softmax(float (&s)[kMTiles][T::kSTiles][4], RowState<T, kMTiles>& st,
+                                               std::uint32_t (&pa)[kMTiles][kPvSteps][T::kPWords], const Args& a,
+                                               float scale_log2, int key0, int row0) {
+  float corr[kMTiles][T::kRowSlots];
+#pragma unroll
+  for (int mt = 0; mt < kMTiles; ++mt)
+    update_rows<T, Op, Rescale, kMask>(s[mt], st.m[mt], st.l[mt], corr[mt], pa[mt], a, scale_log2, key0,
+                                       row0 + mt * T::kMmaRows);
+  rescale_o<T, Rescale>(st, corr);
+}
+
+// Final normalisation of row slot r of m16 tile mt: the factor O's row is multiplied by,
+// o_scale / l (o_scale: a dequantization scale of V, else 1). A row that saw no key has
+// l = 0 and is written as zeros, as the reference does.
+template <class T, int kMTiles>
+__device__ __forceinline__ float row_normalizer(const RowState<T, kMTiles>& st, int mt, int r, float o_scale) {
+  const float l = T::row_sum(st.l[mt][r]);
+  return l > 0.f ? o_scale / l : 0.f;
+}
+
+}  // namespace schedlab::kernels::attention
