@@ -96,8 +96,8 @@ LONG_CAUSAL = 2  # the key of a policy's long causal kernel (LongCausal<Policy>)
 def _kernels(functions: dict[str, list[str]], experiment: str, variant: str) -> dict[tuple[int, int, int], list[str]]:
     """{(dtype, head_dim, causal): instructions} of one policy's hopper_prefill_kernel instantiations;
     its long causal kernels (LongCausal<Policy>, 16-bit at head dim 128) have causal = LONG_CAUSAL."""
-    pattern = re.compile(rf"hopper_prefill_kernel\w*?(LongCausal)?I\w*?{experiment}{len(variant)}{variant}EE?"
-                         rf"LNS_5DTypeE(\d)ELi(\d+)ELb(\d)E")
+    pattern = re.compile(rf"hopper_prefill_kernelI(NS0_10LongCausalI)?NS_11experiments\d+{experiment}{len(variant)}"
+                         rf"{variant}E(?:EE)?LNS_5DTypeE(\d)ELi(\d+)ELb(\d)E")
     found = {}
     for name, body in functions.items():
         if m := pattern.search(name):
