@@ -9,7 +9,8 @@
 # Other knobs: BENCHES (a glob of binaries), FILTER (--benchmark_filter), REPS / MIN_TIME
 # (override the tier's repetitions), PEERS (auto|yes|no), RUN_TESTS=0, RUN_SANITIZER=0, BUDGET_S (default 520),
 # NCU_S (the part of the budget kept for the ncu phase when PHASE=all, default 150), FI_S / FA4_S
-# (the parts kept for the FlashInfer and FlashAttention-4 peers when their packages came, 180 / 200).
+# (the parts kept for the FlashInfer and FlashAttention-4 peers when their packages came, 180 / 200),
+# FI=0 / FA4=0 (leave that peer out of this call though its package is staged).
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/.carry/lib:${LD_LIBRARY_PATH:-}
 # The commit the carried binaries and this working tree are (scripts/pack_carry.sh): the
@@ -62,8 +63,8 @@ fi
 fa4_ready=0 fi_ready=0
 if [ "${PEERS:-auto}" != no ]; then
   bash scripts/device_stage_peers.sh
-  [ -f /tmp/fa4_site/.fa4_complete ] && fa4_ready=1
-  [ -f /tmp/fi_site/.fi_complete ] && fi_ready=1
+  [ "${FA4:-1}" != 0 ] && [ -f /tmp/fa4_site/.fa4_complete ] && fa4_ready=1
+  [ "${FI:-1}" != 0 ] && [ -f /tmp/fi_site/.fi_complete ] && fi_ready=1
 fi
 extra=()
 [ -n "${REPS:-}" ] && extra+=(--benchmark_repetitions="$REPS")
