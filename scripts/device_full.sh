@@ -10,7 +10,8 @@
 # (override the tier's repetitions), PEERS (auto|yes|no), RUN_TESTS=0, RUN_SANITIZER=0, BUDGET_S (default 520),
 # NCU_S (the part of the budget kept for the ncu phase when PHASE=all, default 150), FI_S / FA4_S
 # (the parts kept for the FlashInfer and FlashAttention-4 peers when their packages came, 180 / 200),
-# FI=0 / FA4=0 (leave that peer out of this call though its package is staged).
+# FI=0 / FA4=0 (leave that peer out of this call though its package is staged), NCU_BENCHES (a glob
+# of the binaries the ncu phase profiles; a token-balanced decode run is one launch, no combine).
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/.carry/lib:${LD_LIBRARY_PATH:-}
 # The commit the carried binaries and this working tree are (scripts/pack_carry.sh): the
@@ -29,6 +30,16 @@ PHASE=${PHASE:-all}
 # (a benchmark stopped early leaves only its .partial file, never a results file).
 t0=$(date +%s)
 left() { echo $(( ${BUDGET_S:-520} - ($(date +%s) - t0) )); }
+# The peers' packages carried in this call (FlashAttention-4's parts, scripts/pack_fa4.sh;
+# FlashInfer, scripts/pack_flashinfer.sh) join those staged by earlier calls on this warm
+# machine (scripts/device_stage_peers.sh), first, whatever the phase, so a carried part is never
+# lost to a call that runs out of time; each peer runs only once its package is complete.
+bash scripts/device_stage_peers.sh
+fa4_ready=0 fi_ready=0
+if [ "${PEERS:-auto}" != no ]; then
+  [ "${FA4:-1}" != 0 ] && [ -f /tmp/fa4_site/.fa4_complete ] && fa4_ready=1
+  [ "${FI:-1}" != 0 ] && [ -f /tmp/fi_site/.fi_complete ] && fi_ready=1
+fi
 if [ "$PHASE" != ncu ]; then
 if [ "${RUN_TESTS:-1}" != 0 ]; then
   # GPU tests: the gtest XML is the record. One binary per family
@@ -57,15 +68,6 @@ if [ "${RUN_TESTS:-1}" != 0 ]; then
     done
   fi
 fi
-# The peers' packages carried in this call (FlashAttention-4's parts, scripts/pack_fa4.sh;
-# FlashInfer, scripts/pack_flashinfer.sh) join those staged by earlier calls on this warm
-# machine (scripts/device_stage_peers.sh); each peer runs only once its package is complete.
-fa4_ready=0 fi_ready=0
-if [ "${PEERS:-auto}" != no ]; then
-  bash scripts/device_stage_peers.sh
-  [ "${FA4:-1}" != 0 ] && [ -f /tmp/fa4_site/.fa4_complete ] && fa4_ready=1
-  [ "${FI:-1}" != 0 ] && [ -f /tmp/fi_site/.fi_complete ] && fi_ready=1
-fi
 extra=()
 [ -n "${REPS:-}" ] && extra+=(--benchmark_repetitions="$REPS")
 [ -n "${MIN_TIME:-}" ] && extra+=(--benchmark_min_time="$MIN_TIME")
@@ -81,6 +83,8 @@ ncu_keep=$reserve
 # The FlashAttention-4 prefill peer after it keeps FA4_S (default 200) when FA4 is staged.
 fa4_keep=0
 [ "$fa4_ready" = 1 ] && fa4_keep=${FA4_S:-200} && reserve=$(( reserve + fa4_keep ))
+[ $(( $(left) - reserve )) -ge 120 ] || echo "device_full: WARNING: $(( $(left) - reserve )) s left for the sweep beside" \
+  "$reserve s kept for ncu and the peers: raise BUDGET_S, or leave a peer out (FI=0 / FA4=0) or the profiles (PHASE=bench)"
 python3 scripts/sweep.py --build "$B" --results "$R" --durations-from results --tier "${TIER:-default}" \
   --peers "${PEERS:-auto}" --budget-s "$(( $(left) - reserve ))" --log-dir "$OUT/logs/sweep" ${BENCHES:+--only "$BENCHES"} \
   -- "${extra[@]}" 2>&1 | tee "$OUT/logs/sweep.txt"
@@ -95,7 +99,7 @@ if [ "${PEERS:-auto}" != no ]; then
     # (its file is rewritten after each configuration, so a stop keeps the finished ones).
     fi_s=$(( $(left) - ncu_keep - fa4_keep - 20 )); [ "$fi_s" -gt 30 ] || fi_s=30
     PYTHONPATH=/tmp/fi_site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 timeout "$fi_s" python3 \
-      analysis/peers/flashinfer_peers.py --results-root "$R" "${fr[@]}" --budget-s "$(( fi_s - 60 ))" \
+      analysis/peers/flashinfer_peers.py --results-root "$R" "${fr[@]}" --budget-s "$(( fi_s > 120 ? fi_s - 60 : fi_s / 2 ))" \
       2>&1 | tee "$OUT/logs/flashinfer_peers.txt"
     echo "flashinfer peers rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s"
   else
@@ -106,7 +110,7 @@ fi
 # sweep wrote, same SCHEDLAB_RUN_ID; each kernel is compiled on first use (context first_call_s).
 if [ "${PEERS:-auto}" != no ]; then
   if [ "$fa4_ready" = 1 ]; then
-    fr=(--quick); ls -d "$R"/*/prefill_* "$R"/*/hopper_prefill_* >/dev/null 2>&1 && fr=(--from-results "$R")
+    fr=(--quick); { compgen -G "$R/*/prefill_*" || compgen -G "$R/*/hopper_prefill_*"; } >/dev/null && fr=(--from-results "$R")
     # Hard stop at what is left before the ncu phase; no configuration starts in its last minute.
     # (A first configuration of a kernel includes its compile: a minute is kept when there is room.)
     fa_s=$(( $(left) - ncu_keep - 20 )); [ "$fa_s" -gt 30 ] || fa_s=30
@@ -152,10 +156,12 @@ if [ "$PHASE" != bench ] && command -v ncu >/dev/null; then
     done
   }
   for b in $B/bench_decode_*; do
+    case $(basename "$b") in ${NCU_BENCHES:-*}) ;; *) continue ;; esac
     [ "$(left)" -gt 30 ] || break
     profile "$b" "${NCU_DECODE:-(bf16|fp8_e4m3)/batch:16/context:16384/page:16}" 'paged_decode_kernel|decode_combine_kernel' "${NCU_DECODE_LAUNCHES:-2}"
   done
   for b in $B/bench_prefill_*; do
+    case $(basename "$b") in ${NCU_BENCHES:-*}) ;; *) continue ;; esac
     [ "$(left)" -gt 30 ] || break
     profile "$b" "${NCU_PREFILL:-bf16/seq:8192/head_dim:128/causal:(0|1)}" 'flash_prefill_kernel|hopper_prefill_kernel' 1
   done

@@ -514,16 +514,25 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
 // the counter zero for the next launch. This replaces the split combine's second kernel, whose
 // launch and wave (one CTA per sequence and head) were about a tenth of the one-long fp8
 // batch's time on the H200.
+// The partials of a unit: a token-balanced plan's own count per unit, else the grid's splits.
+template <class Policy>
+__device__ __forceinline__ int unit_parts(const Params& a, int unit) {
+  if constexpr (Policy::kTileSchedule == TileSchedule::token_balanced)
+    if (a.unit_partials) return a.unit_partials[unit];
+  return a.num_splits;
+}
 template <class Policy, DType kKv, int kHeadDim>
 __device__ void merge_unit_if_last(const Params& a, int unit, int seq, int head0, int rows, int parts) {
   constexpr int kCols = kHeadDim / kWarpSize;  // consecutive columns per lane
-  __shared__ int last;
   gpu::fence_device();  // this thread's partial is visible before the CTA's arrival is counted
   gpu::block_sync();
-  if (threadIdx.x == 0) last = atomicAdd(a.schedule + unit, 1) == parts - 1;
-  gpu::block_sync();
-  if (!last) return;
-  gpu::fence_device();  // the other chunks' partials, counted before ours, are visible here
+  bool last = false;
+  if (threadIdx.x == 0) {
+    last = atomicAdd(a.schedule + unit, 1) == parts - 1;
+    if (last) gpu::fence_device();  // acquire: the partials counted before this arrival are visible
+  }
+  // No static shared word for the verdict (it would pad every decode kernel's shared memory).
+  if (!gpu::block_sync_any(last)) return;
   const int lane = gpu::lane_id();
   for (int row = gpu::warp_id(); row < rows; row += kWarpsOf<Policy, kKv>) {
     const std::size_t slot0 = (std::size_t(seq) * a.q_heads + head0 + row) * a.num_splits;
@@ -853,10 +862,11 @@ __device__ void decode_split(const Params& a, unsigned char* smem, gpu::WaitProb
   probe.after(gpu::WaitPoint::BlockBarrier);
   // A token-balanced unit cut into one chunk is written whole; one cut into several merges here.
   const int unit = cw.seq * a.kv_heads * chunks + cw.y;
-  const int parts = a.unit_partials ? a.unit_partials[unit] : a.num_splits;
+  const int parts = unit_parts<Policy>(a, unit);
   combine_warps<Policy, kKv, kHeadDim>(st, reinterpret_cast<float*>(smem), a, u.seq, u.kvh, split, u.head0, u.rows,
                                        parts == 1);
-  if (a.unit_partials && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
+  if constexpr (Policy::kTileSchedule == TileSchedule::token_balanced)
+    if (a.unit_partials && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
 }
 
 // A group above 16 in one CTA (Policy::kMaxRowTiles): the split grid's or the work list's CTAs
@@ -886,10 +896,11 @@ __device__ void decode_row_tiles(const Params& a, unsigned char* smem, gpu::Wait
   gpu::block_sync();  // the K/V stages become the warps' combine space
   probe.after(gpu::WaitPoint::BlockBarrier);
   const int unit = cw.seq * a.kv_heads * chunks + cw.y;  // as decode_split: whole, or merged by the last chunk
-  const int parts = a.unit_partials ? a.unit_partials[unit] : a.num_splits;
+  const int parts = unit_parts<Policy>(a, unit);
   combine_warps<Policy, kKv, kHeadDim, Policy::kMaxRowTiles>(st, reinterpret_cast<float*>(smem), a, u.seq, u.kvh,
                                                                cw.split, u.head0, u.rows, parts == 1);
-  if (a.unit_partials && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
+  if constexpr (Policy::kTileSchedule == TileSchedule::token_balanced)
+    if (a.unit_partials && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
 }
 
 // Dynamic tiles: a warp writes its own normalized partial and log-sum-exp to a slot of the

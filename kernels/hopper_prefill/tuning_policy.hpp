@@ -49,6 +49,9 @@ struct causal_n192 : Base {
   static constexpr HopperTile tile(int head_dim, bool causal) {
     return head_dim > 64 && causal ? HopperTile{2, 192, 240, 1} : Base::tile(head_dim, causal);
   }
+  // Its causal tile at every length (the family default's long causal kernel would run the
+  // 176-key tile under this name).
+  /* LongCausalFromKeys = */ static constexpr int kLongCausalFromKeys = 0;
 };
 // Persistent CTAs drawing tiles from a counter, holding two ids ahead (the experiment's
 // persistent_dynamic) or one.
