@@ -531,8 +531,9 @@ __device__ void merge_unit_if_last(const Params& a, int unit, int seq, int head0
     last = atomicAdd(a.schedule + unit, 1) == parts - 1;
     if (last) gpu::fence_device();  // acquire: the partials counted before this arrival are visible
   }
-  // No static shared word for the verdict (it would pad every decode kernel's shared memory).
-  if (!gpu::block_sync_any(last)) return;
+  // The verdict reaches every thread through the barrier itself (__syncthreads_or, the same on
+  // CUDA and HIP): a static shared word would pad every decode kernel's shared memory.
+  if (!__syncthreads_or(last)) return;
   const int lane = gpu::lane_id();
   for (int row = gpu::warp_id(); row < rows; row += kWarpsOf<Policy, kKv>) {
     const std::size_t slot0 = (std::size_t(seq) * a.q_heads + head0 + row) * a.num_splits;

@@ -20,8 +20,6 @@ __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) 
 __device__ __forceinline__ int warp_id() { return static_cast<int>(threadIdx.x) / kWarpSize; }
 __device__ __forceinline__ int warp_group_id() { return static_cast<int>(threadIdx.x) / (4 * kWarpSize); }
 __device__ __forceinline__ void block_sync() { __syncthreads(); }
-// A block barrier that also tells every thread whether any thread passed a nonzero value.
-__device__ __forceinline__ bool block_sync_any(int v) { return __syncthreads_or(v) != 0; }
 // A barrier that orders shared memory only: bar.sync never waits for cp.async copies (they are
 // waited for with async_wait), so this is block_sync.
 __device__ __forceinline__ void block_sync_shared() { __syncthreads(); }

@@ -18,8 +18,6 @@ __device__ __forceinline__ int lane_id() { return static_cast<int>(threadIdx.x) 
 __device__ __forceinline__ int warp_id() { return static_cast<int>(threadIdx.x) / kWarpSize; }
 __device__ __forceinline__ int warp_group_id() { return static_cast<int>(threadIdx.x) / (4 * kWarpSize); }
 __device__ __forceinline__ void block_sync() { __syncthreads(); }
-// A block barrier that also tells every thread whether any thread passed a nonzero value.
-__device__ __forceinline__ bool block_sync_any(int v) { return __syncthreads_or(v) != 0; }
 // A workgroup barrier that orders LDS only: the release fence waits for this wave's LDS
 // operations (lgkmcnt), not for its global loads and asynchronous copies (vmcnt), which stay
 // in flight across it; block_sync's fence waits for both. s_barrier between the two fences.
