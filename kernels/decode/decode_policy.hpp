@@ -65,6 +65,11 @@ struct DecodePolicy {
   // launched only for groups above 16, so the kernel of smaller groups is unchanged). Must
   // divide the warp count of each KV type.
   /* MaxRowTiles = */ static constexpr int kMaxRowTiles = 1;
+  // CTAs per SM asked of the compiler for the row-tile body (kMaxRowTiles > 1). Each of its
+  // warps computes every copied tile for its 16 query rows: four times a GQA warp's matrix and
+  // softmax work per byte with four row tiles, so its warps wait on that work's latency rather
+  // than on memory, and more resident warps (and, through the plan's slots, more splits) hide it.
+  /* MinCtasPerSmRowTiles = */ static constexpr int kMinCtasPerSmRowTiles = 3;
   /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only
 };
 

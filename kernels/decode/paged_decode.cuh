@@ -1053,7 +1053,9 @@ __device__ void decode_dynamic(const Params& a, unsigned char* smem, gpu::WaitPr
 enum class DecodeBody { split, dynamic, row_tiles };
 
 template <class Policy, DType kKv, int kHeadDim, DecodeBody kBody, class Dyn>
-__global__ void __launch_bounds__((kWarpsOf<Policy, kKv> * kWarpSize), (kMinCtas<Policy, kKv>)) paged_decode_kernel(const SCHEDLAB_GRID_CONSTANT Params a) {
+__global__ void __launch_bounds__((kWarpsOf<Policy, kKv> * kWarpSize),
+                                  (kBody == DecodeBody::row_tiles ? Policy::kMinCtasPerSmRowTiles : kMinCtas<Policy, kKv>))
+    paged_decode_kernel(const SCHEDLAB_GRID_CONSTANT Params a) {
   static_assert(Dyn::kBytes == Smem<Policy, kKv, kHeadDim>::kBytes, "launch and kernel disagree on shared memory");
   extern __shared__ __align__(1024) unsigned char smem[];  // 1024: the 128-byte swizzle's period, for bulk copies
   gpu::WaitProbe probe;
