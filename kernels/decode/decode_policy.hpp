@@ -65,11 +65,12 @@ struct DecodePolicy {
   // launched only for groups above 16, so the kernel of smaller groups is unchanged). Must
   // divide the warp count of each KV type.
   /* MaxRowTiles = */ static constexpr int kMaxRowTiles = 1;
-  // CTAs per SM asked of the compiler for the row-tile body (kMaxRowTiles > 1). Each of its
-  // warps computes every copied tile for its 16 query rows: four times a GQA warp's matrix and
-  // softmax work per byte with four row tiles, so its warps wait on that work's latency rather
-  // than on memory, and more resident warps (and, through the plan's slots, more splits) hide it.
-  /* MinCtasPerSmRowTiles = */ static constexpr int kMinCtasPerSmRowTiles = 3;
+  // CTAs per SM asked of the compiler for the row-tile body (kMaxRowTiles > 1). Its warps each
+  // compute every copied tile for their 16 query rows, four times a GQA warp's matrix and
+  // softmax work per byte; 3 CTAs per SM (168 registers, a few words spilled at head dim 128)
+  // were expected to hide that work's latency but measured no faster than 2 on MQA 64/1 and
+  // slower on the group-32 batches (kernels/decode/README.md), so the row-tile body keeps 2.
+  /* MinCtasPerSmRowTiles = */ static constexpr int kMinCtasPerSmRowTiles = 2;
   /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only
 };
 
