@@ -7,7 +7,7 @@
 // tile, columns 2t and 2t + 1 of each (two elements per slot).
 //
 // Cfg supplies kMTiles (m16 tiles per warp), kBlockN, kHeadDim, QTile and KvTile (shared
-// tiles with lane_offset() / at(): see SmemTile in flash_prefill.cuh).
+// tiles with lane_offset() / at(): see SmemTile in kernels/attention/smem_tile.hpp).
 #pragma once
 #include <cstdint>
 
