@@ -64,7 +64,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import sdpa_peers as sp  # noqa: E402  (pure parts; torch only inside functions)
-from flashinfer_peers import _label, _name_fields, _read_json  # noqa: E402  (results-file reading, pure)
+from flashinfer_peers import _name_fields, discover_results  # noqa: E402  (results-file reading, pure)
 
 FAMILY = "prefill"
 EXPERIMENT = "peers_prefill"
@@ -160,31 +160,13 @@ def config_from_name(name: str) -> Config | None:
 def discover_configs(root: Path | str, log=print) -> list[Config]:
     """Every prefill configuration of our own (peer=0) results under ``root``, in first-seen
     order (files in path order); a name that forms no configuration is reported and left out."""
-    seen: dict[Config, None] = {}
-    left_out: set[str] = set()
-    files = sorted(p for p in Path(root).rglob("*") if p.is_file() and (p.name.endswith(".json")
-                                                                       or p.name.endswith(".json.gz")))
-    for path in files:
-        doc = _read_json(path)
-        if not isinstance(doc, dict) or not isinstance(doc.get("benchmarks"), list):
-            continue
-        for rec in doc["benchmarks"]:
-            lab = _label(rec.get("label", ""))
-            if lab.get("family") != FAMILY or lab.get("peer", "0") not in ("0", ""):
-                continue
-            name = str(rec.get("run_name") or rec.get("name") or "")
-            try:
-                cfg = config_from_name(name)
-                if cfg is None:
-                    raise SpecError("no seq (or q_len/kv_len), head_dim and causal in the name")
-                cfg.check()
-            except ValueError as e:
-                left_out.add(f"{name}: {e}")
-                continue
-            seen.setdefault(cfg, None)
-    for line in sorted(left_out)[:20]:
-        log(f"from-results: left out {line}")
-    return list(seen)
+    def parse(name: str) -> Config:
+        cfg = config_from_name(name)
+        if cfg is None:
+            raise SpecError("no seq (or q_len/kv_len), head_dim and causal in the name")
+        cfg.check()
+        return cfg
+    return discover_results(root, FAMILY, parse, log)
 
 
 def order(configs: list[Config]) -> list[Config]:

@@ -233,10 +233,12 @@ def _label(text: str) -> dict[str, str]:
     return dict(kv.split("=", 1) for kv in str(text or "").split(";") if "=" in kv)
 
 
-def discover_configs(root: Path | str, log=print) -> list[Config]:
-    """Every decode configuration of our own (peer=0) results under ``root``, in first-seen
-    order; names this peer cannot run (another dtype, a window) are reported and left out."""
-    seen: dict[Config, None] = {}
+def discover_results(root: Path | str, family: str, parse, log=print) -> list:
+    """Every configuration ``parse(benchmark name)`` forms from our own (peer=0) records of
+    ``family`` under ``root``, in first-seen order (files in path order). ``parse`` returns None
+    or raises ValueError (SpecError is one) for a name it cannot run: such names are reported
+    and left out. The FlashAttention-4 prefill peer discovers its configurations the same way."""
+    seen: dict = {}
     left_out: set[str] = set()
     files = sorted(p for p in Path(root).rglob("*") if p.is_file() and (p.name.endswith(".json")
                                                                        or p.name.endswith(".json.gz")))
@@ -246,21 +248,28 @@ def discover_configs(root: Path | str, log=print) -> list[Config]:
             continue
         for rec in doc["benchmarks"]:
             lab = _label(rec.get("label", ""))
-            if lab.get("family") != FAMILY or lab.get("peer", "0") not in ("0", ""):
+            if lab.get("family") != family or lab.get("peer", "0") not in ("0", ""):
                 continue
             name = str(rec.get("run_name") or rec.get("name") or "")
             try:
-                cfg = config_from_name(name)
-                if cfg is None:
-                    raise SpecError("no batch/context/page in the name, or a window")
-                cfg.check()
-            except (SpecError, ValueError) as e:
+                seen.setdefault(parse(name), None)
+            except ValueError as e:
                 left_out.add(f"{name}: {e}")
-                continue
-            seen.setdefault(cfg, None)
     for line in sorted(left_out)[:20]:
         log(f"from-results: left out {line}")
     return list(seen)
+
+
+def discover_configs(root: Path | str, log=print) -> list[Config]:
+    """Every decode configuration of our own (peer=0) results under ``root``, in first-seen
+    order; names this peer cannot run (another dtype, a window) are reported and left out."""
+    def parse(name: str) -> Config:
+        cfg = config_from_name(name)
+        if cfg is None:
+            raise SpecError("no batch/context/page in the name, or a window")
+        cfg.check()
+        return cfg
+    return discover_results(root, FAMILY, parse, log)
 
 
 # ---- work, names, records -------------------------------------------------------------------
