@@ -280,7 +280,6 @@ TEST(DecodePlan, TokenBalancedUploadsItsWorkList) {
   const DecodePlan plan = plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced);
   ASSERT_TRUE(plan.balanced());
   EXPECT_FALSE(plan.dynamic());
-  EXPECT_FALSE(plan.needs_schedule());
   const int units = decode_work_pairs(p);  // 4 sequences x 2 KV heads x 2 chunks of 16 rows
   ASSERT_EQ(plan.work.size(), std::size_t(4 * plan.work_chunks + units));
   int most = 0;
@@ -297,7 +296,18 @@ TEST(DecodePlan, TokenBalancedUploadsItsWorkList) {
   }
   EXPECT_EQ(plan.num_splits, most);
   EXPECT_GT(plan.num_splits, 1);  // the 20000-token sequence is cut
-  EXPECT_TRUE(plan.needs_combine());
+  // Its chunks write partials and count their arrivals on one counter per unit (the schedule
+  // buffer); the last to arrive merges them in the kernel, so no combine kernel is launched.
+  EXPECT_TRUE(plan.needs_partials());
+  EXPECT_TRUE(plan.needs_schedule());
+  EXPECT_FALSE(plan.needs_combine());
+  EXPECT_GE(decode_schedule_ints(p), units);
+  // With every unit in one chunk there is nothing to merge: no partials, no counters.
+  const DecodeProblem short_only = make_decode_problem(4, 64, 2, 128, 16, {1, 30, 17, 64}, DType::bf16, 1);
+  const DecodePlan whole = plan_decode(short_only, kSlots, kWarps, 0, TileSchedule::token_balanced);
+  ASSERT_TRUE(whole.balanced());
+  EXPECT_EQ(whole.num_splits, 1);
+  EXPECT_FALSE(whole.needs_partials() || whole.needs_schedule() || whole.needs_combine());
   // Forced splits use the split grid, as for the other schedules.
   EXPECT_FALSE(plan_decode(p, kSlots, kWarps, 3, TileSchedule::token_balanced).balanced());
 }
