@@ -382,19 +382,7 @@ def reference_compare(cfg: Config, q, k, v, out) -> dict:
             refs.append(ref.flatten())
             diffs.append(out[bi, ridx, h].double().flatten() - refs[-1])
             del kk, vv, s
-    d, r = torch.cat(diffs), torch.cat(refs)
-    finite = torch.isfinite(d)
-    nonfinite = int((~finite).sum())
-    d = torch.where(finite, d, torch.full_like(d, float("inf")))
-    bad = d.abs() > sp.ATOL + sp.RTOL * r.abs()
-    rel = float(torch.linalg.vector_norm(d) / torch.linalg.vector_norm(r))
-    res = {"rel_l2_err": rel, "max_abs_err": float(d.abs().max()), "mismatch_pct": 100.0 * float(bad.double().mean()),
-           "compared": int(r.numel()), "nonfinite": nonfinite}
-    res["passed"] = nonfinite == 0 and rel <= sp.REL_L2_MAX and res["mismatch_pct"] <= sp.MAX_MISMATCH_PCT
-    res["message"] = (f"rel_l2 {rel:.3g} (max {sp.REL_L2_MAX:g}), max_abs {res['max_abs_err']:.3g}, "
-                      f"{res['mismatch_pct']:.3g}% outside atol {sp.ATOL:g} + rtol {sp.RTOL:g}, "
-                      f"{nonfinite} non-finite, {res['compared']} values compared")
-    return res
+    return sp.gate(diffs, refs)
 
 
 def time_kernels_or_queued(call, flush, reps: int) -> tuple[list[float], list[str], str]:

@@ -78,6 +78,27 @@ REF_PREFILL_HEADS = 4
 REF_PREFILL_ROWS = 256
 
 
+
+def gate(diffs: list, refs: list, compared: str = "values compared") -> dict:
+    """The peers' accuracy gate over sampled outputs: ``diffs`` (ours minus reference) and ``refs``
+    (the float64 reference), as lists of flat tensors. Every peer script (SDPA, FlashInfer,
+    FlashAttention-4) reports through this one rule and message."""
+    import torch  # noqa: PLC0415  (lazy: the pure parts run without torch)
+    d, r = torch.cat(diffs), torch.cat(refs)
+    finite = torch.isfinite(d)
+    nonfinite = int((~finite).sum())
+    d = torch.where(finite, d, torch.full_like(d, float("inf")))
+    bad = (d.abs() > ATOL + RTOL * r.abs())
+    rel = float(torch.linalg.vector_norm(d) / torch.linalg.vector_norm(r))
+    res = {"rel_l2_err": rel, "max_abs_err": float(d.abs().max()), "mismatch_pct": 100.0 * float(bad.double().mean()),
+           "compared": int(r.numel()), "nonfinite": nonfinite}
+    res["passed"] = nonfinite == 0 and rel <= REL_L2_MAX and res["mismatch_pct"] <= MAX_MISMATCH_PCT
+    res["message"] = (f"rel_l2 {rel:.3g} (max {REL_L2_MAX:g}), max_abs {res['max_abs_err']:.3g}, "
+                      f"{res['mismatch_pct']:.3g}% outside atol {ATOL:g} + rtol {RTOL:g} (max {MAX_MISMATCH_PCT:g}%), "
+                      f"{nonfinite} non-finite, {res['compared']} {compared}")
+    return res
+
+
 def decode_shapes() -> list[dict]:
     return [{"batch": b, "context": c} for b in DECODE_BATCHES for c in DECODE_CONTEXTS]
 
@@ -471,19 +492,7 @@ def reference_compare(family: str, shape: dict, q, k, v, out) -> dict:
             refs.append(ref.flatten())
             diffs.append(out[bi, heads][:, ridx].double().flatten() - refs[-1])
             del kk, vv, s
-    d, r = torch.cat(diffs), torch.cat(refs)
-    finite = torch.isfinite(d)
-    nonfinite = int((~finite).sum())
-    d = torch.where(finite, d, torch.full_like(d, float("inf")))
-    bad = (d.abs() > ATOL + RTOL * r.abs())
-    rel = float(torch.linalg.vector_norm(d) / torch.linalg.vector_norm(r))
-    res = {"rel_l2_err": rel, "max_abs_err": float(d.abs().max()), "mismatch_pct": 100.0 * float(bad.double().mean()),
-           "compared": int(r.numel()), "nonfinite": nonfinite}
-    res["passed"] = nonfinite == 0 and rel <= REL_L2_MAX and res["mismatch_pct"] <= MAX_MISMATCH_PCT
-    res["message"] = (f"rel_l2 {rel:.3g} (max {REL_L2_MAX:g}), max_abs {res['max_abs_err']:.3g}, "
-                      f"{res['mismatch_pct']:.3g}% outside atol {ATOL:g} + rtol {RTOL:g} (max {MAX_MISMATCH_PCT:g}%), "
-                      f"{nonfinite} non-finite, {res['compared']} values compared")
-    return res
+    return gate(diffs, refs)
 
 
 def _kernels_under(evt) -> list:
