@@ -44,6 +44,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import isa  # noqa: E402
@@ -463,6 +464,36 @@ class CompileResult:
     kernels: list[dict]   # raw per-kernel facts: symbol plus target-specific fields
     notes: list[str] = dataclasses.field(default_factory=list)
     seconds: float = 0.0
+
+
+def sm90_sass_texts(root: Path, experiments: Sequence[str], scratch: Path) -> dict[str, str]:
+    """{experiment: cuobjdump SASS text of experiments/<experiment>/kernels.cu for sm_90a}.
+
+    Reuses what a build's static-report test already wrote (build/*/static_report_test/isa/...)
+    when it is newer than the source; compiles the rest here, into `scratch`, with the same
+    commands. Raises RuntimeError when a compile fails; returns {} without nvcc and cuobjdump
+    (the caller skips)."""
+    texts: dict[str, str] = {}
+    for e in experiments:
+        source = root / "experiments" / e / "kernels.cu"
+        for report in sorted(root.glob("build/*/static_report_test")):
+            sass = report / "isa" / "experiments" / e / "kernels.sm_90a.sass"
+            if sass.exists() and sass.stat().st_mtime >= source.stat().st_mtime:
+                texts[e] = sass.read_text()
+                break
+    missing = [e for e in experiments if e not in texts]
+    if not missing:
+        return texts
+    if not (find_cuda_tool("nvcc") and find_cuda_tool("cuobjdump")):
+        return {}
+    entries = [f"{e}|{root / 'experiments' / e / 'kernels.cu'}|sm_90a" for e in missing]
+    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--out", str(scratch), "--root", str(root),
+                           "--targets=sm_90a", "-j", "2", *entries], capture_output=True, text=True, cwd=root)
+    if proc.returncode != 0:
+        raise RuntimeError(proc.stdout[-4000:] + proc.stderr[-4000:])
+    for e in missing:
+        texts[e] = (scratch / "isa" / "experiments" / e / "kernels.sm_90a.sass").read_text()
+    return texts
 
 
 def display_path(path: Path, root: Path) -> str:

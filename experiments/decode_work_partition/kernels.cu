@@ -9,4 +9,6 @@ template void launch_paged_decode<experiments::decode_work_partition::token_bala
 template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced>(const DecodeProblem&, int);
 template void launch_paged_decode<experiments::decode_work_partition::persistent>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
 template DecodePlan plan_paged_decode<experiments::decode_work_partition::persistent>(const DecodeProblem&, int);
+template void launch_paged_decode<experiments::decode_work_partition::token_balanced_warp_rows>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
+template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced_warp_rows>(const DecodeProblem&, int);
 }  // namespace schedlab::kernels

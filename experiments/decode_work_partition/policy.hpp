@@ -3,21 +3,29 @@
 // CTAs while the rest of the GPU idles. Against it: chunks of about the same number of tiles
 // planned from the lengths (token_balanced), and the persistent grid whose warps move on to
 // unfinished sequences. The split and token-balanced variants keep a GQA group above 16 (MQA)
-// in one CTA of up to 4 row tiles, so such a batch reads its KV once (kMaxRowTiles).
+// in one CTA of up to 4 row tiles, so such a batch reads its KV once (kMaxRowTiles), computed
+// by the CTA as one warpgroup (kRowTileMma); token_balanced_warp_rows computes those row tiles
+// warp by warp instead, the same plan otherwise.
 #pragma once
 #include "kernels/decode/decode_policy.hpp"
 
 namespace schedlab::experiments::decode_work_partition {
 
+using kernels::RowTileMma;
 using kernels::TileSchedule;
 
 struct split : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::split;
   /* MaxRowTiles = */ static constexpr int kMaxRowTiles = 4;
+  /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warpgroup;
 };
 struct token_balanced : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::token_balanced;
   /* MaxRowTiles = */ static constexpr int kMaxRowTiles = 4;
+  /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warpgroup;
+};
+struct token_balanced_warp_rows : token_balanced {
+  /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warp;
 };
 struct persistent : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;

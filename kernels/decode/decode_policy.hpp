@@ -15,6 +15,16 @@ namespace schedlab::kernels {
 //                CTA reads its chunk from the uploaded work list.
 enum class TileSchedule { split, shared_tail, persistent, token_balanced };
 
+// How the row-tile body (a GQA group above 16 in one CTA, kMaxRowTiles) computes.
+//   warp:      each warp its own 16 query rows with the warp-level matrix instruction
+//              (m16n8k16), reading every K/V tile of the CTA from shared memory itself and
+//              updating its softmax every 16 keys, between CTA barriers every 16 keys.
+//   warpgroup: the CTA's four warps as one warpgroup (sm_90a wgmma, 16-bit KV): one m64
+//              product covers all 64 query rows, reads each K and V step from shared memory
+//              once, and a step is 64 keys (one 16-key tile copied by each warp). fp8 KV and
+//              the AMD build keep `warp`.
+enum class RowTileMma { warp, warpgroup };
+
 // Faults injected on purpose, to show that the accuracy gate catches a broken schedule
 // (kernels/tests/test_decode_gpu.cu). No shipped variant sets one: with `none` the kernel
 // compiles none of the injection points in, and its machine code is unchanged.
@@ -71,6 +81,11 @@ struct DecodePolicy {
   // were expected to hide that work's latency but measured no faster than 2 on MQA 64/1 and
   // slower on the group-32 batches (kernels/decode/README.md), so the row-tile body keeps 2.
   /* MinCtasPerSmRowTiles = */ static constexpr int kMinCtasPerSmRowTiles = 2;
+  // The row-tile body's matrix unit (RowTileMma, above), and the warpgroup form's stages of
+  // 64-key K and V steps (32 KiB each at head dim 128, bf16; with Q's 16 KiB, 3 stages leave
+  // two CTAs per SM on the H200, and two steps in flight while one is computed).
+  /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warp;
+  /* RowTileStages = */ static constexpr int kRowTileStages = 3;
   /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only
 };
 

@@ -22,6 +22,7 @@
 #include "common/gpu/launch.hpp"
 #include "common/gpu/probe.hpp"
 #include "common/gpu/warp_mma.hpp"
+#include "common/gpu/warpgroup.hpp"
 #include "kernels/common/element.hpp"
 #include "kernels/decode/decode_policy.hpp"
 #include "kernels/decode/paged_decode.hpp"
@@ -122,6 +123,36 @@ struct Smem {
   static constexpr int kBytes = kBarriers + (kBulk<Policy, kKv> ? kWarpsOf<Policy, kKv> * kStages<Policy, kKv> * 8 : 0);
 };
 
+// The warpgroup row-tile body (RowTileMma::warpgroup): where it runs, and its shared memory.
+// A step is one 16-token tile per warp, 64 keys; K and V of a step, and Q's 64 rows, are
+// stored as wgmma's operands want them: 64-column boxes of 128-byte rows, 128-byte swizzled
+// (rows 8 apart are 1024 bytes apart), each box 1024-byte aligned.
+template <class Policy, DType kKv>
+inline constexpr bool kWarpgroupRows = SCHEDLAB_GPU_HAS_WGMMA && Policy::kRowTileMma == RowTileMma::warpgroup &&
+                                       kKv != DType::fp8_e4m3 && Policy::kMaxRowTiles > 1;
+template <int kRows, int kHeadDim>
+struct GroupTile {
+  static constexpr int kBoxBytes = kRows * 128;
+  static constexpr int kBytes = kHeadDim / 64 * kBoxBytes;
+  static __device__ int offset(int row, int chunk) {
+    return (chunk / 8) * kBoxBytes + row * 128 + (((chunk % 8) ^ (row % 8)) * 16);
+  }
+};
+// kStages steps of K then V, then Q; the warps' combine space (combine_warps) after the loop.
+template <class Policy, DType kKv, int kHeadDim>
+struct GroupSmem {
+  static constexpr int kWarps = kWarpsOf<Policy, kKv>, kStages = Policy::kRowTileStages;
+  static constexpr int kTokens = kWarps * kDecodeTileTokens;
+  using KV = GroupTile<kTokens, kHeadDim>;
+  using Q = GroupTile<kWarps * kDecodeMaxGroup, kHeadDim>;
+  static constexpr int kQ = kStages * 2 * KV::kBytes;
+  static constexpr int kCombine = kWarps * kDecodeMaxGroup * (kHeadDim + 2) * 4;
+  static constexpr int kBytes = kQ + Q::kBytes > kCombine ? kQ + Q::kBytes : kCombine;
+  static_assert(!kWarpgroupRows<Policy, kKv> || (kWarps == 4 && Policy::kMaxRowTiles == 4),
+                "the warpgroup body is one warpgroup of four warps, one 16-row tile each");
+  static_assert(kStages >= 2, "a step is computed while the next one lands");
+};
+
 // Operand type of the matrix unit: fp8 KV is converted to f16 in registers, exactly (every
 // e4m3 value is an f16).
 template <DType kKv>
@@ -151,11 +182,12 @@ __device__ __forceinline__ bool fault_hits(int tile, int first_key, int seq_len)
   else return tile == (first_key / kDecodeTileTokens + (seq_len + kDecodeTileTokens - 1) / kDecodeTileTokens) / 2;
 }
 
-// STAGE issue: async copies of the K and V tile into this warp's buffer. Offsets are 64-bit
-// (a pool can pass 4 GiB); tokens past the sequence end are zero-filled, not read.
-template <class Policy, DType kKv, int kHeadDim>
+// STAGE issue: async copies of the K and V tile into this warp's buffer (16-bit KV: at rows
+// row0 .. row0 + 15 of the layout Dst, which the warpgroup body's steps use). Offsets are
+// 64-bit (a pool can pass 4 GiB); tokens past seq_len are zero-filled, not read.
+template <class Policy, DType kKv, int kHeadDim, class Dst = TileOf<Policy, kKv, kHeadDim>>
 __device__ __forceinline__ void issue_tile(const Params& a, unsigned char* k_buf, unsigned char* v_buf, int kvh,
-                                           int tile, int page, int seq_len) {
+                                           int tile, int page, int seq_len, int row0 = 0) {
   using T = TileOf<Policy, kKv, kHeadDim>;
   const int slot0 = (tile * kDecodeTileTokens) % a.page_size;
   const std::int64_t base =
@@ -165,7 +197,7 @@ __device__ __forceinline__ void issue_tile(const Params& a, unsigned char* k_buf
     const int chunk = gpu::lane_id() + j * kWarpSize;
     const int row = chunk / (T::kRawRowBytes / 16), col = chunk % (T::kRawRowBytes / 16);
     const bool valid = tile * kDecodeTileTokens + row < seq_len;
-    const int dst = T::kFp8 ? T::raw_offset(row, col) : T::offset(row, col);
+    const int dst = T::kFp8 ? T::raw_offset(row, col) : Dst::offset(row0 + row, col);
     gpu::async_copy_16(k_buf + dst, a.k_pool + base + chunk * 16, valid);
     gpu::async_copy_16(v_buf + dst, a.v_pool + base + chunk * 16, valid);
   }
@@ -280,20 +312,24 @@ __device__ __forceinline__ void qk_scores(float (&s)[2][4], const std::uint32_t 
   }
 }
 
-// STAGE softmax: scale and mask S, update the running max and sum, rescale O, and pack P
-// as the A operand of P V (the C layout of two n8 tiles is the A layout of one k16 step).
-template <class Policy, DType kKv, int kHeadDim>
-__device__ __forceinline__ void online_softmax(float (&s)[2][4], Softmax<kHeadDim>& st, std::uint32_t (&pa)[4],
-                                               float scale_log2, int tile, int first_key, int seq_len) {
+// STAGE softmax over kTiles n8 tiles of S, keys key0 + 8 n + 2 t + i % 2 (those outside
+// [first_key, key_end) are masked): scale and mask S, update the running max and sum, rescale
+// O, and pack P as the A operand of kTiles / 2 k16 steps of P V (the C layout of two n8 tiles
+// is the A layout of one k16 step). The warp body takes 16 keys at a time, the warpgroup body
+// 64. A dropped-tile fault masks the 16-key tile it hits (first_key and seq_len place it).
+template <class Policy, DType kKv, int kHeadDim, int kTiles>
+__device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHeadDim>& st,
+                                             std::uint32_t (&pa)[kTiles / 2][4], float scale_log2, int key0,
+                                             int first_key, int key_end, int seq_len) {
   const int t = gpu::mma::frag_lane() % 4;
-  const bool dropped = fault_hits<Policy, DecodeFault::drop_tile>(tile, first_key, seq_len);
   float tile_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
-  for (int n = 0; n < 2; ++n)
+  for (int n = 0; n < kTiles; ++n)
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const int key = tile * kDecodeTileTokens + n * 8 + 2 * t + (i % 2);
-      s[n][i] = (key >= first_key && key < seq_len && !dropped) ? s[n][i] * scale_log2 : -INFINITY;
+      const int key = key0 + n * 8 + 2 * t + (i % 2);
+      const bool dropped = fault_hits<Policy, DecodeFault::drop_tile>(key / kDecodeTileTokens, first_key, seq_len);
+      s[n][i] = (key >= first_key && key < key_end && !dropped) ? s[n][i] * scale_log2 : -INFINITY;
       tile_max[i / 2] = fmaxf(tile_max[i / 2], s[n][i]);
     }
 #pragma unroll
@@ -312,16 +348,27 @@ __device__ __forceinline__ void online_softmax(float (&s)[2][4], Softmax<kHeadDi
       st.o[n][2 * r + 1] *= corr;
     }
 #pragma unroll
-    for (int n = 0; n < 2; ++n) {
+    for (int n = 0; n < kTiles; ++n) {
       s[n][2 * r] = gpu::mma::fast_exp2(s[n][2 * r] - m_use);
       s[n][2 * r + 1] = gpu::mma::fast_exp2(s[n][2 * r + 1] - m_use);
       st.l[r] += s[n][2 * r] + s[n][2 * r + 1];
     }
   }
-  pa[0] = gpu::mma::pack2<Operand<kKv>>(s[0][0], s[0][1]);
-  pa[1] = gpu::mma::pack2<Operand<kKv>>(s[0][2], s[0][3]);
-  pa[2] = gpu::mma::pack2<Operand<kKv>>(s[1][0], s[1][1]);
-  pa[3] = gpu::mma::pack2<Operand<kKv>>(s[1][2], s[1][3]);
+#pragma unroll
+  for (int kk = 0; kk < kTiles / 2; ++kk) {
+    pa[kk][0] = gpu::mma::pack2<Operand<kKv>>(s[2 * kk][0], s[2 * kk][1]);
+    pa[kk][1] = gpu::mma::pack2<Operand<kKv>>(s[2 * kk][2], s[2 * kk][3]);
+    pa[kk][2] = gpu::mma::pack2<Operand<kKv>>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+    pa[kk][3] = gpu::mma::pack2<Operand<kKv>>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+  }
+}
+
+// STAGE softmax of the warp body: one 16-token tile.
+template <class Policy, DType kKv, int kHeadDim>
+__device__ __forceinline__ void online_softmax(float (&s)[2][4], Softmax<kHeadDim>& st, std::uint32_t (&pa)[4],
+                                               float scale_log2, int tile, int first_key, int seq_len) {
+  softmax_keys<Policy, kKv, kHeadDim, 2>(s, st, reinterpret_cast<std::uint32_t (&)[1][4]>(pa), scale_log2,
+                                         tile * kDecodeTileTokens, first_key, seq_len, seq_len);
 }
 
 // STAGE pv: O (16 x head_dim) += P (16 x 16 tokens) V (16 tokens x head_dim).
@@ -904,6 +951,124 @@ __device__ void decode_row_tiles(const Params& a, unsigned char* smem, gpu::Wait
     if (a.unit_partials && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
 }
 
+#if SCHEDLAB_GPU_HAS_WGMMA
+// The warpgroup row-tile body (RowTileMma::warpgroup, sm_90a, 16-bit KV): units as
+// decode_row_tiles, but the CTA's four warps compute as one warpgroup. Each step is kWarps
+// 16-token tiles of the CTA's range, warp w copying the step's tile w into rows 16 w .. of the
+// step's stage; past one CTA barrier (every warp's copy landed, the previous step's products
+// done) S = Q K^T is one m64n64 wgmma per k16 step (Q and K from shared memory), the online
+// softmax takes the step's 64 keys in the warp body's fragment layout (warp w holds rows
+// 16 w ..), and O += P V takes P from registers and V from shared memory. Tokens past the
+// range's end are zero-filled and masked, so a range need not be a multiple of a step.
+template <class G, class Op, int kHeadDim, int kTiles>
+__device__ __forceinline__ void group_qk(float (&s)[kTiles][4], const unsigned char* q, const unsigned char* k) {
+  auto& d = reinterpret_cast<float (&)[kTiles * 4]>(s);
+  gpu::wgmma::fence();
+#pragma unroll
+  for (int kk = 0; kk < kHeadDim / 16; ++kk) {  // a k16 step: 32 bytes of a 128-byte box row
+    const int box = kk / 4, in_row = (kk % 4) * 32;
+    gpu::wgmma::mma_ss<kTiles * 8, Op>(d, gpu::wgmma::descriptor(q + box * G::Q::kBoxBytes + in_row, 16, 1024),
+                                       gpu::wgmma::descriptor(k + box * G::KV::kBoxBytes + in_row, 16, 1024), kk > 0);
+  }
+  gpu::wgmma::commit();
+}
+template <class G, class Op, int kHeadDim, int kTiles>
+__device__ __forceinline__ void group_pv(Softmax<kHeadDim>& st, const std::uint32_t (&pa)[kTiles / 2][4],
+                                         const unsigned char* v) {
+  auto& o = reinterpret_cast<float (&)[kHeadDim / 2]>(st.o);
+  gpu::wgmma::fence_operands(o);
+  gpu::wgmma::fence();
+#pragma unroll
+  for (int kk = 0; kk < kTiles / 2; ++kk)  // 16 keys; V is the transposed (MN-major) operand
+    gpu::wgmma::mma_rs<kHeadDim, Op>(o, pa[kk], gpu::wgmma::descriptor(v + kk * 16 * 128, G::KV::kBoxBytes, 1024), true);
+  gpu::wgmma::commit();
+}
+
+template <class Policy, DType kKv, int kHeadDim>
+__device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu::WaitProbe& probe) {
+  using G = GroupSmem<Policy, kKv, kHeadDim>;
+  constexpr int kWarps = G::kWarps, kStagesHere = G::kStages, kTiles = G::kTokens / 8;
+  const int unit_rows = kDecodeMaxGroup * a.row_tiles;
+  const int chunks = (a.q_heads / a.kv_heads + unit_rows - 1) / unit_rows;
+  const CtaWork cw = cta_work<Policy>(a, a.kv_heads * chunks);
+  const int w = gpu::warp_id();
+  const WorkUnit u(a, cw.seq, cw.y / chunks, cw.y % chunks, unit_rows);
+  // Q's 64 rows (past the unit's rows: zeros) in shared memory, made visible to wgmma below.
+  unsigned char* q_smem = smem + G::kQ;
+  {
+    constexpr int kChunks = kHeadDim * 2 / 16;
+    const auto* q = static_cast<const unsigned char*>(a.q);
+    for (int i = threadIdx.x; i < kWarps * kDecodeMaxGroup * kChunks; i += blockDim.x) {
+      const int row = i / kChunks, chunk = i % kChunks;
+      uint4 v{0, 0, 0, 0};
+      if (row < u.rows) v = *reinterpret_cast<const uint4*>(q + ((std::size_t(u.seq) * a.q_heads + u.head0 + row) * kHeadDim) * 2 + chunk * 16);
+      *reinterpret_cast<uint4*>(q_smem + G::Q::offset(row, chunk)) = v;
+    }
+  }
+  const float scale_log2 = a.scale_log2 * (a.k_scale ? a.k_scale[u.kvh] : 1.f);
+  const int2 range = cw.range(a, u);
+  const int steps = (range.y - range.x + kWarps - 1) / kWarps;
+  const int key_end = min(u.seq_len, range.y * kDecodeTileTokens);
+  auto k_stage = [&](int b) { return smem + b * 2 * G::KV::kBytes; };
+  // Warp w's tile of step j is range tile j kWarps + w; its page id is fetched a step ahead.
+  auto own = [&](int j) { return range.x + j * kWarps + w; };
+  int next_page = own(0) < range.y ? page_of<Policy>(a, u.seq, own(0)) : 0;
+  auto issue = [&](int j) {  // one commit group per step, empty past the last
+    if (j < steps) {
+      const int tile = own(j);
+      int copied = tile, page = next_page, valid_to = 0;  // valid_to 0: zero-fill the whole tile
+      if (tile < range.y) {
+        valid_to = u.seq_len;
+        if (own(j + 1) < range.y) next_page = page_of<Policy>(a, u.seq, own(j + 1));
+        if (fault_hits<Policy, DecodeFault::stale_tile>(tile, u.first_key, u.seq_len) && tile >= 2) {
+          copied = tile - 2;  // a stale-tile fault copies an earlier tile in its place
+          page = page_of<Policy>(a, u.seq, copied);
+        }
+      }
+      unsigned char* k = k_stage(j % kStagesHere);
+      issue_tile<Policy, kKv, kHeadDim, typename G::KV>(a, k, k + G::KV::kBytes, u.kvh, copied, page, valid_to,
+                                                         w * kDecodeTileTokens);
+    }
+    gpu::async_commit();
+  };
+#pragma unroll
+  for (int j = 0; j + 1 < kStagesHere; ++j) issue(j);
+  Softmax<kHeadDim> st;
+  for (int j = 0; j < steps; ++j) {
+    const unsigned char* k = k_stage(j % kStagesHere);
+    probe.before();
+    gpu::async_wait<kStagesHere - 2, 2 * TileOf<Policy, kKv, kHeadDim>::kRawChunksPerLane>();  // own tile of step j
+    gpu::fence_proxy_async_smem();  // this thread's shared writes, before wgmma (the async proxy) reads them
+    probe.after(gpu::WaitPoint::AsyncCopy);
+    probe.before();
+    gpu::block_sync_shared();  // step j has landed; every product of step j - 1 is done
+    probe.after(gpu::WaitPoint::BlockBarrier);
+    float s[kTiles][4];
+    group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, k);
+    issue(j + kStagesHere - 1);  // into step j - 1's stage, while S is computed
+    gpu::wgmma::wait<0>();
+    gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kTiles * 4]>(s));
+    std::uint32_t pa[kTiles / 2][4];
+    softmax_keys<Policy, kKv, kHeadDim, kTiles>(s, st, pa, scale_log2, own(j) * kDecodeTileTokens - w * kDecodeTileTokens,
+                                                u.first_key, key_end, u.seq_len);
+    group_pv<G, Operand<kKv>, kHeadDim, kTiles>(st, pa, k + G::KV::kBytes);
+    gpu::wgmma::wait<0>();
+    gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kHeadDim / 2]>(st.o));
+  }
+  gpu::async_wait<0>();
+  gpu::allow_dependent_launch();
+  probe.before();
+  gpu::block_sync();  // the stages become the warps' combine space
+  probe.after(gpu::WaitPoint::BlockBarrier);
+  const int unit = cw.seq * a.kv_heads * chunks + cw.y;  // as decode_split: whole, or merged by the last chunk
+  const int parts = unit_parts<Policy>(a, unit);
+  combine_warps<Policy, kKv, kHeadDim, kWarps>(st, reinterpret_cast<float*>(smem), a, u.seq, u.kvh, cw.split, u.head0,
+                                               u.rows, parts == 1);
+  if constexpr (Policy::kTileSchedule == TileSchedule::token_balanced)
+    if (a.unit_partials && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
+}
+#endif  // SCHEDLAB_GPU_HAS_WGMMA
+
 // Dynamic tiles: a warp writes its own normalized partial and log-sum-exp to a slot of the
 // split combine, no shared memory involved.
 template <DType kKv, int kHeadDim>
@@ -1049,18 +1214,30 @@ __device__ void decode_dynamic(const Params& a, unsigned char* smem, gpu::WaitPr
 }
 
 // The body a kernel runs: the (split or chunk, KV head x chunk, sequence) grid of 16-row units,
-// the persistent grid, or the same grid over units of several row tiles (a group above 16).
-enum class DecodeBody { split, dynamic, row_tiles };
+// the persistent grid, or the same grid over units of several row tiles (a group above 16),
+// computed by warps or by the CTA as one warpgroup (Policy::kRowTileMma).
+enum class DecodeBody { split, dynamic, row_tiles, warpgroup_rows };
+// The body of a group above 16 under this policy and KV type.
+template <class Policy, DType kKv>
+inline constexpr DecodeBody kRowTileBody = kWarpgroupRows<Policy, kKv> ? DecodeBody::warpgroup_rows : DecodeBody::row_tiles;
+template <class Policy, DType kKv, int kHeadDim, DecodeBody kBody>
+inline constexpr int kSmemBytes =
+    kBody == DecodeBody::warpgroup_rows ? GroupSmem<Policy, kKv, kHeadDim>::kBytes : Smem<Policy, kKv, kHeadDim>::kBytes;
 
 template <class Policy, DType kKv, int kHeadDim, DecodeBody kBody, class Dyn>
 __global__ void __launch_bounds__((kWarpsOf<Policy, kKv> * kWarpSize),
-                                  (kBody == DecodeBody::row_tiles ? Policy::kMinCtasPerSmRowTiles : kMinCtas<Policy, kKv>))
+                                  (kBody == DecodeBody::row_tiles || kBody == DecodeBody::warpgroup_rows
+                                       ? Policy::kMinCtasPerSmRowTiles
+                                       : kMinCtas<Policy, kKv>))
     paged_decode_kernel(const SCHEDLAB_GRID_CONSTANT Params a) {
-  static_assert(Dyn::kBytes == Smem<Policy, kKv, kHeadDim>::kBytes, "launch and kernel disagree on shared memory");
-  extern __shared__ __align__(1024) unsigned char smem[];  // 1024: the 128-byte swizzle's period, for bulk copies
+  static_assert(Dyn::kBytes == kSmemBytes<Policy, kKv, kHeadDim, kBody>, "launch and kernel disagree on shared memory");
+  extern __shared__ __align__(1024) unsigned char smem[];  // 1024: the 128-byte swizzle's period (bulk copies, wgmma)
   gpu::WaitProbe probe;
   if constexpr (kBody == DecodeBody::dynamic) decode_dynamic<Policy, kKv, kHeadDim>(a, smem, probe);
   else if constexpr (kBody == DecodeBody::row_tiles) decode_row_tiles<Policy, kKv, kHeadDim>(a, smem, probe);
+#if SCHEDLAB_GPU_HAS_WGMMA
+  else if constexpr (kBody == DecodeBody::warpgroup_rows) decode_warpgroup_rows<Policy, kKv, kHeadDim>(a, smem, probe);
+#endif
   else decode_split<Policy, kKv, kHeadDim>(a, smem, probe);
   probe.flush(a.probe_slots);
 }
@@ -1124,7 +1301,7 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
 
 template <class Policy, DType kKv, int kHeadDim, DecodeBody kBody>
 auto decode_kernel() {
-  return paged_decode_kernel<Policy, kKv, kHeadDim, kBody, gpu::DynamicSmem<Smem<Policy, kKv, kHeadDim>::kBytes>>;
+  return paged_decode_kernel<Policy, kKv, kHeadDim, kBody, gpu::DynamicSmem<kSmemBytes<Policy, kKv, kHeadDim, kBody>>>;
 }
 
 // The tensor map of a 16-bit KV pool, encoded once per pool (a host call per launch would sit
@@ -1145,7 +1322,6 @@ gpu::api::TensorMap pool_tensor_map(const void* pool, const DecodeProblem& p) {
 template <class Policy, DType kKv, int kHeadDim>
 void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream_t stream) {
   const DecodeProblem& p = *args.problem;
-  constexpr int kBytes = Smem<Policy, kKv, kHeadDim>::kBytes;
   if (plan.dynamic() && Policy::kTileSchedule != TileSchedule::persistent)
     throw std::invalid_argument("paged decode: a persistent plan for a policy without a persistent schedule");
   if (plan.needs_schedule() && !args.schedule) throw std::invalid_argument("paged decode: the plan needs the schedule counters");
@@ -1167,6 +1343,7 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
   }
   const dim3 block(kWarpsOf<Policy, kKv> * kWarpSize);
   auto run = [&]<DecodeBody kBody>(dim3 grid) {
+    constexpr int kBytes = kSmemBytes<Policy, kKv, kHeadDim, kBody>;
     auto kernel = decode_kernel<Policy, kKv, kHeadDim, kBody>();
     // Once per kernel: a runtime call between the timing events would be measured.
     static const bool smem_set = (gpu::set_max_dynamic_smem(kernel, kBytes), true);
@@ -1181,7 +1358,7 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
   bool row_tiles = false;
   if constexpr (Policy::kMaxRowTiles > 1) row_tiles = plan.row_tiles > 1;
   if (row_tiles) {
-    if constexpr (Policy::kMaxRowTiles > 1) run.template operator()<DecodeBody::row_tiles>(grid);
+    if constexpr (Policy::kMaxRowTiles > 1) run.template operator()<kRowTileBody<Policy, kKv>>(grid);
   } else if (!plan.dynamic()) {
     run.template operator()<DecodeBody::split>(grid);
   }
@@ -1237,17 +1414,23 @@ DecodePlan plan_for(const DecodeProblem& p, int forced_splits) {
   static_assert(Policy::kMaxRowTiles == 1 || Policy::kTileSchedule == TileSchedule::split ||
                     Policy::kTileSchedule == TileSchedule::token_balanced,
                 "row tiles are built for the split and token-balanced schedules only");
-  auto slots_of = [&](auto kernel) {
-    gpu::set_max_dynamic_smem(kernel, kBytes);
-    return dev.sm_count * gpu::max_active_blocks(kernel, kWarpsOf<Policy, kKv> * kWarpSize, kBytes);
+  auto slots_of = [&]<DecodeBody kBody>() {
+    constexpr int kBodyBytes = kSmemBytes<Policy, kKv, kHeadDim, kBody>;
+    if (kBodyBytes > dev.smem_per_block_optin)
+      throw UnsupportedProblem("paged decode: this policy's row-tile body needs " + std::to_string(kBodyBytes / 1024) +
+                               " KiB of shared memory per CTA; the device allows " +
+                               std::to_string(dev.smem_per_block_optin / 1024) + " KiB");
+    auto kernel = decode_kernel<Policy, kKv, kHeadDim, kBody>();
+    gpu::set_max_dynamic_smem(kernel, kBodyBytes);
+    return dev.sm_count * gpu::max_active_blocks(kernel, kWarpsOf<Policy, kKv> * kWarpSize, kBodyBytes);
   };
   constexpr DecodeBody kBody = Policy::kTileSchedule == TileSchedule::persistent ? DecodeBody::dynamic : DecodeBody::split;
   int slots = 0;
   if constexpr (Policy::kMaxRowTiles > 1) {
     if (decode_row_tiles(p, Policy::kTileSchedule, Policy::kMaxRowTiles) > 1)
-      slots = slots_of(decode_kernel<Policy, kKv, kHeadDim, DecodeBody::row_tiles>());
+      slots = slots_of.template operator()<kRowTileBody<Policy, kKv>>();
   }
-  if (slots == 0) slots = slots_of(decode_kernel<Policy, kKv, kHeadDim, kBody>());
+  if (slots == 0) slots = slots_of.template operator()<kBody>();
   constexpr int kOverhead = kKv == DType::fp8_e4m3 ? Policy::kChunkOverheadTilesFp8 : Policy::kChunkOverheadTiles;
   return plan_decode(p, slots, kWarpsOf<Policy, kKv>, forced_splits, Policy::kTileSchedule, kOverhead,
                      Policy::kMaxRowTiles);

@@ -8,12 +8,13 @@ namespace schedlab::kernels {
 namespace {
 
 // Row tiles as decode_work_partition's split and token_balanced: a group above 16 runs the
-// row-tile body, 16 or fewer the body as before.
+// warpgroup row-tile body (the warp one for fp8), 16 or fewer the body as before.
 template <DecodeFault kF, TileSchedule kS>
 struct Faulty : DecodePolicy {
   /* Fault = */ static constexpr DecodeFault kFault = kF;
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = kS;
   /* MaxRowTiles = */ static constexpr int kMaxRowTiles = 4;
+  /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warpgroup;
 };
 
 template <class F>

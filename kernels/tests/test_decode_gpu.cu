@@ -169,8 +169,10 @@ TEST(DecodeGpuTokenBalanced, MatchesReferenceOnRaggedBatches) {
 }
 
 // GQA groups above 16 in one CTA of several row tiles (decode_work_partition's split and
-// token_balanced, DecodePolicy::kMaxRowTiles = 4): MQA 64/1, groups 20, 32 and 48 (warps with
-// no rows of their own only copy), and 80 (two CTAs, of 64 and 16 rows), against the double
+// token_balanced, DecodePolicy::kMaxRowTiles = 4, computed as one warpgroup for 16-bit KV):
+// MQA 64/1, groups 20, 32 and 48 (rows past the group padded with zeros in the warpgroup
+// body; in the warp body, warps with no rows of their own only copy), and 80 (two CTAs, of 64
+// and 16 rows), against the double
 // reference; head dims 128 and 64; bf16 and fp8 KV; ragged lengths with 1 and one long sequence
 // among short ones; the plan's splits and forced ones; relaunched with the output poisoned in
 // between.
@@ -209,6 +211,29 @@ TEST(DecodeGpuRowTiles, SplitMatchesReference) {
 }
 TEST(DecodeGpuRowTiles, TokenBalancedMatchesReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced>(true);
+}
+// Small shapes for compute-sanitizer (memcheck, racecheck): the row-tile bodies (warpgroup for
+// bf16, warp for fp8) and the token-balanced merge, MQA 64/1 and a group of 32, a length of 1,
+// a range that is no multiple of a warpgroup step, and one unit cut into several chunks.
+TEST(DecodeGpuRowTiles, SmallShapesForSanitizer) {
+  using Policy = experiments::decode_work_partition::token_balanced;
+  const std::vector<int> lens = {1, 75, 1200};
+  std::uint64_t seed = std::random_device{}();
+  for (const auto& [q_heads, kv_heads] : {std::pair{64, 1}, std::pair{64, 2}})
+    for (DType kv : {DType::bf16, DType::fp8_e4m3})
+      for (int forced : {0, 3}) {
+        const DecodeProblem p = make_decode_problem(3, q_heads, kv_heads, 128, 16, lens, kv, ++seed, /*spare_pages=*/1);
+        DecodeCase c(p, DecodeKernel::of<Policy>(), forced);
+        ASSERT_GT(c.plan().row_tiles, 1);
+        launch_twice_and_check(c, seed, std::to_string(q_heads) + "/" + std::to_string(kv_heads) + ", " +
+                                            std::string(dtype_name(kv)) + ", forced splits " + std::to_string(forced));
+      }
+}
+
+// The same shapes with the row tiles computed warp by warp (RowTileMma::warp), the body the
+// warpgroup one replaced for 16-bit KV on sm_90a and the one fp8 KV and AMD still run.
+TEST(DecodeGpuRowTiles, WarpRowsMatchReference) {
+  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_warp_rows>(true);
 }
 
 // Pages placed past 4 GiB of the pool: 32-bit offsets would wrap and read the wrong page.

@@ -32,7 +32,6 @@ Run: python3 -m pytest -q kernels/hopper_prefill/tests
 from __future__ import annotations
 
 import re
-import subprocess
 import sys
 from pathlib import Path
 
@@ -62,31 +61,12 @@ LONG_CAUSAL_VARIANTS = {
 }
 
 
-def _existing_sass(experiment: str) -> Path | None:
-    for report in sorted(ROOT.glob("build/*/static_report_test")):
-        sass = report / "isa" / "experiments" / experiment / "kernels.sm_90a.sass"
-        source = ROOT / "experiments" / experiment / "kernels.cu"
-        if sass.exists() and sass.stat().st_mtime >= source.stat().st_mtime:
-            return sass
-    return None
-
-
 @pytest.fixture(scope="session")
 def sass(tmp_path_factory) -> dict[str, dict[str, list[str]]]:
     """{experiment: {mangled kernel: [instruction]}}."""
-    texts = {e: p.read_text() for e in EXPERIMENTS if (p := _existing_sass(e))}
-    missing = [e for e in EXPERIMENTS if e not in texts]
-    if missing:
-        if not (resource_report.find_cuda_tool("nvcc") and resource_report.find_cuda_tool("cuobjdump")):
-            pytest.skip("nvcc and cuobjdump not found: no sm_90a SASS")
-        out = tmp_path_factory.mktemp("hopper_isa")
-        entries = [f"{e}|{ROOT / 'experiments' / e / 'kernels.cu'}|sm_90a" for e in missing]
-        proc = subprocess.run([sys.executable, str(ROOT / "scripts" / "resource_report.py"), "--out", str(out),
-                               "--root", str(ROOT), "--targets=sm_90a", "-j", "2", *entries],
-                              capture_output=True, text=True, cwd=ROOT)
-        assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
-        for e in missing:
-            texts[e] = (out / "isa" / "experiments" / e / "kernels.sm_90a.sass").read_text()
+    texts = resource_report.sm90_sass_texts(ROOT, EXPERIMENTS, tmp_path_factory.mktemp("hopper_isa"))
+    if not texts:
+        pytest.skip("nvcc and cuobjdump not found: no sm_90a SASS")
     return {e: isa.sass_functions(t) for e, t in texts.items()}
 
 

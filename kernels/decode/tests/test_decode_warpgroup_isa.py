@@ -1,0 +1,89 @@
+"""Machine-code evidence for the decode row-tile bodies (sm_90a SASS), without a GPU.
+
+A GQA group above 16 runs in one CTA of several 16-row tiles (DecodePolicy::kMaxRowTiles);
+RowTileMma chooses how that CTA computes. Reads decode_work_partition's SASS (the static
+report's when it is fresh, else compiled here by scripts/resource_report.py) and checks:
+  - `split` and `token_balanced` (RowTileMma::warpgroup): their row-tile kernels for 16-bit KV
+    (bf16, f16; head dim 64 and 128) are the warpgroup body (DecodeBody::warpgroup_rows): per
+    64-key step, head_dim / 16 HGMMA.64x64x16 for S = Q K^T with both operands in shared memory
+    and 4 HGMMA.64x<head_dim>x16 for O += P V with P from registers; no mma.sync (HMMA); no local
+    memory; a proxy fence (FENCE.VIEW.ASYNC.S) before the CTA barrier that precedes the first
+    HGMMA, since the async copies land through the generic proxy and wgmma reads through the
+    async one;
+  - fp8 KV keeps the warp body (DecodeBody::row_tiles) in those policies: HMMA, no HGMMA;
+  - `token_balanced_warp_rows` (RowTileMma::warp) has no warpgroup kernel at all, and its
+    16-bit row-tile kernels use HMMA only.
+Run: python3 -m pytest -q kernels/decode/tests
+"""
+from __future__ import annotations
+
+import re
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[3]
+sys.path.insert(0, str(ROOT / "scripts"))
+import isa  # noqa: E402
+import resource_report  # noqa: E402
+
+EXPERIMENT = "decode_work_partition"
+ROW_TILES, WARPGROUP_ROWS = 2, 3  # DecodeBody values in the mangled kernel name
+BF16, F16, FP8 = 1, 2, 3  # DType values
+
+
+@pytest.fixture(scope="session")
+def kernels(tmp_path_factory) -> dict[tuple[str, int, int, int], list[str]]:
+    """{(variant, dtype, head_dim, body): instructions} of decode_work_partition's decode kernels."""
+    texts = resource_report.sm90_sass_texts(ROOT, [EXPERIMENT], tmp_path_factory.mktemp("decode_isa"))
+    if not texts:
+        pytest.skip("nvcc and cuobjdump not found: no sm_90a SASS")
+    pattern = re.compile(rf"paged_decode_kernelINS_11experiments\d+{EXPERIMENT}(\d+)(\w+?)ELNS_5DTypeE(\d)ELi(\d+)"
+                         r"ELNS1_10DecodeBodyE(\d)E")
+    found = {}
+    for name, body in isa.sass_functions(texts[EXPERIMENT]).items():
+        if m := pattern.search(name):
+            variant = m.group(2)[: int(m.group(1))]
+            found[(variant, int(m.group(3)), int(m.group(4)), int(m.group(5)))] = body
+    return found
+
+
+def _count(body: list[str], pattern: str) -> int:
+    return sum(1 for ins in body if re.search(pattern, ins))
+
+
+@pytest.mark.parametrize("variant", ["split", "token_balanced"])
+def test_sixteen_bit_row_tiles_are_one_warpgroup(kernels, variant):
+    for dtype in (BF16, F16):
+        for head_dim in (64, 128):
+            where = f"{variant} dtype {dtype} head dim {head_dim}"
+            assert (variant, dtype, head_dim, ROW_TILES) not in kernels, f"{where}: a warp row-tile kernel is left"
+            body = kernels[(variant, dtype, head_dim, WARPGROUP_ROWS)]
+            first_qk = _count(body, r"\bHGMMA\.64x64x16\.F32\S* R\d+, gdesc\[UR\d+\], RZ")
+            qk = first_qk + _count(body, r"\bHGMMA\.64x64x16\.F32\S* R\d+, gdesc\[UR\d+\], R\d+")
+            pv = _count(body, rf"\bHGMMA\.64x{head_dim}x16\.F32\S* R\d+, R\d+, gdesc\[UR\d+\]\.tnspB")
+            assert first_qk >= 1 and qk % (head_dim // 16) == 0, f"{where}: S = Q K^T is not head_dim / 16 HGMMA ({qk})"
+            assert pv >= 4 and pv % 4 == 0, f"{where}: O += P V is not 4 HGMMA a step with P from registers ({pv})"
+            assert _count(body, r"\bHMMA\.") == 0, f"{where}: mma.sync left in the warpgroup body"
+            assert _count(body, r"\b(LDL|STL)(\.|\s)") == 0, f"{where}: local memory"
+            at = isa.find_between(body, r"FENCE\.VIEW\.ASYNC\.S", r"BAR\.SYNC", r"\bHGMMA\.")
+            assert at is not None, f"{where}: no proxy fence, then barrier, before the first HGMMA"
+
+
+@pytest.mark.parametrize("variant", ["split", "token_balanced"])
+def test_fp8_row_tiles_stay_on_warps(kernels, variant):
+    for head_dim in (64, 128):
+        assert (variant, FP8, head_dim, WARPGROUP_ROWS) not in kernels
+        body = kernels[(variant, FP8, head_dim, ROW_TILES)]
+        assert _count(body, r"\bHMMA\.") > 0 and _count(body, r"\bHGMMA\.") == 0, f"{variant} fp8 D{head_dim}"
+
+
+def test_warp_rows_variant_has_no_warpgroup_kernel(kernels):
+    mine = {k: v for k, v in kernels.items() if k[0] == "token_balanced_warp_rows"}
+    assert mine, "token_balanced_warp_rows: no kernels found"
+    assert not [k for k in mine if k[3] == WARPGROUP_ROWS]
+    for dtype in (BF16, F16, FP8):
+        for head_dim in (64, 128):
+            body = mine[("token_balanced_warp_rows", dtype, head_dim, ROW_TILES)]
+            assert _count(body, r"\bHMMA\.") > 0 and _count(body, r"\bHGMMA\.") == 0, (dtype, head_dim)
