@@ -45,6 +45,8 @@ DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int for
     plan.work.reserve(4 * w.chunks.size() + w.partial_count.size());
     for (const DecodeWorkChunk& c : w.chunks) plan.work.insert(plan.work.end(), {c.seq * heads + c.head, c.first_tile, c.tiles, c.partial});
     plan.work.insert(plan.work.end(), w.partial_count.begin(), w.partial_count.end());
+    const int unit_rows = std::min(p.q_heads / p.kv_heads, kDecodeMaxGroup * row_tiles);
+    plan.merge_in_kernel = (unit_rows + warps - 1) / warps * w.max_partials <= kMaxInKernelMergeSteps;
     return plan;
   }
   if (schedule == TileSchedule::persistent && forced_splits <= 0) {

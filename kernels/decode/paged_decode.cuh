@@ -8,7 +8,8 @@
 // kernel. (Fusing that merge into the last CTA to finish was tried for the split grid: one
 // thread per column then walked every split serially, and at batch 1 with 32 splits it cost
 // more than the launch it saved.) Token-balanced chunks do merge in the last CTA of each unit,
-// a warp per row over the unit's own partials (merge_unit_if_last).
+// a warp per row over the unit's own partials (merge_unit_if_last), unless the plan finds that
+// merge too long for one CTA (DecodePlan::merge_in_kernel) and launches the combine instead.
 // Scheduling knobs come from the Policy (decode_policy.hpp); the body is shared.
 #pragma once
 #include <climits>
@@ -914,7 +915,7 @@ __device__ void decode_split(const Params& a, unsigned char* smem, gpu::WaitProb
   combine_warps<Policy, kKv, kHeadDim>(st, reinterpret_cast<float*>(smem), a, u.seq, u.kvh, split, u.head0, u.rows,
                                        parts == 1);
   if constexpr (Policy::kTileSchedule == TileSchedule::token_balanced)
-    if (a.unit_partials && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
+    if (a.unit_partials && a.schedule && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
 }
 
 // A group above 16 in one CTA (Policy::kMaxRowTiles): the split grid's or the work list's CTAs
@@ -948,7 +949,7 @@ __device__ void decode_row_tiles(const Params& a, unsigned char* smem, gpu::Wait
   combine_warps<Policy, kKv, kHeadDim, Policy::kMaxRowTiles>(st, reinterpret_cast<float*>(smem), a, u.seq, u.kvh,
                                                                cw.split, u.head0, u.rows, parts == 1);
   if constexpr (Policy::kTileSchedule == TileSchedule::token_balanced)
-    if (a.unit_partials && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
+    if (a.unit_partials && a.schedule && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
 }
 
 #if SCHEDLAB_GPU_HAS_WGMMA
@@ -1065,7 +1066,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   combine_warps<Policy, kKv, kHeadDim, kWarps>(st, reinterpret_cast<float*>(smem), a, u.seq, u.kvh, cw.split, u.head0,
                                                u.rows, parts == 1);
   if constexpr (Policy::kTileSchedule == TileSchedule::token_balanced)
-    if (a.unit_partials && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
+    if (a.unit_partials && a.schedule && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
 }
 #endif  // SCHEDLAB_GPU_HAS_WGMMA
 
@@ -1265,6 +1266,7 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
   const int group = a.q_heads / a.kv_heads, chunks = (group + unit_rows - 1) / unit_rows;
   const int unit = (seq * a.kv_heads + head / group) * chunks + (head % group) / unit_rows;
   const int slots = a.persistent ? Schedule(a).published[unit] : a.unit_partials ? a.unit_partials[unit] : a.num_splits;
+  if (a.unit_partials && slots == 1) return;  // a token-balanced unit of one chunk wrote its output whole
   // A shared tail's counter is zeroed for the next launch here, the decode grid being done.
   if (a.schedule && !a.persistent && threadIdx.x == 0 && head % group % unit_rows == 0) a.schedule[unit] = 0;
   float m = -INFINITY;

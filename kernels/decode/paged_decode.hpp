@@ -61,15 +61,23 @@ struct DecodePlan {
   // partial count of each unit. Empty otherwise.
   std::vector<int> work;
   int work_chunks = 0;
+  // Token-balanced: a unit cut into several chunks is merged in the decode kernel by its last
+  // chunk to finish (counted on one arrival counter per unit), unless that merge would be too
+  // long for one CTA (kMaxInKernelMergeSteps): then the combine kernel merges those units.
+  bool merge_in_kernel = true;
   bool dynamic() const { return ctas > 0; }
   bool balanced() const { return work_chunks > 0; }
-  // Partials are written whenever a row's keys are cut among CTAs or warps. A token-balanced
-  // plan merges them in the decode kernel itself (the last chunk of a unit to finish does it,
-  // counted on one arrival counter per unit), so only the other plans launch the combine.
+  // Partials are written whenever a row's keys are cut among CTAs or warps.
   bool needs_partials() const { return dynamic() || num_splits > 1; }
-  bool needs_combine() const { return needs_partials() && !balanced(); }
-  bool needs_schedule() const { return dynamic() || shared_tail || (balanced() && num_splits > 1); }
+  bool needs_combine() const { return needs_partials() && !(balanced() && merge_in_kernel); }
+  bool needs_schedule() const { return dynamic() || shared_tail || (balanced() && num_splits > 1 && merge_in_kernel); }
 };
+// The longest merge a token-balanced unit's last CTA does itself, in steps of one warp (one
+// query row of one partial, head_dim columns over the lanes): rows per warp x partials. Each
+// step waits on its loads, so a unit of many rows cut into many chunks (a group of 32 on one long
+// sequence: 8 rows a warp x 70 partials) would leave one CTA merging long after the rest of the
+// grid is done; the combine kernel spreads that merge over one CTA per query row instead.
+inline constexpr int kMaxInKernelMergeSteps = 128;
 inline constexpr int kMinTilesPerWarp = 4;
 
 // The token-balanced work partition. Units are (sequence, head) pairs numbered sequence-major

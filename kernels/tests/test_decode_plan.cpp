@@ -276,11 +276,11 @@ TEST(DecodeWorkPartition, RejectsBadInput) {
 }
 
 TEST(DecodePlan, TokenBalancedUploadsItsWorkList) {
-  const DecodeProblem p = make_decode_problem(4, 64, 2, 128, 16, {1, 300, 17, 20000}, DType::bf16, 1);
+  const DecodeProblem p = make_decode_problem(4, 8, 2, 128, 16, {1, 300, 17, 20000}, DType::bf16, 1);
   const DecodePlan plan = plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced);
   ASSERT_TRUE(plan.balanced());
   EXPECT_FALSE(plan.dynamic());
-  const int units = decode_work_pairs(p);  // 4 sequences x 2 KV heads x 2 chunks of 16 rows
+  const int units = decode_work_pairs(p);  // 4 sequences x 2 KV heads
   ASSERT_EQ(plan.work.size(), std::size_t(4 * plan.work_chunks + units));
   int most = 0;
   std::vector<int> seen(units, 0);
@@ -300,8 +300,19 @@ TEST(DecodePlan, TokenBalancedUploadsItsWorkList) {
   // buffer); the last to arrive merges them in the kernel, so no combine kernel is launched.
   EXPECT_TRUE(plan.needs_partials());
   EXPECT_TRUE(plan.needs_schedule());
+  EXPECT_TRUE(plan.merge_in_kernel);
   EXPECT_FALSE(plan.needs_combine());
   EXPECT_GE(decode_schedule_ints(p), units);
+  // Units of many rows cut into many chunks (groups of 32 in two 16-row units, the long
+  // sequence in dozens of chunks): a merge too long for one CTA goes to the combine kernel,
+  // and no arrival counters are needed.
+  const DecodeProblem wide = make_decode_problem(4, 64, 2, 128, 16, {1, 300, 17, 20000}, DType::bf16, 1);
+  const DecodePlan combined = plan_decode(wide, kSlots, kWarps, 0, TileSchedule::token_balanced);
+  ASSERT_TRUE(combined.balanced());
+  ASSERT_GT((kDecodeMaxGroup + kWarps - 1) / kWarps * combined.num_splits, kMaxInKernelMergeSteps);
+  EXPECT_FALSE(combined.merge_in_kernel);
+  EXPECT_TRUE(combined.needs_partials() && combined.needs_combine());
+  EXPECT_FALSE(combined.needs_schedule());
   // With every unit in one chunk there is nothing to merge: no partials, no counters.
   const DecodeProblem short_only = make_decode_problem(4, 64, 2, 128, 16, {1, 30, 17, 64}, DType::bf16, 1);
   const DecodePlan whole = plan_decode(short_only, kSlots, kWarps, 0, TileSchedule::token_balanced);
