@@ -19,10 +19,10 @@ enum class TileSchedule { split, shared_tail, persistent, token_balanced };
 //   warp:      each warp its own 16 query rows with the warp-level matrix instruction
 //              (m16n8k16), reading every K/V tile of the CTA from shared memory itself and
 //              updating its softmax every 16 keys, between CTA barriers every 16 keys.
-//   warpgroup: the CTA's four warps as one warpgroup (sm_90a wgmma, 16-bit KV): one m64
-//              product covers all 64 query rows, reads each K and V step from shared memory
-//              once, and a step is 64 keys (one 16-key tile copied by each warp). fp8 KV and
-//              the AMD build keep `warp`.
+//   warpgroup: the CTA's four warps as one warpgroup (sm_90a wgmma): one m64 product covers
+//              all 64 query rows, reads each K and V step from shared memory once, and a step
+//              is 64 keys (one 16-key tile copied by each warp). fp8 KV is converted to f16
+//              once per tile, by the warp that copied it. The AMD build keeps `warp`.
 enum class RowTileMma { warp, warpgroup };
 
 // Faults injected on purpose, to show that the accuracy gate catches a broken schedule
@@ -83,7 +83,8 @@ struct DecodePolicy {
   /* MinCtasPerSmRowTiles = */ static constexpr int kMinCtasPerSmRowTiles = 2;
   // The row-tile body's matrix unit (RowTileMma, above), and the warpgroup form's stages of
   // 64-key K and V steps (32 KiB each at head dim 128, bf16; with Q's 16 KiB, 3 stages leave
-  // two CTAs per SM on the H200, and two steps in flight while one is computed).
+  // two CTAs per SM on the H200, and two steps in flight while one is computed; fp8 takes one
+  // stage more of its smaller raw tiles beside the converted step).
   /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warp;
   /* RowTileStages = */ static constexpr int kRowTileStages = 3;
   /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only

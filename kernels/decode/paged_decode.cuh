@@ -126,11 +126,12 @@ struct Smem {
 
 // The warpgroup row-tile body (RowTileMma::warpgroup): where it runs, and its shared memory.
 // A step is one 16-token tile per warp, 64 keys; K and V of a step, and Q's 64 rows, are
-// stored as wgmma's operands want them: 64-column boxes of 128-byte rows, 128-byte swizzled
-// (rows 8 apart are 1024 bytes apart), each box 1024-byte aligned.
+// stored as wgmma's 16-bit operands want them: 64-column boxes of 128-byte rows, 128-byte
+// swizzled (rows 8 apart are 1024 bytes apart), each box 1024-byte aligned. fp8 KV lands in
+// per-warp raw tiles first; each warp converts its own tile to f16 rows of the one 16-bit step.
 template <class Policy, DType kKv>
-inline constexpr bool kWarpgroupRows = SCHEDLAB_GPU_HAS_WGMMA && Policy::kRowTileMma == RowTileMma::warpgroup &&
-                                       kKv != DType::fp8_e4m3 && Policy::kMaxRowTiles > 1;
+inline constexpr bool kWarpgroupRows =
+    SCHEDLAB_GPU_HAS_WGMMA && Policy::kRowTileMma == RowTileMma::warpgroup && Policy::kMaxRowTiles > 1;
 template <int kRows, int kHeadDim>
 struct GroupTile {
   static constexpr int kBoxBytes = kRows * 128;
@@ -139,19 +140,28 @@ struct GroupTile {
     return (chunk / 8) * kBoxBytes + row * 128 + (((chunk % 8) ^ (row % 8)) * 16);
   }
 };
-// kStages steps of K then V, then Q; the warps' combine space (combine_warps) after the loop.
+// kStages steps (16-bit: K then V as GroupTile; fp8: each warp's raw K then V tile), for fp8
+// the converted 16-bit step, then Q; the warps' combine space (combine_warps) after the loop.
+// An fp8 step's raw bytes are a quarter of a 16-bit stage's: it gets one more stage.
 template <class Policy, DType kKv, int kHeadDim>
 struct GroupSmem {
-  static constexpr int kWarps = kWarpsOf<Policy, kKv>, kStages = Policy::kRowTileStages;
+  static constexpr bool kFp8 = kKv == DType::fp8_e4m3;
+  static constexpr int kWarps = kWarpsOf<Policy, kKv>, kStages = Policy::kRowTileStages + (kFp8 ? 1 : 0);
   static constexpr int kTokens = kWarps * kDecodeTileTokens;
   using KV = GroupTile<kTokens, kHeadDim>;
   using Q = GroupTile<kWarps * kDecodeMaxGroup, kHeadDim>;
-  static constexpr int kQ = kStages * 2 * KV::kBytes;
+  static constexpr int kRawTile = Tile<kKv, kHeadDim>::kRawBytes;  // fp8: one warp's 16 tokens of K (or V)
+  static constexpr int kStageBytes = kFp8 ? kWarps * 2 * kRawTile : 2 * KV::kBytes;
+  static constexpr int kConverted = kStages * kStageBytes;
+  static constexpr int kQ = kConverted + (kFp8 ? 2 * KV::kBytes : 0);
   static constexpr int kCombine = kWarps * kDecodeMaxGroup * (kHeadDim + 2) * 4;
   static constexpr int kBytes = kQ + Q::kBytes > kCombine ? kQ + Q::kBytes : kCombine;
   static_assert(!kWarpgroupRows<Policy, kKv> || (kWarps == 4 && Policy::kMaxRowTiles == 4),
                 "the warpgroup body is one warpgroup of four warps, one 16-row tile each");
   static_assert(kStages >= 2, "a step is computed while the next one lands");
+  // Where warp w copies its tile of stage b (K; V follows at v_offset).
+  static constexpr int k_offset(int b, int w) { return b * kStageBytes + (kFp8 ? w * 2 * kRawTile : 0); }
+  static constexpr int kVOffset = kFp8 ? kRawTile : KV::kBytes;
 };
 
 // Operand type of the matrix unit: fp8 KV is converted to f16 in registers, exactly (every
@@ -953,8 +963,8 @@ __device__ void decode_row_tiles(const Params& a, unsigned char* smem, gpu::Wait
 }
 
 #if SCHEDLAB_GPU_HAS_WGMMA
-// The warpgroup row-tile body (RowTileMma::warpgroup, sm_90a, 16-bit KV): units as
-// decode_row_tiles, but the CTA's four warps compute as one warpgroup. Each step is kWarps
+// The warpgroup row-tile body (RowTileMma::warpgroup, sm_90a): units as decode_row_tiles, but
+// the CTA's four warps compute as one warpgroup. Each step is kWarps
 // 16-token tiles of the CTA's range, warp w copying the step's tile w into rows 16 w .. of the
 // step's stage; past one CTA barrier (every warp's copy landed, the previous step's products
 // done) S = Q K^T is one m64n64 wgmma per k16 step (Q and K from shared memory), the online
@@ -985,16 +995,35 @@ __device__ __forceinline__ void group_pv(Softmax<kHeadDim>& st, const std::uint3
   gpu::wgmma::commit();
 }
 
+// fp8 KV in the warpgroup body: a warp's landed raw tile (16 tokens, Tile::raw_offset) to f16
+// rows row0 .. row0 + 15 of the step's 16-bit operand, exactly (every e4m3 value is an f16);
+// the scales stay where the warp body applies them (k_scale in the softmax scale, v_scale at
+// the end).
+template <int kHeadDim, class KV>
+__device__ __forceinline__ void convert_fp8_rows(unsigned char* dst, const unsigned char* raw, int row0) {
+  using T = Tile<DType::fp8_e4m3, kHeadDim>;
+  auto f16x2 = [](std::uint32_t w, int half) { return gpu::mma::fp8x2_to_f16x2(static_cast<std::uint16_t>(w >> (16 * half))); };
+#pragma unroll
+  for (int i = gpu::lane_id(); i < kDecodeTileTokens * T::kRawChunksPerRow; i += kWarpSize) {
+    const int row = i / T::kRawChunksPerRow, c = i % T::kRawChunksPerRow;
+    const uint4 v = *reinterpret_cast<const uint4*>(raw + T::raw_offset(row, c));
+    *reinterpret_cast<uint4*>(dst + KV::offset(row0 + row, 2 * c)) = uint4{f16x2(v.x, 0), f16x2(v.x, 1), f16x2(v.y, 0), f16x2(v.y, 1)};
+    *reinterpret_cast<uint4*>(dst + KV::offset(row0 + row, 2 * c + 1)) = uint4{f16x2(v.z, 0), f16x2(v.z, 1), f16x2(v.w, 0), f16x2(v.w, 1)};
+  }
+}
+
 template <class Policy, DType kKv, int kHeadDim>
 __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu::WaitProbe& probe) {
   using G = GroupSmem<Policy, kKv, kHeadDim>;
   constexpr int kWarps = G::kWarps, kStagesHere = G::kStages, kTiles = G::kTokens / 8;
+  constexpr bool kFp8 = G::kFp8;
   const int unit_rows = kDecodeMaxGroup * a.row_tiles;
   const int chunks = (a.q_heads / a.kv_heads + unit_rows - 1) / unit_rows;
   const CtaWork cw = cta_work<Policy>(a, a.kv_heads * chunks);
   const int w = gpu::warp_id();
   const WorkUnit u(a, cw.seq, cw.y / chunks, cw.y % chunks, unit_rows);
-  // Q's 64 rows (past the unit's rows: zeros) in shared memory, made visible to wgmma below.
+  // Q's 64 rows (past the unit's rows: zeros) in shared memory as the operand type (fp8 KV:
+  // bf16 queries to f16, as the warp body does), made visible to wgmma below.
   unsigned char* q_smem = smem + G::kQ;
   {
     constexpr int kChunks = kHeadDim * 2 / 16;
@@ -1003,6 +1032,12 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       const int row = i / kChunks, chunk = i % kChunks;
       uint4 v{0, 0, 0, 0};
       if (row < u.rows) v = *reinterpret_cast<const uint4*>(q + ((std::size_t(u.seq) * a.q_heads + u.head0 + row) * kHeadDim) * 2 + chunk * 16);
+      if constexpr (kFp8) {
+        auto f16 = [](std::uint32_t w) {  // bf16 pair to f16 pair
+          return gpu::mma::pack2<gpu::mma::F16>(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
+        };
+        v = uint4{f16(v.x), f16(v.y), f16(v.z), f16(v.w)};
+      }
       *reinterpret_cast<uint4*>(q_smem + G::Q::offset(row, chunk)) = v;
     }
   }
@@ -1010,7 +1045,8 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   const int2 range = cw.range(a, u);
   const int steps = (range.y - range.x + kWarps - 1) / kWarps;
   const int key_end = min(u.seq_len, range.y * kDecodeTileTokens);
-  auto k_stage = [&](int b) { return smem + b * 2 * G::KV::kBytes; };
+  auto k_stage = [&](int b) { return smem + G::k_offset(b, w); };  // this warp's copy of stage b
+  unsigned char* converted = smem + G::kConverted;                   // fp8: the step as f16 operands
   // Warp w's tile of step j is range tile j kWarps + w; its page id is fetched a step ahead.
   auto own = [&](int j) { return range.x + j * kWarps + w; };
   int next_page = own(0) < range.y ? page_of<Policy>(a, u.seq, own(0)) : 0;
@@ -1027,7 +1063,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
         }
       }
       unsigned char* k = k_stage(j % kStagesHere);
-      issue_tile<Policy, kKv, kHeadDim, typename G::KV>(a, k, k + G::KV::kBytes, u.kvh, copied, page, valid_to,
+      issue_tile<Policy, kKv, kHeadDim, typename G::KV>(a, k, k + G::kVOffset, u.kvh, copied, page, valid_to,
                                                          w * kDecodeTileTokens);
     }
     gpu::async_commit();
@@ -1036,23 +1072,36 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   for (int j = 0; j + 1 < kStagesHere; ++j) issue(j);
   Softmax<kHeadDim> st;
   for (int j = 0; j < steps; ++j) {
-    const unsigned char* k = k_stage(j % kStagesHere);
+    const unsigned char* k = kFp8 ? converted : k_stage(j % kStagesHere);
     probe.before();
     gpu::async_wait<kStagesHere - 2, 2 * TileOf<Policy, kKv, kHeadDim>::kRawChunksPerLane>();  // own tile of step j
-    gpu::fence_proxy_async_smem();  // this thread's shared writes, before wgmma (the async proxy) reads them
+    if constexpr (kFp8) gpu::warp_sync();        // the warp's lanes convert each other's bytes
+    else gpu::fence_proxy_async_smem();          // this thread's shared writes, before wgmma (the async proxy) reads them
     probe.after(gpu::WaitPoint::AsyncCopy);
     probe.before();
     gpu::block_sync_shared();  // step j has landed; every product of step j - 1 is done
     probe.after(gpu::WaitPoint::BlockBarrier);
     float s[kTiles][4];
-    group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, k);
-    issue(j + kStagesHere - 1);  // into step j - 1's stage, while S is computed
+    if constexpr (kFp8) {
+      issue(j + kStagesHere - 1);  // into step j - 1's raw tiles
+      const unsigned char* raw = k_stage(j % kStagesHere);
+      convert_fp8_rows<kHeadDim, typename G::KV>(converted, raw, w * kDecodeTileTokens);
+      convert_fp8_rows<kHeadDim, typename G::KV>(converted + G::KV::kBytes, raw + G::kVOffset, w * kDecodeTileTokens);
+      gpu::fence_proxy_async_smem();
+      probe.before();
+      gpu::block_sync_shared();  // every warp's rows of the 16-bit step are written
+      probe.after(gpu::WaitPoint::BlockBarrier);
+      group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, k);
+    } else {
+      group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, k);
+      issue(j + kStagesHere - 1);  // into step j - 1's stage, while S is computed
+    }
     gpu::wgmma::wait<0>();
     gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kTiles * 4]>(s));
     std::uint32_t pa[kTiles / 2][4];
     softmax_keys<Policy, kKv, kHeadDim, kTiles>(s, st, pa, scale_log2, own(j) * kDecodeTileTokens - w * kDecodeTileTokens,
                                                 u.first_key, key_end, u.seq_len);
-    group_pv<G, Operand<kKv>, kHeadDim, kTiles>(st, pa, k + G::KV::kBytes);
+    group_pv<G, Operand<kKv>, kHeadDim, kTiles>(st, pa, kFp8 ? converted + G::KV::kBytes : k + G::kVOffset);
     gpu::wgmma::wait<0>();
     gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kHeadDim / 2]>(st.o));
   }

@@ -3,14 +3,14 @@
 A GQA group above 16 runs in one CTA of several 16-row tiles (DecodePolicy::kMaxRowTiles);
 RowTileMma chooses how that CTA computes. Reads decode_work_partition's SASS (the static
 report's when it is fresh, else compiled here by scripts/resource_report.py) and checks:
-  - `split` and `token_balanced` (RowTileMma::warpgroup): their row-tile kernels for 16-bit KV
-    (bf16, f16; head dim 64 and 128) are the warpgroup body (DecodeBody::warpgroup_rows): per
+  - `split` and `token_balanced` (RowTileMma::warpgroup): their row-tile kernels (bf16, f16 and
+    fp8 e4m3 KV; head dim 64 and 128) are the warpgroup body (DecodeBody::warpgroup_rows): per
     64-key step, head_dim / 16 HGMMA.64x64x16 for S = Q K^T with both operands in shared memory
     and 4 HGMMA.64x<head_dim>x16 for O += P V with P from registers; no mma.sync (HMMA); no local
     memory; a proxy fence (FENCE.VIEW.ASYNC.S) before the CTA barrier that precedes the first
-    HGMMA, since the async copies land through the generic proxy and wgmma reads through the
-    async one;
-  - fp8 KV keeps the warp body (DecodeBody::row_tiles) in those policies: HMMA, no HGMMA;
+    HGMMA, since the async copies (and fp8's conversion stores) land through the generic proxy
+    and wgmma reads through the async one. fp8's products are f16 (its tiles are converted in
+    shared memory: F2FP unpacks of e4m3 pairs) with no e4m3 QGMMA;
   - `token_balanced_warp_rows` (RowTileMma::warp) has no warpgroup kernel at all, and its
     16-bit row-tile kernels use HMMA only.
 Run: python3 -m pytest -q kernels/decode/tests
@@ -54,8 +54,8 @@ def _count(body: list[str], pattern: str) -> int:
 
 
 @pytest.mark.parametrize("variant", ["split", "token_balanced"])
-def test_sixteen_bit_row_tiles_are_one_warpgroup(kernels, variant):
-    for dtype in (BF16, F16):
+def test_row_tiles_are_one_warpgroup(kernels, variant):
+    for dtype in (BF16, F16, FP8):
         for head_dim in (64, 128):
             where = f"{variant} dtype {dtype} head dim {head_dim}"
             assert (variant, dtype, head_dim, ROW_TILES) not in kernels, f"{where}: a warp row-tile kernel is left"
@@ -66,17 +66,12 @@ def test_sixteen_bit_row_tiles_are_one_warpgroup(kernels, variant):
             assert first_qk >= 1 and qk % (head_dim // 16) == 0, f"{where}: S = Q K^T is not head_dim / 16 HGMMA ({qk})"
             assert pv >= 4 and pv % 4 == 0, f"{where}: O += P V is not 4 HGMMA a step with P from registers ({pv})"
             assert _count(body, r"\bHMMA\.") == 0, f"{where}: mma.sync left in the warpgroup body"
+            assert _count(body, r"\bQGMMA\.") == 0, f"{where}: an e4m3 product"
             assert _count(body, r"\b(LDL|STL)(\.|\s)") == 0, f"{where}: local memory"
             at = isa.find_between(body, r"FENCE\.VIEW\.ASYNC\.S", r"BAR\.SYNC", r"\bHGMMA\.")
             assert at is not None, f"{where}: no proxy fence, then barrier, before the first HGMMA"
-
-
-@pytest.mark.parametrize("variant", ["split", "token_balanced"])
-def test_fp8_row_tiles_stay_on_warps(kernels, variant):
-    for head_dim in (64, 128):
-        assert (variant, FP8, head_dim, WARPGROUP_ROWS) not in kernels
-        body = kernels[(variant, FP8, head_dim, ROW_TILES)]
-        assert _count(body, r"\bHMMA\.") > 0 and _count(body, r"\bHGMMA\.") == 0, f"{variant} fp8 D{head_dim}"
+            if dtype == FP8:
+                assert _count(body, r"\bF2FP\.F16\.E4M3\.UNPACK_B") > 0, f"{where}: no e4m3 to f16 conversion"
 
 
 def test_warp_rows_variant_has_no_warpgroup_kernel(kernels):
