@@ -510,7 +510,9 @@ __device__ __forceinline__ void load_q(std::uint32_t (&qa)[kHeadDim / 16][4], co
 // (`whole`: the CTA saw every key of its rows) or a normalized partial with its log-sum-exp.
 // With row tiles, warp w holds rows 16 (w % kRowTiles) .. + 15 of the CTA's `rows`, and the
 // warps holding the same rows are merged.
-template <class Policy, DType kKv, int kHeadDim, int kRowTiles = 1>
+// Columns: the tile whose o_column maps the accumulator's n8 tiles to head-dim columns (the
+// warp body's fp8 PV permutes them; the warpgroup body's are in order for every KV type).
+template <class Policy, DType kKv, int kHeadDim, int kRowTiles = 1, class Columns = Tile<kKv, kHeadDim>>
 __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& a, int seq, int kvh, int split,
                               int head0, int rows, bool whole) {
   constexpr int kStride = kHeadDim + 2;  // O row, then m and l
@@ -526,8 +528,8 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
     if (row >= my_rows) continue;
 #pragma unroll
     for (int n = 0; n < kHeadDim / 8; ++n) {
-      mine[row * kStride + Tile<kKv, kHeadDim>::o_column(n, 2 * t)] = st.o[n][2 * r];
-      mine[row * kStride + Tile<kKv, kHeadDim>::o_column(n, 2 * t + 1)] = st.o[n][2 * r + 1];
+      mine[row * kStride + Columns::o_column(n, 2 * t)] = st.o[n][2 * r];
+      mine[row * kStride + Columns::o_column(n, 2 * t + 1)] = st.o[n][2 * r + 1];
     }
     if (t == 0) {
       mine[row * kStride + kHeadDim] = st.m[r];
@@ -1112,8 +1114,8 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   probe.after(gpu::WaitPoint::BlockBarrier);
   const int unit = cw.seq * a.kv_heads * chunks + cw.y;  // as decode_split: whole, or merged by the last chunk
   const int parts = unit_parts<Policy>(a, unit);
-  combine_warps<Policy, kKv, kHeadDim, kWarps>(st, reinterpret_cast<float*>(smem), a, u.seq, u.kvh, cw.split, u.head0,
-                                               u.rows, parts == 1);
+  combine_warps<Policy, kKv, kHeadDim, kWarps, Tile<DType::f16, kHeadDim>>(st, reinterpret_cast<float*>(smem), a, u.seq,
+                                                                           u.kvh, cw.split, u.head0, u.rows, parts == 1);
   if constexpr (Policy::kTileSchedule == TileSchedule::token_balanced)
     if (a.unit_partials && a.schedule && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
 }
