@@ -248,6 +248,48 @@ def kernel_body(asm_text: str, symbol: str) -> list[str]:
     return body
 
 
+_ASM_LOOP_HEADER = re.compile(r"Loop Header: Depth=\d+")
+_ASM_IN_LOOP = re.compile(r"\bin Loop: Header=([\w.$]+) Depth=\d+")
+
+
+def loops(asm_text: str, symbol: str) -> dict[str, list[str]]:
+    """The instructions of each loop of one function in an AMDGPU .s, by its header's label.
+
+    LLVM writes the loop structure as comments on block labels (and the comment lines right
+    after): a header block says "=>This Loop Header: Depth=d" (or "Inner Loop Header"), any
+    other block of a loop says "in Loop: Header=BB0_3 Depth=d", naming the innermost loop it
+    belongs to ("Parent Loop" lines name the outer ones). A block belongs to that innermost
+    loop alone (an outer loop's list leaves out its inner loops' blocks); blocks with no such
+    comment, and the code before the first block label, belong to none. Instructions as
+    kernel_body gives them, in program order (not execution order).
+    """
+    lines = asm_text.splitlines()
+    start = next((i for i, line in enumerate(lines) if line.startswith(symbol + ":")), None)
+    if start is None:
+        raise KeyError(f"no function body for {symbol}")
+    found: dict[str, list[str]] = {}
+    current: str | None = None
+    label: str | None = None  # a block label whose comment lines are still being read
+    for line in lines[start + 1:]:
+        text = _strip_asm_comment(line)
+        if line.startswith(".Lfunc_end") or text.startswith(".size"):
+            break
+        if m := _ASM_LABEL.match(line):
+            label, current = m.group(1), None
+        if label is not None and ";" in line and (not text or _ASM_LABEL.match(text)):
+            comment = line.split(";", 1)[1]
+            if _ASM_LOOP_HEADER.search(comment):
+                current = label
+            elif current is None and (h := _ASM_IN_LOOP.search(comment)):
+                current = ".L" + h.group(1)
+            continue
+        label = None
+        if not text or text.startswith(".") or _ASM_LABEL.match(text) or current is None:
+            continue
+        found.setdefault(current, []).append(" ".join(text.split()))
+    return found
+
+
 _ASM_SYMBOL_REF = re.compile(r"([A-Za-z_.$][\w.$]*)@(?:rel32|gotpcrel32|gotpcrel|abs32)")
 
 

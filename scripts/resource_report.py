@@ -401,6 +401,27 @@ SCHEDLAB_SHIM __SIZE_TYPE__ __ockl_get_num_groups(unsigned int dim) {
 SCHEDLAB_SHIM unsigned int __ockl_lane_u32() {
   return __builtin_amdgcn_mbcnt_hi(~0u, __builtin_amdgcn_mbcnt_lo(~0u, 0u));
 }
+// __syncthreads_or (and __syncthreads_count / _and through it): the work-group OR. ockl's
+// reduces each wave, lets the first wave store and the others OR into an LDS word between
+// two barriers, and reads it back; so does this, with one LDS word where ockl keeps its
+// 256-byte scratch array. Unresolved, the call made the kernel report the calling
+// convention's registers (AGPRs among them) and a stack.
+SCHEDLAB_SHIM int __ockl_wgred_or_i32(int x) {
+  __attribute__((shared)) static int word;
+  const int wave_or = __builtin_amdgcn_ballot_w64(x != 0) != 0;
+  const bool first_lane = __ockl_lane_u32() == 0;
+  const bool first_wave = __builtin_amdgcn_workitem_id_x() < 64 && __builtin_amdgcn_workitem_id_y() == 0 &&
+                          __builtin_amdgcn_workitem_id_z() == 0;
+  if (first_lane && first_wave) word = wave_or;
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+  if (first_lane && !first_wave && wave_or) __atomic_fetch_or(&word, 1, __ATOMIC_RELAXED);
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_s_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+  return word;
+}
 #if defined(HIP_INCLUDE_HIP_AMD_DETAIL_DEVICE_LIBRARY_DECLS_H)
 // __syncthreads and __threadfence*: the fence the ROCm 6 headers emit inline.
 SCHEDLAB_SHIM void __atomic_work_item_fence(__cl_mem_fence_flags, __memory_order order, __memory_scope scope) {

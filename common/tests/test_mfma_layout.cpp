@@ -5,14 +5,21 @@
 // row-wise, P^T taken from S^T's accumulator registers as they are, O^T = V^T P^T with V read
 // column-wise. The results must equal plain matrix products, every element must have one
 // owner, and the lanes of a query row must be the ones the row reductions combine.
+// The same for the decode kernel's tile (WarpTileWideReads: K read a chunk at a time with Q's
+// and K's head dims permuted alike, V^T gathered from row reads with O's dims permuted), and
+// its fp8 KV operands (backend/hip/e4m3_to_f16.hpp) against the reference conversion.
 // Also the lane-contiguous copy of a swizzled shared tile (kernels/prefill/smem_tile_layout.hpp).
 #include <gtest/gtest.h>
 
 #include <array>
+#include <cmath>
+#include <string>
 #include <set>
 #include <vector>
 
+#include "common/gpu/backend/hip/e4m3_to_f16.hpp"
 #include "common/gpu/backend/hip/mfma_layout.hpp"
+#include "common/numeric.hpp"
 #include "kernels/prefill/smem_tile_layout.hpp"
 
 namespace {
@@ -95,6 +102,99 @@ TEST(MfmaLayout, AttentionProductsComposeAsPlainProducts) {
         EXPECT_TRUE(written.insert({query, dim}).second);
       }
   EXPECT_EQ(written.size(), std::size_t(kQueries * kHeadDim));
+}
+
+// The decode tile at both element widths and head dims: S^T = K Q^T with the permuted dims,
+// then O^T = V^T P^T with V^T gathered from rows; O's elements land where o_col says, once.
+void check_wide_reads(int head_dim, int kv_bytes) {
+  constexpr int kTokens = 16;  // one tile, one 16-key step
+  const int o_tiles = head_dim / 16;
+  const Matrix q = filled(kQueries, head_dim, 4), k = filled(kTokens, head_dim, 5), v = filled(kTokens, head_dim, 6);
+  Regs s{};
+  std::set<int> dims_of_step;
+  for (int kk = 0; kk < head_dim / 16; ++kk) {
+    Regs a{}, b{};
+    for (int l = 0; l < m16::kLanes; ++l)
+      for (int i = 0; i < 4; ++i) {
+        const int dim = m16::wide_qk_dim(l, kk, i, kv_bytes);
+        ASSERT_LT(dim, head_dim);
+        if (m16::a_row(l) == 0) EXPECT_TRUE(dims_of_step.insert(dim).second);
+        a[l][i] = k[m16::a_row(l)][dim];  // K row l % 16
+        b[l][i] = q[m16::b_col(l)][dim];  // Q^T column l % 16, the same dims
+      }
+    mfma_model(a, b, s);
+  }
+  EXPECT_EQ(dims_of_step.size(), std::size_t(head_dim)) << "every head dim in exactly one step and lane";
+  for (int l = 0; l < m16::kLanes; ++l)
+    for (int i = 0; i < 4; ++i) {
+      float ref = 0.f;
+      for (int d = 0; d < head_dim; ++d) ref += q[m16::d_col(l)][d] * k[m16::d_row(l, i)][d];
+      EXPECT_EQ(s[l][i], ref) << "S^T, lane " << l << " element " << i;
+    }
+  std::set<std::pair<int, int>> written;
+  for (int n = 0; n < o_tiles; ++n) {
+    Regs a{}, o{};
+    for (int l = 0; l < m16::kLanes; ++l)
+      for (int i = 0; i < 4; ++i) a[l][i] = v[m16::a_k(l, i)][m16::wide_o_dim(m16::a_row(l), n, o_tiles)];
+    mfma_model(a, s, o);
+    for (int l = 0; l < m16::kLanes; ++l)
+      for (int i = 0; i < 4; ++i) {
+        const int query = m16::d_col(l), dim = m16::wide_o_dim(m16::d_row(l, i), n, o_tiles);
+        float ref = 0.f;
+        for (int key = 0; key < kTokens; ++key) ref += s[key / 4 * 16 + query][key % 4] * v[key][dim];
+        EXPECT_EQ(o[l][i], ref) << "O^T tile " << n << ", lane " << l << " element " << i;
+        EXPECT_TRUE(written.insert({query, dim}).second);
+      }
+  }
+  EXPECT_EQ(written.size(), std::size_t(kQueries * head_dim));
+  // A lane's V^T fragment of every tile is one run of o_tiles dims x kv_bytes in one 16-byte chunk.
+  for (int m = 0; m < 16; ++m) {
+    const int first = m16::wide_o_dim(m, 0, o_tiles) * kv_bytes, last = m16::wide_o_dim(m, o_tiles - 1, o_tiles) * kv_bytes;
+    EXPECT_EQ(last - first, (o_tiles - 1) * kv_bytes);
+    EXPECT_EQ(first / 16, (last + kv_bytes - 1) / 16) << "row " << m;
+  }
+}
+
+TEST(MfmaLayout, DecodeWideReadsComposeAsPlainProducts) {
+  for (int head_dim : {64, 128})
+    for (int kv_bytes : {2, 1}) {
+      SCOPED_TRACE("head dim " + std::to_string(head_dim) + ", " + std::to_string(kv_bytes) + "-byte KV");
+      check_wide_reads(head_dim, kv_bytes);
+    }
+}
+
+// v_perm_b32 as the ISA states it for the selector values used: byte k of the result is byte
+// sel_k of {hi, lo} (0-3 lo, 4-7 hi), or zero for 0x0C.
+std::uint32_t perm_model(std::uint32_t hi, std::uint32_t lo, std::uint32_t sel) {
+  const std::uint64_t both = (std::uint64_t(hi) << 32) | lo;
+  std::uint32_t out = 0;
+  for (int k = 0; k < 4; ++k) {
+    const std::uint32_t s = (sel >> (8 * k)) & 0xFF;
+    const std::uint32_t byte = s < 8 ? std::uint32_t(both >> (8 * s)) & 0xFF : 0u;
+    EXPECT_TRUE(s < 8 || s == 0x0C) << "selector byte " << s;
+    out |= byte << (8 * k);
+  }
+  return out;
+}
+
+TEST(E4m3ToF16, EveryFiniteByteIsExactTimesTwoToTheMinus8) {
+  namespace e4m3 = schedlab::gpu::e4m3;
+  namespace numeric = schedlab::numeric;
+  for (std::uint32_t b = 0; b < 256; ++b) {
+    if ((b & 0x7F) == 0x7F) continue;  // NaN: inputs are finite
+    const float ref = numeric::fp8_e4m3_bits_to_float(static_cast<std::uint8_t>(b));
+    const std::uint32_t as_low = e4m3::pair_as_f16x2(b, 0), as_high = e4m3::pair_as_f16x2(0x38, b);  // 0x38: 1.0
+    EXPECT_EQ(numeric::f16_bits_to_float(static_cast<std::uint16_t>(as_low & 0xFFFF)) * e4m3::kE4m3AsF16Scale, ref) << b;
+    EXPECT_EQ(numeric::f16_bits_to_float(static_cast<std::uint16_t>(as_high >> 16)) * e4m3::kE4m3AsF16Scale, ref) << b;
+    EXPECT_EQ(std::signbit(numeric::f16_bits_to_float(static_cast<std::uint16_t>(as_low))), (b & 0x80) != 0) << b;
+  }
+  // The device form: a byte permute of two words, then f16x2_from_high_bytes.
+  const std::uint32_t lo = 0x8440C1B7u, hi = 0x3A7E0102u;
+  for (int j_lo = 0; j_lo < 4; ++j_lo)
+    for (int j_hi = 0; j_hi < 4; ++j_hi)
+      EXPECT_EQ(e4m3::f16x2_from_high_bytes(perm_model(hi, lo, e4m3::byte_pair_selector(j_lo, j_hi))),
+                e4m3::pair_as_f16x2((lo >> (8 * j_lo)) & 0xFF, (hi >> (8 * j_hi)) & 0xFF))
+          << j_lo << " " << j_hi;
 }
 
 TEST(MfmaLayout, RowReductionLanesAreTheLanesOfTheQuery) {

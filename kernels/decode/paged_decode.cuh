@@ -171,12 +171,18 @@ using Operand = std::conditional_t<kKv == DType::bf16, gpu::mma::Bf16, gpu::mma:
 template <DType kKv>
 inline constexpr DType kQueryType = kKv == DType::f16 ? DType::f16 : DType::bf16;
 
-// Per-warp state of the online softmax: rows g and g + 8 of the padded group.
+// Where the backend's m16n8k16 fragments are not native (AMD, where gpu::mma emulates them),
+// the stages compute on the architecture's attention warp tile instead: v_mfma there
+// (paged_decode_warp_tile.cuh).
+inline constexpr bool kOnWarpTile = !gpu::mma::kHasMatrixUnits;
+
+// Per-warp state of the online softmax: rows g and g + 8 of the padded group. On the warp
+// tile a lane holds one query row, in slot 0, and O^T as the D fragments of kHeadDim/16 tiles.
 template <int kHeadDim>
 struct Softmax {
   float m[2] = {-INFINITY, -INFINITY};  // running max (log2 domain)
   float l[2] = {0.f, 0.f};              // this lane's share of the running sum
-  float o[kHeadDim / 8][4] = {};        // O accumulator, C fragments of kHeadDim/8 n8 tiles
+  float o[kHeadDim / (kOnWarpTile ? 16 : 8)][4] = {};  // O accumulator, C fragments of kHeadDim/8 n8 tiles
 };
 
 template <class Policy>
@@ -293,6 +299,7 @@ struct CopyPipe {
 // STAGE qk: S (16 x 16 tokens, two n8 tiles) = Q K^T. Streaming loads each K fragment right
 // before its matrix instruction; resident loads the whole tile's fragments first (seed 002).
 template <class Policy, DType kKv, int kHeadDim>
+  requires(!kOnWarpTile)  // else the overload in paged_decode_warp_tile.cuh
 __device__ __forceinline__ void qk_scores(float (&s)[2][4], const std::uint32_t (&qa)[kHeadDim / 16][4],
                                           const unsigned char* k_tile) {
   using T = TileOf<Policy, kKv, kHeadDim>;
@@ -376,6 +383,7 @@ __device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHea
 
 // STAGE softmax of the warp body: one 16-token tile.
 template <class Policy, DType kKv, int kHeadDim>
+  requires(!kOnWarpTile)  // else the overload in paged_decode_warp_tile.cuh
 __device__ __forceinline__ void online_softmax(float (&s)[2][4], Softmax<kHeadDim>& st, std::uint32_t (&pa)[4],
                                                float scale_log2, int tile, int first_key, int seq_len) {
   softmax_keys<Policy, kKv, kHeadDim, 2>(s, st, reinterpret_cast<std::uint32_t (&)[1][4]>(pa), scale_log2,
@@ -384,6 +392,7 @@ __device__ __forceinline__ void online_softmax(float (&s)[2][4], Softmax<kHeadDi
 
 // STAGE pv: O (16 x head_dim) += P (16 x 16 tokens) V (16 tokens x head_dim).
 template <class Policy, DType kKv, int kHeadDim>
+  requires(!kOnWarpTile)  // else the overload in paged_decode_warp_tile.cuh
 __device__ __forceinline__ void pv_accumulate(Softmax<kHeadDim>& st, const std::uint32_t (&pa)[4],
                                               const unsigned char* v_tile) {
   using T = TileOf<Policy, kKv, kHeadDim>;
@@ -413,6 +422,7 @@ __device__ __forceinline__ void pv_accumulate(Softmax<kHeadDim>& st, const std::
 // STAGE qk, fp8: each lane reads its K bytes (permuted columns, see Tile::k_column) with
 // 16-byte loads and converts them to f16 fragments in registers.
 template <class Policy, int kHeadDim>
+  requires(!kOnWarpTile)  // else the overload in paged_decode_warp_tile.cuh
 __device__ __forceinline__ void qk_scores_fp8(float (&s)[2][4], const std::uint32_t (&qa)[kHeadDim / 16][4],
                                               const unsigned char* k_raw) {
   using T = Tile<DType::fp8_e4m3, kHeadDim>;
@@ -453,6 +463,7 @@ __device__ __forceinline__ void qk_scores_fp8(float (&s)[2][4], const std::uint3
 // 2t+8, 2t+9), pairs the bytes of two tokens (PRMT) and converts each pair to an f16x2
 // B fragment of one n8 tile (the output columns are permuted: Tile::o_column).
 template <class Policy, int kHeadDim>
+  requires(!kOnWarpTile)  // else the overload in paged_decode_warp_tile.cuh
 __device__ __forceinline__ void pv_accumulate_fp8(Softmax<kHeadDim>& st, const std::uint32_t (&pa)[4],
                                                   const unsigned char* v_raw) {
   using T = Tile<DType::fp8_e4m3, kHeadDim>;
@@ -487,6 +498,7 @@ __device__ __forceinline__ void pv_accumulate_fp8(Softmax<kHeadDim>& st, const s
 // Q rows head0 .. head0 + rows - 1 as A fragments (the padding rows are zero), converted to
 // the operand type.
 template <DType kKv, int kHeadDim>
+  requires(!kOnWarpTile)  // else the overload in paged_decode_warp_tile.cuh
 __device__ __forceinline__ void load_q(std::uint32_t (&qa)[kHeadDim / 16][4], const Params& a, int seq, int head0,
                                        int rows) {
   using E = Element<kQueryType<kKv>>;
@@ -506,6 +518,10 @@ __device__ __forceinline__ void load_q(std::uint32_t (&qa)[kHeadDim / 16][4], co
     }
 }
 
+}  // namespace schedlab::kernels::decode_detail
+#include "kernels/decode/paged_decode_warp_tile.cuh"  // the stages above on the warp tile (kOnWarpTile)
+namespace schedlab::kernels::decode_detail {
+
 // Each warp writes its (m, l, O) rows; the CTA merges them and writes the final output
 // (`whole`: the CTA saw every key of its rows) or a normalized partial with its log-sum-exp.
 // With row tiles, warp w holds rows 16 (w % kRowTiles) .. + 15 of the CTA's `rows`, and the
@@ -520,20 +536,24 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
   const int g = gpu::mma::frag_lane() / 4, t = gpu::mma::frag_lane() % 4;
   float* mine = smem + gpu::warp_id() * kDecodeMaxGroup * kStride;
   const int my_rows = rows - kDecodeMaxGroup * (gpu::warp_id() % kRowTiles);
+  if constexpr (kOnWarpTile) {
+    stash_rows_on_tile<kKv, kHeadDim>(st, mine, kStride, my_rows);
+  } else {
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    st.l[r] += gpu::shfl_xor(st.l[r], 1);
-    st.l[r] += gpu::shfl_xor(st.l[r], 2);
-    const int row = g + 8 * r;
-    if (row >= my_rows) continue;
+    for (int r = 0; r < 2; ++r) {
+      st.l[r] += gpu::shfl_xor(st.l[r], 1);
+      st.l[r] += gpu::shfl_xor(st.l[r], 2);
+      const int row = g + 8 * r;
+      if (row >= my_rows) continue;
 #pragma unroll
-    for (int n = 0; n < kHeadDim / 8; ++n) {
-      mine[row * kStride + Columns::o_column(n, 2 * t)] = st.o[n][2 * r];
-      mine[row * kStride + Columns::o_column(n, 2 * t + 1)] = st.o[n][2 * r + 1];
-    }
-    if (t == 0) {
-      mine[row * kStride + kHeadDim] = st.m[r];
-      mine[row * kStride + kHeadDim + 1] = st.l[r];
+      for (int n = 0; n < kHeadDim / 8; ++n) {
+        mine[row * kStride + Columns::o_column(n, 2 * t)] = st.o[n][2 * r];
+        mine[row * kStride + Columns::o_column(n, 2 * t + 1)] = st.o[n][2 * r + 1];
+      }
+      if (t == 0) {
+        mine[row * kStride + kHeadDim] = st.m[r];
+        mine[row * kStride + kHeadDim + 1] = st.l[r];
+      }
     }
   }
   gpu::block_sync();
@@ -591,9 +611,10 @@ __device__ void merge_unit_if_last(const Params& a, int unit, int seq, int head0
     last = atomicAdd(a.schedule + unit, 1) == parts - 1;
     if (last) gpu::fence_device();  // acquire: the partials counted before this arrival are visible
   }
-  // The verdict reaches every thread through the barrier itself (__syncthreads_or, the same on
-  // CUDA and HIP): a static shared word would pad every decode kernel's shared memory.
-  if (!__syncthreads_or(last)) return;
+  // The verdict reaches every thread through the barrier itself (__syncthreads_or; on AMD,
+  // whose device library's keeps LDS of its own, through the shared memory, done with here):
+  // a static shared word would pad every decode kernel's shared memory.
+  if (!gpu::block_any_in_spent_smem(last)) return;
   const int lane = gpu::lane_id();
   for (int row = gpu::warp_id(); row < rows; row += kWarpsOf<Policy, kKv>) {
     const std::size_t slot0 = (std::size_t(seq) * a.q_heads + head0 + row) * a.num_splits;
@@ -1125,23 +1146,27 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
 // split combine, no shared memory involved.
 template <DType kKv, int kHeadDim>
 __device__ void write_warp_partial(Softmax<kHeadDim>& st, const Params& a, const WorkUnit& u, int slot) {
-  const int g = gpu::mma::frag_lane() / 4, t = gpu::mma::frag_lane() % 4;
-  const float v_scale = a.v_scale ? a.v_scale[u.kvh] : 1.f;
+  if constexpr (kOnWarpTile) {
+    write_partial_on_tile<kKv, kHeadDim>(st, a, u.seq, u.kvh, u.head0, u.rows, slot);
+  } else {
+    const int g = gpu::mma::frag_lane() / 4, t = gpu::mma::frag_lane() % 4;
+    const float v_scale = a.v_scale ? a.v_scale[u.kvh] : 1.f;
 #pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    st.l[r] += gpu::shfl_xor(st.l[r], 1);
-    st.l[r] += gpu::shfl_xor(st.l[r], 2);
-    const int row = g + 8 * r;
-    if (row >= u.rows) continue;
-    const std::size_t at = (std::size_t(u.seq) * a.q_heads + u.head0 + row) * a.num_splits + slot;
-    const float inv = st.l[r] > 0.f ? v_scale / st.l[r] : 0.f;
-    float* o = a.partial_o + at * kHeadDim;
+    for (int r = 0; r < 2; ++r) {
+      st.l[r] += gpu::shfl_xor(st.l[r], 1);
+      st.l[r] += gpu::shfl_xor(st.l[r], 2);
+      const int row = g + 8 * r;
+      if (row >= u.rows) continue;
+      const std::size_t at = (std::size_t(u.seq) * a.q_heads + u.head0 + row) * a.num_splits + slot;
+      const float inv = st.l[r] > 0.f ? v_scale / st.l[r] : 0.f;
+      float* o = a.partial_o + at * kHeadDim;
 #pragma unroll
-    for (int n = 0; n < kHeadDim / 8; ++n) {
-      o[Tile<kKv, kHeadDim>::o_column(n, 2 * t)] = st.o[n][2 * r] * inv;
-      o[Tile<kKv, kHeadDim>::o_column(n, 2 * t + 1)] = st.o[n][2 * r + 1] * inv;
+      for (int n = 0; n < kHeadDim / 8; ++n) {
+        o[Tile<kKv, kHeadDim>::o_column(n, 2 * t)] = st.o[n][2 * r] * inv;
+        o[Tile<kKv, kHeadDim>::o_column(n, 2 * t + 1)] = st.o[n][2 * r + 1] * inv;
+      }
+      if (t == 0) a.partial_lse[at] = st.l[r] > 0.f ? st.m[r] + log2f(st.l[r]) : -INFINITY;
     }
-    if (t == 0) a.partial_lse[at] = st.l[r] > 0.f ? st.m[r] + log2f(st.l[r]) : -INFINITY;
   }
 }
 

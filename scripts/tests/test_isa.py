@@ -204,6 +204,38 @@ def test_kernel_body(compiler_output):
         isa.kernel_body(asm, "_Z7missingv")
 
 
+def test_loops(compiler_output):
+    asm = compiler_output("toy_two_stage.gfx950.s")
+    body = isa.kernel_body(asm, TWO_STAGE_STAGED + HIP_PARAMS)
+    found = isa.loops(asm, TWO_STAGE_STAGED + HIP_PARAMS)
+    assert len(found) == 1
+    (loop,) = found.values()
+    assert 0 < len(loop) < len(body) and body[-1] not in loop
+    assert isa.has_instruction(loop, r"^v_mfma_f32_16x16x16_f16 "), "the toy's matrix ops are in its loop"
+    assert isa.loops(asm, UNTAGGED) == {}
+
+
+def test_loops_by_hand():
+    asm = """\
+_Z1kv:
+\ts_mov_b32 s0, 0
+.LBB0_1:                                ; =>This Loop Header: Depth=1
+\tv_add_f32 v0, v0, v1
+.LBB0_2:                                ;   Parent Loop BB0_1 Depth=1
+                                        ; =>  This Inner Loop Header: Depth=2
+\tv_mfma_f32_16x16x16_f16 v[0:3], v[4:5], v[6:7], v[0:3]
+\ts_cbranch_scc1 .LBB0_2
+.LBB0_3:                                ;   in Loop: Header=BB0_1 Depth=1
+\ts_cbranch_scc1 .LBB0_1 ; back
+.LBB0_4:
+\ts_endpgm
+.Lfunc_end0:
+"""
+    assert isa.loops(asm, "_Z1kv") == {
+        ".LBB0_1": ["v_add_f32 v0, v0, v1", "s_cbranch_scc1 .LBB0_1"],
+        ".LBB0_2": ["v_mfma_f32_16x16x16_f16 v[0:3], v[4:5], v[6:7], v[0:3]", "s_cbranch_scc1 .LBB0_2"]}
+
+
 def test_external_calls(compiler_output):
     no_shim = compiler_output("toy_two_stage.gfx942.no_shim.s")
     calls = isa.external_calls(no_shim, TWO_STAGE_STAGED + HIP_PARAMS)

@@ -202,6 +202,7 @@ def test_shim_defines_each_function_once():
     for name, *_ in rr._OCML:
         assert shim.count(f" __ocml_{name}(") == 1
     assert shim.count("__ockl_get_local_id(") == 1
+    assert shim.count("__ockl_wgred_or_i32(") == 1
 
 
 # ---------------------------------------------------------------------------------------

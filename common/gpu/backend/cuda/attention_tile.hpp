@@ -129,4 +129,11 @@ struct WarpTile {
   }
 };
 
+// The decode kernel's warp tile (one m16 tile, whole-chunk K and V reads with permuted head
+// dims): only declared here, so that the decode source can name it. On NVIDIA the decode
+// kernel keeps its own m16n8k16 path (kernels/decode/paged_decode.cuh); the AMD backend
+// defines this tile (backend/hip/attention_tile.hpp).
+template <class Cfg, int kKvBytes = 2>
+struct WarpTileWideReads;
+
 }  // namespace schedlab::gpu::attn

@@ -136,4 +136,11 @@ struct WarpTileFp8 : WarpTile<Cfg> {
   }
 };
 
+// fp8 e4m3 K and V with 16-bit Q and P (the decode kernel's inputs): only declared here, so
+// that the decode source can name it. On NVIDIA the decode kernel keeps its own m16n8k16
+// path, which converts e4m3 pairs with cvt.rn.f16x2.e4m3x2 (kernels/decode/paged_decode.cuh);
+// the AMD backend defines this tile (backend/hip/attention_tile_fp8.hpp).
+template <class Cfg>
+struct WarpTileKvFp8;
+
 }  // namespace schedlab::gpu::attn

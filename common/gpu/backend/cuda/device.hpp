@@ -27,6 +27,10 @@ __device__ __forceinline__ void warp_sync() { __syncwarp(); }
 
 // Whether the predicate holds in any lane of the warp (a warp-uniform branch condition).
 __device__ __forceinline__ bool warp_any(bool pred) { return __any_sync(0xffffffffu, pred) != 0; }
+// Whether the predicate holds in any thread of the block: a block barrier that carries it.
+// The AMD form passes it through the first word of the block's dynamic shared memory, which
+// the caller must be done with; here the barrier itself carries it (__syncthreads_or).
+__device__ __forceinline__ bool block_any_in_spent_smem(bool pred) { return __syncthreads_or(pred) != 0; }
 
 template <class T>
 __device__ __forceinline__ T shfl_xor(T v, int mask) { return __shfl_xor_sync(0xffffffffu, v, mask); }

@@ -63,6 +63,19 @@ __device__ __forceinline__ void load_b64(std::uint32_t (&r)[2], const unsigned c
   r[0] = v.x;
   r[1] = v.y;
 }
+// kWords consecutive words in one ds_read (b32, b64 or b128).
+template <int kWords>
+__device__ __forceinline__ void load_words(std::uint32_t (&r)[kWords], const unsigned char* p) {
+  static_assert(kWords == 1 || kWords == 2 || kWords == 4, "a b32, b64 or b128 read");
+  if constexpr (kWords == 4) {
+    const uint4 v = *reinterpret_cast<const uint4*>(p);
+    r[0] = v.x, r[1] = v.y, r[2] = v.z, r[3] = v.w;
+  } else if constexpr (kWords == 2) {
+    load_b64(r, p);
+  } else {
+    r[0] = *reinterpret_cast<const std::uint32_t*>(p);
+  }
+}
 }  // namespace detail
 
 template <class Cfg>
@@ -76,6 +89,9 @@ struct WarpTile {
   static constexpr int kPWords = 2;                           // P^T B fragment of one 16-key step
   static constexpr int kKLoadsPerStep = kSTiles;              // one ds_read_b64 per 16-key block
   static constexpr int kMmasPerKLoad = Cfg::kMTiles;          // ... feeding one MFMA per m16 tile
+  // What a score and an output lack of their true value: 1 here, as 16-bit operands hold their
+  // values (the fp8 tiles of attention_tile_fp8.hpp set their own).
+  static constexpr float kQkScale = 1.f, kPvScale = 1.f;
   using KFrags = std::uint32_t[kSTiles][2];
   using VFrags = std::uint32_t[kOTiles][2];
 
@@ -179,6 +195,86 @@ struct WarpTile {
     for (int db = 0; db < kOTiles; ++db)
       *reinterpret_cast<uint2*>(row_ptr + db * mfma16::kDim + dim0) =
           uint2{detail::pack2<Op>(o[db][0] * inv, o[db][1] * inv), detail::pack2<Op>(o[db][2] * inv, o[db][3] * inv)};
+  }
+};
+
+// The decode kernel's warp tile (one m16 tile whose Q the caller packs, V^T for one 16-key
+// step at a time): every shared-memory read is a whole 16-byte chunk per lane, or part of one.
+// kKvBytes: bytes of a K or V element (2; the fp8 KV tile, WarpTileKvFp8, 1).
+//   K and Q: a lane reads its K row's chunk 4 G + l / 16 once for kStepsPerChunk k16 steps
+//   (G = kk / kStepsPerChunk): the head dims of step kk are permuted alike in K and Q
+//   (qk_dim; S^T does not see the order), where WarpTile reads 8 bytes a step.
+//   V^T: D row m of O tile db is head dim kOTiles m + db (not 16 db + m), so the A fragment of
+//   lane l (row l % 16, keys 4 (l / 16) + i) is, for every tile at once, the kOTiles
+//   consecutive dims kOTiles (l % 16) .. of four key rows: one 4- to 16-byte read per key and
+//   one byte permute per fragment word, where WarpTile reads four 2-byte elements per tile.
+//   The lane's O elements are then kHeadDim / 4 consecutive dims of its query row (o_col).
+// Cfg::KvTile: XOR-swizzled rows, offset(row, c) = offset(row, 0) ^ 16 c (SmemTile's, and
+// the decode's raw fp8 tile).
+// Q^T is packed by the caller from values it reads itself (the decode kernel takes its few
+// query rows straight from global memory): pack_q_step.
+template <class Cfg, int kKvBytes = 2>
+struct WarpTileWideReads : WarpTile<Cfg> {
+  using Base = WarpTile<Cfg>;
+  using typename Base::KFrags;
+  using typename Base::VFrags;
+  using Base::kOTiles;
+  using Base::kQWords;
+  using Base::kSTiles;
+  using Base::lane;
+  static_assert(Cfg::kMTiles == 1, "one m16 tile: the permuted dims are per tile");
+  static constexpr int kStepsPerChunk = 16 / (mfma16::kPerLane * kKvBytes);  // 2 (16-bit) or 4 (fp8)
+
+  // Head dim of element i of the lane's K (and Q^T) fragment of k16 step kk.
+  static __device__ __forceinline__ int qk_dim(int kk, int i) { return mfma16::wide_qk_dim(lane(), kk, i, kKvBytes); }
+  template <class Op, class At>
+  static __device__ __forceinline__ void pack_q_step(std::uint32_t (&qa)[kQWords], int kk, At at) {
+    const int row = mfma16::b_col(lane());
+    qa[0] = detail::pack2<Op>(at(row, qk_dim(kk, 0)), at(row, qk_dim(kk, 1)));
+    qa[1] = detail::pack2<Op>(at(row, qk_dim(kk, 2)), at(row, qk_dim(kk, 3)));
+  }
+  // The lane's K chunk of group 0; group G is chunk 4 G further (an XOR of 64 G bytes).
+  static __device__ __forceinline__ int k_lane_offset() {
+    const int l = lane();
+    return Cfg::KvTile::offset(mfma16::a_row(l), l / mfma16::kDim);
+  }
+  // K bytes of step kk in key block kb (the caller's tile: one 16-token block).
+  static __device__ __forceinline__ const unsigned char* k_step_at(const unsigned char* k_tile, int k_off, int kb,
+                                                                   int kk) {
+    constexpr int kStepBytes = mfma16::kPerLane * kKvBytes;
+    return k_tile + kb * Cfg::KvTile::offset(mfma16::kDim, 0) + (k_off ^ (64 * (kk / kStepsPerChunk))) +
+           kStepBytes * (kk % kStepsPerChunk);
+  }
+  static __device__ __forceinline__ void load_k_step(KFrags& k, const unsigned char* k_tile, int k_off, int kk) {
+#pragma unroll
+    for (int kb = 0; kb < kSTiles; ++kb) detail::load_b64(k[kb], k_step_at(k_tile, k_off, kb, kk));
+  }
+
+  static __device__ __forceinline__ int o_col(int n, int i) {
+    return mfma16::wide_o_dim(mfma16::d_row(lane(), i), n, kOTiles);
+  }
+
+  // The lane's kOTiles elements of each of its four keys of step kk (keys 4 (l / 16) + i):
+  // bytes kOTiles kKvBytes (l % 16) .. of each row, inside one 16-byte chunk.
+  static constexpr int kVWords = kOTiles * kKvBytes / 4;
+  static __device__ __forceinline__ void load_v_rows(std::uint32_t (&r)[mfma16::kPerLane][kVWords],
+                                                     const unsigned char* v_tile, int kk) {
+    static_assert(kVWords * 4 <= 16, "a lane's dims of a key lie in one 16-byte chunk");
+    const int l = lane(), byte = mfma16::wide_o_dim(mfma16::a_row(l), 0, kOTiles) * kKvBytes;
+#pragma unroll
+    for (int i = 0; i < mfma16::kPerLane; ++i)
+      detail::load_words(r[i], v_tile + Cfg::KvTile::offset(kk * mfma16::kDim + mfma16::a_k(l, i), byte / 16) + byte % 16);
+  }
+  static __device__ __forceinline__ void load_v_step(VFrags& v, const unsigned char* v_tile, int kk) {
+    static_assert(kKvBytes == 2, "16-bit V here; WarpTileKvFp8 reads fp8 V");
+    std::uint32_t r[mfma16::kPerLane][kVWords];
+    load_v_rows(r, v_tile, kk);
+#pragma unroll
+    for (int db = 0; db < kOTiles; ++db) {  // dim kOTiles (l % 16) + db: half db % 2 of word db / 2
+      const int w = db / 2, sel = db % 2 ? 0x07060302 : 0x05040100;  // two high or two low halves
+      v[db][0] = __builtin_amdgcn_perm(r[1][w], r[0][w], sel);  // keys 4 (l / 16) + 0, + 1
+      v[db][1] = __builtin_amdgcn_perm(r[3][w], r[2][w], sel);  // + 2, + 3
+    }
   }
 };
 

@@ -22,6 +22,7 @@
 #include <cstdint>
 
 #include "common/gpu/backend/hip/attention_tile.hpp"
+#include "common/gpu/backend/hip/e4m3_to_f16.hpp"
 
 namespace schedlab::gpu::attn {
 
@@ -132,6 +133,49 @@ struct WarpTileFp8 : WarpTile<Cfg> {
     }
   }
   // O leaves as the 16-bit tile writes it (the dims of D are not permuted here).
+};
+
+// fp8 e4m3 K and V with 16-bit Q and P: the decode kernel's inputs (its queries stay bf16 or
+// f16, and P is kept in f16 as on NVIDIA, so no 8-bit rounding of Q or P is added). The
+// products are the 16-bit tile's v_mfma_f32_16x16x16f16; the K and V bytes become f16
+// operands in registers by bit moves (e4m3_to_f16.hpp: a v_perm_b32 and three VALU ops per
+// two values), the same on gfx942 (FNUZ hardware) and gfx950 (OCP). Those operands are 2^-8
+// of the values: kQkScale and kPvScale give it back. The reads and the permuted dims are
+// WarpTileWideReads' with 1-byte elements: a lane's K chunk serves four k16 steps, its V^T
+// fragments come from kOTiles bytes of each of four key rows.
+template <class Cfg>
+struct WarpTileKvFp8 : WarpTileWideReads<Cfg, 1> {
+  using Base = WarpTileWideReads<Cfg, 1>;
+  using typename Base::KFrags;
+  using typename Base::VFrags;
+  using Base::kOTiles;
+  using Base::kSTiles;
+  using Base::kVWords;
+  static constexpr float kQkScale = e4m3::kE4m3AsF16Scale, kPvScale = e4m3::kE4m3AsF16Scale;
+
+  // e4m3 byte j_lo of lo and byte j_hi of hi as f16x2 (2^-8 of each).
+  static __device__ __forceinline__ std::uint32_t f16x2(std::uint32_t hi, std::uint32_t lo, int j_lo, int j_hi) {
+    return e4m3::f16x2_from_high_bytes(__builtin_amdgcn_perm(hi, lo, e4m3::byte_pair_selector(j_lo, j_hi)));
+  }
+
+  static __device__ __forceinline__ void load_k_step(KFrags& k, const unsigned char* k_tile, int k_off, int kk) {
+#pragma unroll
+    for (int kb = 0; kb < kSTiles; ++kb) {
+      const std::uint32_t w = *reinterpret_cast<const std::uint32_t*>(Base::k_step_at(k_tile, k_off, kb, kk));
+      k[kb][0] = f16x2(w, w, 0, 1);
+      k[kb][1] = f16x2(w, w, 2, 3);
+    }
+  }
+  static __device__ __forceinline__ void load_v_step(VFrags& v, const unsigned char* v_tile, int kk) {
+    std::uint32_t r[mfma16::kPerLane][kVWords];
+    Base::load_v_rows(r, v_tile, kk);
+#pragma unroll
+    for (int db = 0; db < kOTiles; ++db) {  // dim kOTiles (l % 16) + db: byte db % 4 of word db / 4
+      const int w = db / 4, j = db % 4;
+      v[db][0] = f16x2(r[1][w], r[0][w], j, j);  // keys 4 (l / 16) + 0, + 1
+      v[db][1] = f16x2(r[3][w], r[2][w], j, j);  // + 2, + 3
+    }
+  }
 };
 
 }  // namespace schedlab::gpu::attn

@@ -32,6 +32,19 @@ __device__ __forceinline__ void warp_sync() { __builtin_amdgcn_fence(__ATOMIC_RE
 // Whether the predicate holds in any lane of the warp (a warp-uniform branch condition).
 // A ballot, not __any: that one is an ockl library call the device-only compile keeps.
 __device__ __forceinline__ bool warp_any(bool pred) { return __builtin_amdgcn_ballot_w64(pred) != 0; }
+// Whether the predicate holds in any thread of the block, through the first word of the
+// block's dynamic shared memory, which the caller must be done with. __syncthreads_or is the
+// device library's work-group OR (__ockl_wgred_or_i32), which keeps an LDS array of its own:
+// static LDS comes before the dynamic region, so beside 64 KiB of dynamic LDS (aligned to 1
+// KiB, as the decode kernel's) the kernel no longer fits gfx942's 64 KiB.
+__device__ __forceinline__ bool block_any_in_spent_smem(bool pred) {
+  extern __shared__ int dynamic_smem_words[];
+  if (threadIdx.x == 0 && threadIdx.y == 0 && threadIdx.z == 0) dynamic_smem_words[0] = 0;
+  block_sync();
+  if (warp_any(pred) && lane_id() == 0) __hip_atomic_fetch_or(dynamic_smem_words, 1, __ATOMIC_RELAXED, __HIP_MEMORY_SCOPE_WORKGROUP);
+  block_sync();
+  return dynamic_smem_words[0] != 0;
+}
 
 template <class T>
 __device__ __forceinline__ T shfl_xor(T v, int mask) { return __shfl_xor(v, mask); }

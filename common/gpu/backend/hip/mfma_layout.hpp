@@ -28,4 +28,17 @@ constexpr int d_col(int lane) { return lane % kDim; }
 // a column is in-lane over i, then across these four lanes: XOR 16 and XOR 32.
 inline constexpr int kColumnXorMasks[2] = {16, 32};
 
+// The decode warp tile's permuted head dims (attention_tile.hpp, WarpTileWideReads), for a
+// tile whose K and V elements are kv_bytes wide. Element i of lane l's K (and Q^T) fragment
+// of k16 step kk: the lane reads chunk 4 (kk / s) + l / 16 of its K row once for s = 16 /
+// (4 kv_bytes) steps, 4 elements a step.
+constexpr int wide_qk_dim(int lane, int kk, int i, int kv_bytes) {
+  const int steps_per_chunk = 16 / (kPerLane * kv_bytes);
+  const int chunk = kPerLane * (kk / steps_per_chunk) + lane / kDim;
+  return chunk * (16 / kv_bytes) + kPerLane * (kk % steps_per_chunk) + i;
+}
+// The head dim of row m of O^T's tile n (of o_tiles): a lane's A fragment of V^T (row
+// a_row(l)) covers o_tiles consecutive dims over the tiles, one read per key.
+constexpr int wide_o_dim(int m, int n, int o_tiles) { return o_tiles * m + n; }
+
 }  // namespace schedlab::gpu::mfma16

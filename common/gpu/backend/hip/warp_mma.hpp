@@ -2,9 +2,11 @@
 // fragment layouts of a 32-lane warp are kept, each half of the wave64 computes them with
 // VALU FMAs and cross-lane shuffles (width 32; the upper half duplicates the lower). This
 // keeps one kernel source compiling for gfx942/gfx950 with the same schedule and hints;
-// it is not an MFMA kernel, the results record kMatrixInstruction, and no AMD timing is
-// claimed. The decode kernel uses it; the prefill kernel has a native MFMA warp tile
-// (attention_tile.hpp) and records its own instruction (gpu::attn::kMatrixInstruction).
+// it is not an MFMA kernel (the results record kMatrixInstruction), and no AMD timing is
+// claimed. No kernel computes with it on AMD now: the prefill and decode kernels use the native MFMA warp tile (attention_tile.hpp;
+// the decode kernel picks it where kHasMatrixUnits is false, kernels/decode/
+// paged_decode_warp_tile.cuh). Their code still names these fragments and the helpers
+// below (pack2, fast_exp2) where they are not vendor-specific.
 #pragma once
 #include <hip/hip_runtime.h>
 
