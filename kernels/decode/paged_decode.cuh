@@ -1045,25 +1045,6 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   const CtaWork cw = cta_work<Policy>(a, a.kv_heads * chunks);
   const int w = gpu::warp_id();
   const WorkUnit u(a, cw.seq, cw.y / chunks, cw.y % chunks, unit_rows);
-  // Q's 64 rows (past the unit's rows: zeros) in shared memory as the operand type (fp8 KV:
-  // bf16 queries to f16, as the warp body does), made visible to wgmma below.
-  unsigned char* q_smem = smem + G::kQ;
-  {
-    constexpr int kChunks = kHeadDim * 2 / 16;
-    const auto* q = static_cast<const unsigned char*>(a.q);
-    for (int i = threadIdx.x; i < kWarps * kDecodeMaxGroup * kChunks; i += blockDim.x) {
-      const int row = i / kChunks, chunk = i % kChunks;
-      uint4 v{0, 0, 0, 0};
-      if (row < u.rows) v = *reinterpret_cast<const uint4*>(q + ((std::size_t(u.seq) * a.q_heads + u.head0 + row) * kHeadDim) * 2 + chunk * 16);
-      if constexpr (kFp8) {
-        auto f16 = [](std::uint32_t w) {  // bf16 pair to f16 pair
-          return gpu::mma::pack2<gpu::mma::F16>(__uint_as_float(w << 16), __uint_as_float(w & 0xffff0000u));
-        };
-        v = uint4{f16(v.x), f16(v.y), f16(v.z), f16(v.w)};
-      }
-      *reinterpret_cast<uint4*>(q_smem + G::Q::offset(row, chunk)) = v;
-    }
-  }
   const float scale_log2 = a.scale_log2 * (a.k_scale ? a.k_scale[u.kvh] : 1.f);
   const int2 range = cw.range(a, u);
   const int steps = (range.y - range.x + kWarps - 1) / kWarps;
@@ -1072,14 +1053,13 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   unsigned char* converted = smem + G::kConverted;                   // fp8: the step as f16 operands
   // Warp w's tile of step j is range tile j kWarps + w; its page id is fetched a step ahead.
   auto own = [&](int j) { return range.x + j * kWarps + w; };
-  int next_page = own(0) < range.y ? page_of<Policy>(a, u.seq, own(0)) : 0;
-  auto issue = [&](int j) {  // one commit group per step, empty past the last
+  auto page_at = [&](int j) { return own(j) < range.y ? page_of<Policy>(a, u.seq, own(j)) : 0; };
+  auto issue = [&](int j, int page) {  // one commit group per step, empty past the last
     if (j < steps) {
       const int tile = own(j);
-      int copied = tile, page = next_page, valid_to = 0;  // valid_to 0: zero-fill the whole tile
+      int copied = tile, valid_to = 0;  // valid_to 0: zero-fill the whole tile
       if (tile < range.y) {
         valid_to = u.seq_len;
-        if (own(j + 1) < range.y) next_page = page_of<Policy>(a, u.seq, own(j + 1));
         if (fault_hits<Policy, DecodeFault::stale_tile>(tile, u.first_key, u.seq_len) && tile >= 2) {
           copied = tile - 2;  // a stale-tile fault copies an earlier tile in its place
           page = page_of<Policy>(a, u.seq, copied);
@@ -1091,8 +1071,42 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
     }
     gpu::async_commit();
   };
+  // The first steps' page ids are fetched together and their copies issued before Q is loaded,
+  // so a short range does not wait for block-table and Q round trips one after another before
+  // its first copy; later page ids are fetched a step ahead of their copies.
+  int pages[kStagesHere - 1];
 #pragma unroll
-  for (int j = 0; j + 1 < kStagesHere; ++j) issue(j);
+  for (int j = 0; j + 1 < kStagesHere; ++j) pages[j] = page_at(j);
+#pragma unroll
+  for (int j = 0; j + 1 < kStagesHere; ++j) issue(j, pages[j]);
+  int next_page = page_at(kStagesHere - 1);
+  // Q's 64 rows (past the unit's rows: zeros) in shared memory as the operand type (fp8 KV:
+  // bf16 queries to f16, as the warp body does), made visible to wgmma below.
+  unsigned char* q_smem = smem + G::kQ;
+  {
+    // Every load issued before the first store: one round trip for the CTA's Q, not one per chunk.
+    constexpr int kChunks = kHeadDim * 2 / 16, kThreads = kWarps * kWarpSize;
+    constexpr int kPerThread = kWarps * kDecodeMaxGroup * kChunks / kThreads;
+    const auto* q = static_cast<const unsigned char*>(a.q);
+    uint4 v[kPerThread];
+#pragma unroll
+    for (int c = 0; c < kPerThread; ++c) {
+      const int i = threadIdx.x + c * kThreads, row = i / kChunks, chunk = i % kChunks;
+      v[c] = row < u.rows ? *reinterpret_cast<const uint4*>(q + ((std::size_t(u.seq) * a.q_heads + u.head0 + row) * kHeadDim) * 2 + chunk * 16)
+                          : uint4{0, 0, 0, 0};
+    }
+#pragma unroll
+    for (int c = 0; c < kPerThread; ++c) {
+      const int i = threadIdx.x + c * kThreads;
+      if constexpr (kFp8) {
+        auto f16 = [](std::uint32_t x) {  // bf16 pair to f16 pair
+          return gpu::mma::pack2<gpu::mma::F16>(__uint_as_float(x << 16), __uint_as_float(x & 0xffff0000u));
+        };
+        v[c] = uint4{f16(v[c].x), f16(v[c].y), f16(v[c].z), f16(v[c].w)};
+      }
+      *reinterpret_cast<uint4*>(q_smem + G::Q::offset(i / kChunks, i % kChunks)) = v[c];
+    }
+  }
   Softmax<kHeadDim> st;
   for (int j = 0; j < steps; ++j) {
     const unsigned char* k = kFp8 ? converted : k_stage(j % kStagesHere);
@@ -1106,7 +1120,8 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
     probe.after(gpu::WaitPoint::BlockBarrier);
     float s[kTiles][4];
     if constexpr (kFp8) {
-      issue(j + kStagesHere - 1);  // into step j - 1's raw tiles
+      issue(j + kStagesHere - 1, next_page);  // into step j - 1's raw tiles
+      next_page = page_at(j + kStagesHere);
       const unsigned char* raw = k_stage(j % kStagesHere);
       convert_fp8_rows<kHeadDim, typename G::KV>(converted, raw, w * kDecodeTileTokens);
       convert_fp8_rows<kHeadDim, typename G::KV>(converted + G::KV::kBytes, raw + G::kVOffset, w * kDecodeTileTokens);
@@ -1117,7 +1132,8 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, k);
     } else {
       group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, k);
-      issue(j + kStagesHere - 1);  // into step j - 1's stage, while S is computed
+      issue(j + kStagesHere - 1, next_page);  // into step j - 1's stage, while S is computed
+      next_page = page_at(j + kStagesHere);
     }
     gpu::wgmma::wait<0>();
     gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kTiles * 4]>(s));
