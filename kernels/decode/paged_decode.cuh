@@ -59,9 +59,22 @@ struct Params {
   gpu::api::TensorMap k_map, v_map;
 };
 
+// kRows rows of 16-bit head-dim values as bulk tensor copies write them and wgmma reads them:
+// 64-column boxes of kRows rows x 128 bytes, each 128-byte swizzled (chunk c of row r at
+// c ^ (r % 8): rows 8 apart are 1024 bytes apart, and the 8 rows of an ldmatrix hit 8 bank
+// groups), one box after another.
+template <int kRows, int kHeadDim>
+struct BoxTile {
+  static constexpr int kBoxCols = 64, kBoxBytes = kRows * 128;
+  static constexpr int kBytes = kHeadDim / kBoxCols * kBoxBytes;
+  static __device__ int offset(int row, int chunk) {
+    return (chunk / 8) * kBoxBytes + row * 128 + (((chunk % 8) ^ (row % 8)) * 16);
+  }
+};
+
 // Byte geometry of one 16-token tile of K (or V) for a KV dtype and head dim. kBoxes: the
-// layout bulk tensor copies write, 64-column boxes of 16 rows x 128 bytes with the 128-byte
-// swizzle, which like the per-lane XOR swizzle puts the 8 rows of an ldmatrix in 8 bank groups.
+// layout bulk tensor copies write (BoxTile of the tile's 16 rows); else the per-lane XOR
+// swizzle of whole rows, which puts the 8 rows of an ldmatrix in 8 bank groups the same way.
 template <DType kKv, int kHeadDim, bool kBoxes = false>
 struct Tile {
   static constexpr bool kFp8 = kKv == DType::fp8_e4m3;
@@ -71,12 +84,13 @@ struct Tile {
   static constexpr int kRawChunksPerLane = kRawBytes / 16 / kWarpSize;
   static constexpr int kRowBytes = kHeadDim * 2;  // 16-bit operands of the matrix unit
   static constexpr int kStageBytes = kRawBytes;   // one tile in shared memory
-  static constexpr int kBoxCols = 64, kBoxBytes = kDecodeTileTokens * 128;
+  using Boxes = BoxTile<kDecodeTileTokens, kHeadDim>;
+  static constexpr int kBoxCols = Boxes::kBoxCols, kBoxBytes = Boxes::kBoxBytes;
   static constexpr int kKSteps = kHeadDim / 16;   // k16 steps of S = Q K^T
   static_assert(kRawBytes % (16 * kWarpSize) == 0, "a tile must split into 16-byte chunks per lane");
   // XOR swizzle of 16-byte chunks by row: the 8 rows one ldmatrix reads hit 8 bank groups.
   static __device__ int offset(int row, int chunk) {
-    if constexpr (kBoxes) return (chunk / 8) * kBoxBytes + row * 128 + (((chunk % 8) ^ (row % 8)) * 16);
+    if constexpr (kBoxes) return Boxes::offset(row, chunk);
     else return row * kRowBytes + ((chunk ^ (row & 7)) * 16);
   }
   // fp8 tiles are read by the lanes themselves (ldmatrix has no 8-bit form on sm_90): their
@@ -126,21 +140,12 @@ struct Smem {
 
 // The warpgroup row-tile body (RowTileMma::warpgroup): where it runs, and its shared memory.
 // A step is one 16-token tile per warp, 64 keys; K and V of a step, and Q's 64 rows, are
-// stored as wgmma's 16-bit operands want them: 64-column boxes of 128-byte rows, 128-byte
-// swizzled (rows 8 apart are 1024 bytes apart), each box 1024-byte aligned. fp8 KV lands in
+// BoxTiles, each box 1024-byte aligned, as wgmma's 16-bit operands want them. fp8 KV lands in
 // per-warp raw tiles first; each warp converts its own tile to f16 rows of the one 16-bit step.
 template <class Policy, DType kKv>
 inline constexpr bool kWarpgroupRows =
     SCHEDLAB_GPU_HAS_WGMMA && Policy::kRowTileMma == RowTileMma::warpgroup && Policy::kMaxRowTiles > 1;
-template <int kRows, int kHeadDim>
-struct GroupTile {
-  static constexpr int kBoxBytes = kRows * 128;
-  static constexpr int kBytes = kHeadDim / 64 * kBoxBytes;
-  static __device__ int offset(int row, int chunk) {
-    return (chunk / 8) * kBoxBytes + row * 128 + (((chunk % 8) ^ (row % 8)) * 16);
-  }
-};
-// kStages steps (16-bit: K then V as GroupTile; fp8: each warp's raw K then V tile), for fp8
+// kStages steps (16-bit: K then V as BoxTiles; fp8: each warp's raw K then V tile), for fp8
 // the converted 16-bit step, then Q; the warps' combine space (combine_warps) after the loop.
 // An fp8 step's raw bytes are a quarter of a 16-bit stage's: it gets one more stage.
 template <class Policy, DType kKv, int kHeadDim>
@@ -148,8 +153,8 @@ struct GroupSmem {
   static constexpr bool kFp8 = kKv == DType::fp8_e4m3;
   static constexpr int kWarps = kWarpsOf<Policy, kKv>, kStages = Policy::kRowTileStages + (kFp8 ? 1 : 0);
   static constexpr int kTokens = kWarps * kDecodeTileTokens;
-  using KV = GroupTile<kTokens, kHeadDim>;
-  using Q = GroupTile<kWarps * kDecodeMaxGroup, kHeadDim>;
+  using KV = BoxTile<kTokens, kHeadDim>;
+  using Q = BoxTile<kWarps * kDecodeMaxGroup, kHeadDim>;
   static constexpr int kRawTile = Tile<kKv, kHeadDim>::kRawBytes;  // fp8: one warp's 16 tokens of K (or V)
   static constexpr int kStageBytes = kFp8 ? kWarps * 2 * kRawTile : 2 * KV::kBytes;
   static constexpr int kConverted = kStages * kStageBytes;
@@ -911,6 +916,25 @@ __device__ __forceinline__ CtaWork cta_work(const Params& a, int units_per_seq) 
   return {int(blockIdx.z), int(blockIdx.y), int(blockIdx.x), -1, 0};
 }
 
+// The end of a unit's CTA, every body alike: the dependent combine may be scheduled, the warps
+// merge their rows in shared memory (combine_warps) and write the output, whole when the unit
+// is one chunk, else a partial, which a token-balanced plan that merges in the kernel merges in
+// the unit's last chunk to finish.
+template <class Policy, DType kKv, int kHeadDim, int kRowTiles = 1, class Columns = Tile<kKv, kHeadDim>>
+__device__ __forceinline__ void finish_unit(Softmax<kHeadDim>& st, unsigned char* smem, const Params& a, const CtaWork& cw,
+                                            const WorkUnit& u, int chunks, gpu::WaitProbe& probe) {
+  gpu::allow_dependent_launch();  // the split combine may be scheduled once every CTA is here
+  probe.before();
+  gpu::block_sync();  // the K/V stages become the warps' combine space
+  probe.after(gpu::WaitPoint::BlockBarrier);
+  const int unit = cw.seq * a.kv_heads * chunks + cw.y;
+  const int parts = unit_parts<Policy>(a, unit);
+  combine_warps<Policy, kKv, kHeadDim, kRowTiles, Columns>(st, reinterpret_cast<float*>(smem), a, u.seq, u.kvh,
+                                                           cw.split, u.head0, u.rows, parts == 1);
+  if constexpr (Policy::kTileSchedule == TileSchedule::token_balanced)
+    if (a.unit_partials && a.schedule && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
+}
+
 template <class Policy, DType kKv, int kHeadDim>
 __device__ void decode_split(const Params& a, unsigned char* smem, gpu::WaitProbe& probe) {
   const int chunks = (a.q_heads / a.kv_heads + kDecodeMaxGroup - 1) / kDecodeMaxGroup;
@@ -938,17 +962,7 @@ __device__ void decode_split(const Params& a, unsigned char* smem, gpu::WaitProb
     StaticTiles src = interleaved_tiles(cw.range(a, u), w, kWarpsOf<Policy, kKv>);
     run(src);
   }
-  gpu::allow_dependent_launch();  // the split combine may be scheduled once every CTA is here
-  probe.before();
-  gpu::block_sync();  // the K/V stages become the warps' combine space
-  probe.after(gpu::WaitPoint::BlockBarrier);
-  // A token-balanced unit cut into one chunk is written whole; one cut into several merges here.
-  const int unit = cw.seq * a.kv_heads * chunks + cw.y;
-  const int parts = unit_parts<Policy>(a, unit);
-  combine_warps<Policy, kKv, kHeadDim>(st, reinterpret_cast<float*>(smem), a, u.seq, u.kvh, split, u.head0, u.rows,
-                                       parts == 1);
-  if constexpr (Policy::kTileSchedule == TileSchedule::token_balanced)
-    if (a.unit_partials && a.schedule && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
+  finish_unit<Policy, kKv, kHeadDim>(st, smem, a, cw, u, chunks, probe);
 }
 
 // A group above 16 in one CTA (Policy::kMaxRowTiles): the split grid's or the work list's CTAs
@@ -973,16 +987,7 @@ __device__ void decode_row_tiles(const Params& a, unsigned char* smem, gpu::Wait
   TileFeed<Policy, kKv, kHeadDim> feed{own, pipe, a, u.seq, u.kvh, u.first_key, u.seq_len,
                                        own.peek() >= 0 ? page_of<Policy>(a, u.seq, own.peek()) : 0};
   stream_shared_tiles<Policy, kKv, kHeadDim>(feed, smem, st, qa, range.x, range.y - range.x, rows > 0, scale_log2, probe);
-  gpu::allow_dependent_launch();
-  probe.before();
-  gpu::block_sync();  // the K/V stages become the warps' combine space
-  probe.after(gpu::WaitPoint::BlockBarrier);
-  const int unit = cw.seq * a.kv_heads * chunks + cw.y;  // as decode_split: whole, or merged by the last chunk
-  const int parts = unit_parts<Policy>(a, unit);
-  combine_warps<Policy, kKv, kHeadDim, Policy::kMaxRowTiles>(st, reinterpret_cast<float*>(smem), a, u.seq, u.kvh,
-                                                               cw.split, u.head0, u.rows, parts == 1);
-  if constexpr (Policy::kTileSchedule == TileSchedule::token_balanced)
-    if (a.unit_partials && a.schedule && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
+  finish_unit<Policy, kKv, kHeadDim, Policy::kMaxRowTiles>(st, smem, a, cw, u, chunks, probe);
 }
 
 #if SCHEDLAB_GPU_HAS_WGMMA
@@ -1145,16 +1150,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
     gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kHeadDim / 2]>(st.o));
   }
   gpu::async_wait<0>();
-  gpu::allow_dependent_launch();
-  probe.before();
-  gpu::block_sync();  // the stages become the warps' combine space
-  probe.after(gpu::WaitPoint::BlockBarrier);
-  const int unit = cw.seq * a.kv_heads * chunks + cw.y;  // as decode_split: whole, or merged by the last chunk
-  const int parts = unit_parts<Policy>(a, unit);
-  combine_warps<Policy, kKv, kHeadDim, kWarps, Tile<DType::f16, kHeadDim>>(st, reinterpret_cast<float*>(smem), a, u.seq,
-                                                                           u.kvh, cw.split, u.head0, u.rows, parts == 1);
-  if constexpr (Policy::kTileSchedule == TileSchedule::token_balanced)
-    if (a.unit_partials && a.schedule && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
+  finish_unit<Policy, kKv, kHeadDim, kWarps, Tile<DType::f16, kHeadDim>>(st, smem, a, cw, u, chunks, probe);
 }
 #endif  // SCHEDLAB_GPU_HAS_WGMMA
 
