@@ -5,7 +5,8 @@
 // unfinished sequences. The split and token-balanced variants keep a GQA group above 16 (MQA)
 // in one CTA of up to 4 row tiles, so such a batch reads its KV once (kMaxRowTiles), computed
 // by the CTA as one warpgroup (kRowTileMma); token_balanced_warp_rows computes those row tiles
-// warp by warp instead, the same plan otherwise.
+// warp by warp instead, the same plan otherwise; token_balanced_convert_in_step converts fp8
+// tiles in the step that uses them (kRowTileConvertAhead).
 #pragma once
 #include "kernels/decode/decode_policy.hpp"
 
@@ -26,6 +27,11 @@ struct token_balanced : kernels::DecodePolicy {
 };
 struct token_balanced_warp_rows : token_balanced {
   /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warp;
+};
+// fp8 KV in the warpgroup body: each step's raw tiles converted just before its products,
+// between two CTA barriers, instead of a step ahead while the previous step's S is computed.
+struct token_balanced_convert_in_step : token_balanced {
+  /* RowTileConvertAhead = */ static constexpr bool kRowTileConvertAhead = false;
 };
 struct persistent : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;

@@ -87,6 +87,11 @@ struct DecodePolicy {
   // stage more of its smaller raw tiles beside the converted step).
   /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warp;
   /* RowTileStages = */ static constexpr int kRowTileStages = 3;
+  // fp8 KV in the warpgroup form: each warp converts its raw tile of step j + 1 to f16 while
+  // the CTA's S = Q K^T of step j runs on the matrix unit, into a second converted step, so a
+  // step costs one CTA barrier (true); or converts step j just before its products, between two
+  // barriers, with nothing else in flight on the SM's side of the CTA (false).
+  /* RowTileConvertAhead = */ static constexpr bool kRowTileConvertAhead = true;
   /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only
 };
 

@@ -146,19 +146,25 @@ template <class Policy, DType kKv>
 inline constexpr bool kWarpgroupRows =
     SCHEDLAB_GPU_HAS_WGMMA && Policy::kRowTileMma == RowTileMma::warpgroup && Policy::kMaxRowTiles > 1;
 // kStages steps (16-bit: K then V as BoxTiles; fp8: each warp's raw K then V tile), for fp8
-// the converted 16-bit step, then Q; the warps' combine space (combine_warps) after the loop.
-// An fp8 step's raw bytes are a quarter of a 16-bit stage's: it gets one more stage.
+// the converted 16-bit steps, then Q; the warps' combine space (combine_warps) after the loop.
+// An fp8 step's raw bytes are a quarter of a 16-bit stage's: converting in the step
+// (kRowTileConvertAhead false) it gets one raw stage more beside its one converted step;
+// converting a step ahead it keeps two converted steps and one raw stage less (the same bytes:
+// two CTAs per SM at head dim 128 either way).
 template <class Policy, DType kKv, int kHeadDim>
 struct GroupSmem {
   static constexpr bool kFp8 = kKv == DType::fp8_e4m3;
-  static constexpr int kWarps = kWarpsOf<Policy, kKv>, kStages = Policy::kRowTileStages + (kFp8 ? 1 : 0);
+  static constexpr bool kConvertAhead = kFp8 && Policy::kRowTileConvertAhead;
+  static constexpr int kConvertedSteps = kConvertAhead ? 2 : 1;
+  static constexpr int kWarps = kWarpsOf<Policy, kKv>;
+  static constexpr int kStages = Policy::kRowTileStages + (kFp8 ? (kConvertAhead ? -1 : 1) : 0);
   static constexpr int kTokens = kWarps * kDecodeTileTokens;
   using KV = BoxTile<kTokens, kHeadDim>;
   using Q = BoxTile<kWarps * kDecodeMaxGroup, kHeadDim>;
   static constexpr int kRawTile = Tile<kKv, kHeadDim>::kRawBytes;  // fp8: one warp's 16 tokens of K (or V)
   static constexpr int kStageBytes = kFp8 ? kWarps * 2 * kRawTile : 2 * KV::kBytes;
   static constexpr int kConverted = kStages * kStageBytes;
-  static constexpr int kQ = kConverted + (kFp8 ? 2 * KV::kBytes : 0);
+  static constexpr int kQ = kConverted + (kFp8 ? kConvertedSteps * 2 * KV::kBytes : 0);
   static constexpr int kCombine = kWarps * kDecodeMaxGroup * (kHeadDim + 2) * 4;
   static constexpr int kBytes = kQ + Q::kBytes > kCombine ? kQ + Q::kBytes : kCombine;
   static_assert(!kWarpgroupRows<Policy, kKv> || (kWarps == 4 && Policy::kMaxRowTiles == 4),
@@ -1079,12 +1085,15 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   // The first steps' page ids are fetched together and their copies issued before Q is loaded,
   // so a short range does not wait for block-table and Q round trips one after another before
   // its first copy; later page ids are fetched a step ahead of their copies.
-  int pages[kStagesHere - 1];
+  // fp8 refills a raw stage as soon as its step is converted, so its first copies fill every
+  // stage; a 16-bit stage is refilled once the step before it is read, one stage fewer.
+  constexpr int kIssuedAhead = kFp8 ? kStagesHere : kStagesHere - 1;
+  int pages[kIssuedAhead];
 #pragma unroll
-  for (int j = 0; j + 1 < kStagesHere; ++j) pages[j] = page_at(j);
+  for (int j = 0; j < kIssuedAhead; ++j) pages[j] = page_at(j);
 #pragma unroll
-  for (int j = 0; j + 1 < kStagesHere; ++j) issue(j, pages[j]);
-  int next_page = page_at(kStagesHere - 1);
+  for (int j = 0; j < kIssuedAhead; ++j) issue(j, pages[j]);
+  int next_page = page_at(kIssuedAhead);
   // Q's 64 rows (past the unit's rows: zeros) in shared memory as the operand type (fp8 KV:
   // bf16 queries to f16, as the warp body does), made visible to wgmma below.
   unsigned char* q_smem = smem + G::kQ;
@@ -1113,41 +1122,72 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
     }
   }
   Softmax<kHeadDim> st;
-  for (int j = 0; j < steps; ++j) {
-    const unsigned char* k = kFp8 ? converted : k_stage(j % kStagesHere);
-    probe.before();
-    gpu::async_wait<kStagesHere - 2, 2 * TileOf<Policy, kKv, kHeadDim>::kRawChunksPerLane>();  // own tile of step j
-    if constexpr (kFp8) gpu::warp_sync();        // the warp's lanes convert each other's bytes
-    else gpu::fence_proxy_async_smem();          // this thread's shared writes, before wgmma (the async proxy) reads them
-    probe.after(gpu::WaitPoint::AsyncCopy);
-    probe.before();
-    gpu::block_sync_shared();  // step j has landed; every product of step j - 1 is done
-    probe.after(gpu::WaitPoint::BlockBarrier);
-    float s[kTiles][4];
-    if constexpr (kFp8) {
-      issue(j + kStagesHere - 1, next_page);  // into step j - 1's raw tiles
-      next_page = page_at(j + kStagesHere);
-      const unsigned char* raw = k_stage(j % kStagesHere);
-      convert_fp8_rows<kHeadDim, typename G::KV>(converted, raw, w * kDecodeTileTokens);
-      convert_fp8_rows<kHeadDim, typename G::KV>(converted + G::KV::kBytes, raw + G::kVOffset, w * kDecodeTileTokens);
-      gpu::fence_proxy_async_smem();
+  float s[kTiles][4];
+  std::uint32_t pa[kTiles / 2][4];
+  auto products = [&](int j, const unsigned char* k) {  // S of step j issued: softmax, O += P V
+    gpu::wgmma::wait<0>();
+    gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kTiles * 4]>(s));
+    softmax_keys<Policy, kKv, kHeadDim, kTiles>(s, st, pa, scale_log2, own(j) * kDecodeTileTokens - w * kDecodeTileTokens,
+                                                u.first_key, key_end, u.seq_len);
+    group_pv<G, Operand<kKv>, kHeadDim, kTiles>(st, pa, k + G::kVOffset);
+    gpu::wgmma::wait<0>();
+    gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kHeadDim / 2]>(st.o));
+  };
+  if constexpr (kFp8) {
+    // Step c's converted K and V (16-bit BoxTiles, V at kVOffset = KV::kBytes).
+    auto converted_step = [&](int c) { return converted + (c % G::kConvertedSteps) * 2 * G::KV::kBytes; };
+    // This warp's raw tiles of step c to f16 rows of converted step c; the raw stage is then
+    // refilled with step c + kStagesHere at once (its lanes read each other's bytes: warp
+    // barriers on both sides), and the writes fenced for wgmma (the async proxy).
+    auto convert = [&](int c) {
       probe.before();
-      gpu::block_sync_shared();  // every warp's rows of the 16-bit step are written
+      gpu::async_wait<kStagesHere - 1, 2 * TileOf<Policy, kKv, kHeadDim>::kRawChunksPerLane>();  // own tile of step c
+      gpu::warp_sync();
+      probe.after(gpu::WaitPoint::AsyncCopy);
+      const unsigned char* raw = k_stage(c % kStagesHere);
+      convert_fp8_rows<kHeadDim, typename G::KV>(converted_step(c), raw, w * kDecodeTileTokens);
+      convert_fp8_rows<kHeadDim, typename G::KV>(converted_step(c) + G::KV::kBytes, raw + G::kVOffset, w * kDecodeTileTokens);
+      gpu::warp_sync();
+      issue(c + kStagesHere, next_page);
+      next_page = page_at(c + kStagesHere + 1);
+      gpu::fence_proxy_async_smem();
+    };
+    auto barrier = [&] {
+      probe.before();
+      gpu::block_sync_shared();
       probe.after(gpu::WaitPoint::BlockBarrier);
-      group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, k);
-    } else {
+    };
+    if constexpr (G::kConvertAhead) {
+      if (steps > 0) convert(0);
+      barrier();  // step 0 converted by every warp
+    }
+    for (int j = 0; j < steps; ++j) {
+      if constexpr (!G::kConvertAhead) {
+        convert(j);
+        barrier();  // every warp's rows of step j are written
+      }
+      group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, converted_step(j));
+      if (G::kConvertAhead && j + 1 < steps) convert(j + 1);  // while S of step j runs
+      products(j, converted_step(j));
+      // Every product of step j done (its converted step is overwritten next), and with
+      // conversion ahead every warp's rows of step j + 1 written.
+      barrier();
+    }
+  } else {
+    for (int j = 0; j < steps; ++j) {
+      const unsigned char* k = k_stage(j % kStagesHere);
+      probe.before();
+      gpu::async_wait<kStagesHere - 2, 2 * TileOf<Policy, kKv, kHeadDim>::kRawChunksPerLane>();  // own tile of step j
+      gpu::fence_proxy_async_smem();  // this thread's shared writes, before wgmma (the async proxy) reads them
+      probe.after(gpu::WaitPoint::AsyncCopy);
+      probe.before();
+      gpu::block_sync_shared();  // step j has landed; every product of step j - 1 is done
+      probe.after(gpu::WaitPoint::BlockBarrier);
       group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, k);
       issue(j + kStagesHere - 1, next_page);  // into step j - 1's stage, while S is computed
       next_page = page_at(j + kStagesHere);
+      products(j, k);
     }
-    gpu::wgmma::wait<0>();
-    gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kTiles * 4]>(s));
-    std::uint32_t pa[kTiles / 2][4];
-    softmax_keys<Policy, kKv, kHeadDim, kTiles>(s, st, pa, scale_log2, own(j) * kDecodeTileTokens - w * kDecodeTileTokens,
-                                                u.first_key, key_end, u.seq_len);
-    group_pv<G, Operand<kKv>, kHeadDim, kTiles>(st, pa, kFp8 ? converted + G::KV::kBytes : k + G::kVOffset);
-    gpu::wgmma::wait<0>();
-    gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kHeadDim / 2]>(st.o));
   }
   gpu::async_wait<0>();
   finish_unit<Policy, kKv, kHeadDim, kWarps, Tile<DType::f16, kHeadDim>>(st, smem, a, cw, u, chunks, probe);

@@ -212,8 +212,8 @@ TEST(DecodeGpuRowTiles, SplitMatchesReference) {
 TEST(DecodeGpuRowTiles, TokenBalancedMatchesReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced>(true);
 }
-// Small shapes for compute-sanitizer (memcheck, racecheck): the row-tile bodies (warpgroup for
-// bf16, warp for fp8) and the token-balanced merge, MQA 64/1 and a group of 32, a length of 1,
+// Small shapes for compute-sanitizer (memcheck, racecheck): the warpgroup row-tile body (fp8
+// converted a step ahead) and the token-balanced merge, MQA 64/1 and a group of 32, a length of 1,
 // a range that is no multiple of a warpgroup step, and one unit cut into several chunks.
 TEST(DecodeGpuRowTiles, SmallShapesForSanitizer) {
   using Policy = experiments::decode_work_partition::token_balanced;
@@ -234,6 +234,10 @@ TEST(DecodeGpuRowTiles, SmallShapesForSanitizer) {
 // warpgroup one replaced for 16-bit KV on sm_90a and the one fp8 KV and AMD still run.
 TEST(DecodeGpuRowTiles, WarpRowsMatchReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_warp_rows>(true);
+}
+// fp8 tiles converted in the step that uses them (kRowTileConvertAhead false).
+TEST(DecodeGpuRowTiles, ConvertInStepMatchesReference) {
+  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_convert_in_step>(true);
 }
 
 // Pages placed past 4 GiB of the pool: 32-bit offsets would wrap and read the wrong page.

@@ -11,6 +11,10 @@ report's when it is fresh, else compiled here by scripts/resource_report.py) and
     HGMMA, since the async copies (and fp8's conversion stores) land through the generic proxy
     and wgmma reads through the async one. fp8's products are f16 (its tiles are converted in
     shared memory: F2FP unpacks of e4m3 pairs) with no e4m3 QGMMA;
+  - fp8 converted a step ahead (DecodePolicy::kRowTileConvertAhead: `split`, `token_balanced`):
+    e4m3 unpacks sit between a step's last S = Q K^T HGMMA and its first P V HGMMA, i.e. the
+    next step is converted while S runs; converted in the step (`token_balanced_convert_in_step`)
+    none do;
   - `token_balanced_warp_rows` (RowTileMma::warp) has no warpgroup kernel at all, and its
     16-bit row-tile kernels use HMMA only.
 Run: python3 -m pytest -q kernels/decode/tests
@@ -53,7 +57,7 @@ def _count(body: list[str], pattern: str) -> int:
     return sum(1 for ins in body if re.search(pattern, ins))
 
 
-@pytest.mark.parametrize("variant", ["split", "token_balanced"])
+@pytest.mark.parametrize("variant", ["split", "token_balanced", "token_balanced_convert_in_step"])
 def test_row_tiles_are_one_warpgroup(kernels, variant):
     for dtype in (BF16, F16, FP8):
         for head_dim in (64, 128):
@@ -82,3 +86,26 @@ def test_warp_rows_variant_has_no_warpgroup_kernel(kernels):
         for head_dim in (64, 128):
             body = mine[("token_balanced_warp_rows", dtype, head_dim, ROW_TILES)]
             assert _count(body, r"\bHMMA\.") > 0 and _count(body, r"\bHGMMA\.") == 0, (dtype, head_dim)
+
+
+def _unpacks_while_s_runs(body: list[str], head_dim: int) -> int:
+    """e4m3 unpacks between an S = Q K^T HGMMA and the next P V HGMMA (the first step's pair)."""
+    qk = [i for i, ins in enumerate(body) if re.search(r"\bHGMMA\.64x64x16\.F32\S* R\d+, gdesc", ins)]
+    pv = [i for i, ins in enumerate(body) if re.search(rf"\bHGMMA\.64x{head_dim}x16\.F32\S* R\d+, R\d+, gdesc", ins)]
+    assert qk and pv, "no S or P V HGMMA"
+    first_pv = next((i for i in pv if i > qk[0]), None)
+    assert first_pv is not None, "no P V HGMMA after S"
+    last_qk = max(i for i in qk if i < first_pv)
+    return _count(body[last_qk:first_pv], r"\bF2FP\.F16\.E4M3\.UNPACK_B")
+
+
+@pytest.mark.parametrize("variant,ahead", [("split", True), ("token_balanced", True),
+                                           ("token_balanced_convert_in_step", False)])
+def test_fp8_conversion_overlaps_s(kernels, variant, ahead):
+    for head_dim in (64, 128):
+        unpacks = _unpacks_while_s_runs(kernels[(variant, FP8, head_dim, WARPGROUP_ROWS)], head_dim)
+        where = f"{variant} fp8 head dim {head_dim}"
+        if ahead:
+            assert unpacks > 0, f"{where}: nothing converted while S runs"
+        else:
+            assert unpacks == 0, f"{where}: {unpacks} unpacks while S runs"
