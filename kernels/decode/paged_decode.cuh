@@ -1124,12 +1124,12 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   Softmax<kHeadDim> st;
   float s[kTiles][4];
   std::uint32_t pa[kTiles / 2][4];
-  auto products = [&](int j, const unsigned char* k) {  // S of step j issued: softmax, O += P V
+  auto products = [&](int j, const unsigned char* v) {  // S of step j issued: softmax, O += P V
     gpu::wgmma::wait<0>();
     gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kTiles * 4]>(s));
     softmax_keys<Policy, kKv, kHeadDim, kTiles>(s, st, pa, scale_log2, own(j) * kDecodeTileTokens - w * kDecodeTileTokens,
                                                 u.first_key, key_end, u.seq_len);
-    group_pv<G, Operand<kKv>, kHeadDim, kTiles>(st, pa, k + G::kVOffset);
+    group_pv<G, Operand<kKv>, kHeadDim, kTiles>(st, pa, v);
     gpu::wgmma::wait<0>();
     gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kHeadDim / 2]>(st.o));
   };
@@ -1168,7 +1168,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       }
       group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, converted_step(j));
       if (G::kConvertAhead && j + 1 < steps) convert(j + 1);  // while S of step j runs
-      products(j, converted_step(j));
+      products(j, converted_step(j) + G::KV::kBytes);
       // Every product of step j done (its converted step is overwritten next), and with
       // conversion ahead every warp's rows of step j + 1 written.
       barrier();
@@ -1186,7 +1186,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, k);
       issue(j + kStagesHere - 1, next_page);  // into step j - 1's stage, while S is computed
       next_page = page_at(j + kStagesHere);
-      products(j, k);
+      products(j, k + G::kVOffset);
     }
   }
   gpu::async_wait<0>();
