@@ -5,8 +5,8 @@
 // unfinished sequences. The split and token-balanced variants keep a GQA group above 16 (MQA)
 // in one CTA of up to 4 row tiles, so such a batch reads its KV once (kMaxRowTiles), computed
 // by the CTA as one warpgroup (kRowTileMma); token_balanced_warp_rows computes those row tiles
-// warp by warp instead, the same plan otherwise; token_balanced_convert_in_step converts fp8
-// tiles in the step that uses them (kRowTileConvertAhead).
+// warp by warp instead, the same plan otherwise; token_balanced_convert_ahead converts fp8
+// tiles a step before the step that uses them (kRowTileConvertAhead).
 #pragma once
 #include "kernels/decode/decode_policy.hpp"
 
@@ -28,10 +28,10 @@ struct token_balanced : kernels::DecodePolicy {
 struct token_balanced_warp_rows : token_balanced {
   /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warp;
 };
-// fp8 KV in the warpgroup body: each step's raw tiles converted just before its products,
-// between two CTA barriers, instead of a step ahead while the previous step's S is computed.
-struct token_balanced_convert_in_step : token_balanced {
-  /* RowTileConvertAhead = */ static constexpr bool kRowTileConvertAhead = false;
+// fp8 KV in the warpgroup body: each step's raw tiles converted a step ahead, while the
+// previous step's S is computed, instead of just before the step's products.
+struct token_balanced_convert_ahead : token_balanced {
+  /* RowTileConvertAhead = */ static constexpr bool kRowTileConvertAhead = true;
 };
 struct persistent : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;

@@ -87,11 +87,13 @@ struct DecodePolicy {
   // stage more of its smaller raw tiles beside the converted step).
   /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warp;
   /* RowTileStages = */ static constexpr int kRowTileStages = 3;
-  // fp8 KV in the warpgroup form: each warp converts its raw tile of step j + 1 to f16 while
-  // the CTA's S = Q K^T of step j runs on the matrix unit, into a second converted step, so a
-  // step costs one CTA barrier (true); or converts step j just before its products, between two
-  // barriers, with nothing else in flight on the SM's side of the CTA (false).
-  /* RowTileConvertAhead = */ static constexpr bool kRowTileConvertAhead = true;
+  // fp8 KV in the warpgroup form: each warp converts its raw tile of step j just before the
+  // step's products, between two CTA barriers (false); or converts step j + 1 into a second
+  // converted step while S = Q K^T of step j runs on the matrix unit, one barrier a step and one
+  // raw stage fewer (true). On the H200 converting ahead was 3% slower on MQA 64/1 (its
+  // conversion's shared-memory traffic meets S's operand reads) and about level on group 32
+  // (experiments/decode_work_partition/README.md), so the default converts in the step.
+  /* RowTileConvertAhead = */ static constexpr bool kRowTileConvertAhead = false;
   /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only
 };
 

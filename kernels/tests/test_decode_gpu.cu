@@ -212,8 +212,7 @@ TEST(DecodeGpuRowTiles, SplitMatchesReference) {
 TEST(DecodeGpuRowTiles, TokenBalancedMatchesReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced>(true);
 }
-// Small shapes for compute-sanitizer (memcheck, racecheck): the warpgroup row-tile body (fp8
-// converted a step ahead) and the token-balanced merge, MQA 64/1 and a group of 32, a length of 1,
+// Small shapes for compute-sanitizer (memcheck, racecheck): the warpgroup row-tile body and the token-balanced merge, MQA 64/1 and a group of 32, a length of 1,
 // a range that is no multiple of a warpgroup step, and one unit cut into several chunks.
 TEST(DecodeGpuRowTiles, SmallShapesForSanitizer) {
   using Policy = experiments::decode_work_partition::token_balanced;
@@ -235,9 +234,9 @@ TEST(DecodeGpuRowTiles, SmallShapesForSanitizer) {
 TEST(DecodeGpuRowTiles, WarpRowsMatchReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_warp_rows>(true);
 }
-// fp8 tiles converted in the step that uses them (kRowTileConvertAhead false).
-TEST(DecodeGpuRowTiles, ConvertInStepMatchesReference) {
-  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_convert_in_step>(true);
+// fp8 tiles converted a step ahead of the step that uses them (kRowTileConvertAhead).
+TEST(DecodeGpuRowTiles, ConvertAheadMatchesReference) {
+  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_convert_ahead>(true);
 }
 
 // Pages placed past 4 GiB of the pool: 32-bit offsets would wrap and read the wrong page.

@@ -11,10 +11,9 @@ report's when it is fresh, else compiled here by scripts/resource_report.py) and
     HGMMA, since the async copies (and fp8's conversion stores) land through the generic proxy
     and wgmma reads through the async one. fp8's products are f16 (its tiles are converted in
     shared memory: F2FP unpacks of e4m3 pairs) with no e4m3 QGMMA;
-  - fp8 converted a step ahead (DecodePolicy::kRowTileConvertAhead: `split`, `token_balanced`):
+  - fp8 converted a step ahead (DecodePolicy::kRowTileConvertAhead, `token_balanced_convert_ahead`):
     e4m3 unpacks sit between a step's last S = Q K^T HGMMA and its first P V HGMMA, i.e. the
-    next step is converted while S runs; converted in the step (`token_balanced_convert_in_step`)
-    none do;
+    next step is converted while S runs; converted in the step (`split`, `token_balanced`) none do;
   - `token_balanced_warp_rows` (RowTileMma::warp) has no warpgroup kernel at all, and its
     16-bit row-tile kernels use HMMA only.
 Run: python3 -m pytest -q kernels/decode/tests
@@ -57,7 +56,7 @@ def _count(body: list[str], pattern: str) -> int:
     return sum(1 for ins in body if re.search(pattern, ins))
 
 
-@pytest.mark.parametrize("variant", ["split", "token_balanced", "token_balanced_convert_in_step"])
+@pytest.mark.parametrize("variant", ["split", "token_balanced", "token_balanced_convert_ahead"])
 def test_row_tiles_are_one_warpgroup(kernels, variant):
     for dtype in (BF16, F16, FP8):
         for head_dim in (64, 128):
@@ -99,8 +98,8 @@ def _unpacks_while_s_runs(body: list[str], head_dim: int) -> int:
     return _count(body[last_qk:first_pv], r"\bF2FP\.F16\.E4M3\.UNPACK_B")
 
 
-@pytest.mark.parametrize("variant,ahead", [("split", True), ("token_balanced", True),
-                                           ("token_balanced_convert_in_step", False)])
+@pytest.mark.parametrize("variant,ahead", [("split", False), ("token_balanced", False),
+                                           ("token_balanced_convert_ahead", True)])
 def test_fp8_conversion_overlaps_s(kernels, variant, ahead):
     for head_dim in (64, 128):
         unpacks = _unpacks_while_s_runs(kernels[(variant, FP8, head_dim, WARPGROUP_ROWS)], head_dim)
