@@ -12,10 +12,15 @@
 // Both walk the tiles in one order (CTAs are dispatched in block order):
 //   - equal tiles (non-causal): query blocks fastest, so the CTAs of one wave share a few
 //     heads' K/V in L2;
-//   - causal: longest first across every head (all heads' last query block, then the one
-//     before, ...), the longest-processing-time order that balances unequal tiles; with
-//     `across_heads` false, longest first within each head only (query blocks fastest).
+//   - causal: longest first within sections of (head, batch) pairs: a section's last query
+//     blocks, then the ones before, ..., then the next section. One pair per section is
+//     longest first within each head (the K/V of the two or three heads a wave covers stay
+//     in L2, but each head's long tiles start after the previous head's short ones, so the
+//     last head's long tiles run alone at the end); every pair in one section is the
+//     longest-processing-time order across heads (balanced, but a wave then reads the K/V
+//     of every head). head_sections() picks the smallest sections that keep the balance.
 #pragma once
+#include <algorithm>
 #include <stdexcept>
 
 #include "common/gpu/device.hpp"
@@ -28,10 +33,33 @@ struct TileCoord {
   int m_block, head, batch;
 };
 
+// How the causal walk groups (head, batch) pairs into sections (TileGrid): `section_pairs`
+// pairs per section, and the first `larger_sections` sections take one pair more, so that
+// every pair is in exactly one section and no section is much smaller than the others.
+struct HeadSections {
+  int section_pairs = 1, larger_sections = 0;
+};
+// Causal tile order (policy member): within each head, across every head, or in sections.
+enum class CausalOrder { WithinHead, AcrossHeads, Sections };
+
+// The sections of `order` for m_blocks query blocks x `pairs` (head, batch) pairs on sm_count
+// SMs. A section's longest tiles start while the previous section's shortest finish; what
+// is left after them is the rest of the section, which must cover the SMs for a longest
+// tile's time, about m_blocks / 2 tiles a pair: at least 2 sm_count / m_blocks pairs. Where
+// the tiles do not fill the SMs once, the order cannot change the balance and stays within
+// each head (which spreads the long tiles over the GPU: measured faster at sequence 512).
+inline HeadSections head_sections(CausalOrder order, int m_blocks, int pairs, int sm_count) {
+  if (order == CausalOrder::WithinHead || pairs <= 1 || m_blocks * pairs <= sm_count) return {1, 0};
+  if (order == CausalOrder::AcrossHeads) return {pairs, 0};
+  const int wanted = std::min(pairs, (2 * sm_count + m_blocks - 1) / m_blocks);
+  const int sections = std::max(1, pairs / wanted);
+  return {pairs / sections, pairs % sections};
+}
+
 struct TileGrid {
   int m_blocks, heads, batch;
-  bool longest_first;  // causal: the last query blocks (the most keys) first
-  bool across_heads;   // with longest_first: across every head, not within each
+  bool longest_first;        // causal: the last query blocks (the most keys) first
+  HeadSections sections{};   // with longest_first: the sections of (head, batch) pairs
   // Dynamic only: the counter the CTAs draw tiles from, and its value when this launch began.
   // A launch draws exactly count() times (each CTA's draws past its first tile, plus one
   // draw per CTA that finds no tile left), so the host advances `base` by count() per launch
@@ -40,15 +68,29 @@ struct TileGrid {
   unsigned base = 0;
   __host__ __device__ int count() const { return m_blocks * heads * batch; }
   // The tile at position `i` of the walk.
-  __device__ TileCoord at(int i) const {
+  __host__ __device__ TileCoord at(int i) const {
     int m, bh;
-    if (longest_first && across_heads) {
-      bh = i % (heads * batch);
-      m = m_blocks - 1 - i / (heads * batch);
+    if (longest_first) {
+      // Section s holds pairs [first, first + n); within it, query block m_blocks - 1 of
+      // every pair, then m_blocks - 2, ...
+      const int n_large = sections.section_pairs + 1, large_tiles = sections.larger_sections * n_large * m_blocks;
+      int first, n, rel;
+      if (i < large_tiles) {
+        n = n_large;
+        const int s = i / (n * m_blocks);
+        first = s * n;
+        rel = i - first * m_blocks;
+      } else {
+        n = sections.section_pairs;
+        const int s = (i - large_tiles) / (n * m_blocks);
+        first = sections.larger_sections * n_large + s * n;
+        rel = i - first * m_blocks;
+      }
+      m = m_blocks - 1 - rel / n;
+      bh = first + rel % n;
     } else {
       m = i % m_blocks;
       bh = i / m_blocks;
-      if (longest_first) m = m_blocks - 1 - m;
     }
     return {m, bh % heads, bh / heads};
   }
@@ -76,7 +118,7 @@ template <>
 struct TileScheduler<TileSchedule::OnePerTileGrid> {
   bool done = false;
   static dim3 grid(const TileGrid& g, int /*sm_count*/) {
-    if (!g.longest_first || g.across_heads)
+    if (!g.longest_first || g.sections.section_pairs != 1 || g.sections.larger_sections != 0)
       throw std::invalid_argument("OnePerTileGrid walks the query blocks longest first within each head");
     return dim3(g.m_blocks, g.heads, g.batch);
   }

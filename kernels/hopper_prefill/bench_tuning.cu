@@ -7,10 +7,10 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillExperiment<tuning::defaults, tuning::no_threshold, tuning::n128, tuning::d64_m128, tuning::one_chain, tuning::lpt_across_heads,
+  const kernels::HopperPrefillExperiment<tuning::defaults, tuning::no_threshold, tuning::n128, tuning::d64_m128, tuning::one_chain, tuning::lpt_across_heads, tuning::within_head,
                                            tuning::causal_n176, tuning::causal_n192, tuning::dynamic_two_ahead,
                                            tuning::dynamic_one_ahead>
-      experiment{"hopper_prefill_tuning", "defaults", {"defaults", "no_threshold", "n128", "d64_m128", "one_chain", "lpt_across_heads", "causal_n176",
+      experiment{"hopper_prefill_tuning", "defaults", {"defaults", "no_threshold", "n128", "d64_m128", "one_chain", "lpt_across_heads", "within_head", "causal_n176",
                   "causal_n192", "dynamic_two_ahead", "dynamic_one_ahead"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);

@@ -34,9 +34,11 @@ struct HopperPrefillPolicy {
   // of tile j+1 (FA3 3.2, Algorithm 2).
   /* IntraOverlap = */ static constexpr bool kIntraOverlap = true;
   /* Schedule = */ static constexpr attention::TileSchedule kSchedule = attention::TileSchedule::OnePerTile;
-  // Causal tiles longest first across every head (true) or within each head (false: the
-  // CTAs of a wave then share a few heads' K/V in L2, which measured faster; README).
-  /* LongestFirstAcrossHeads = */ static constexpr bool kLongestFirstAcrossHeads = false;
+  // Causal tiles longest first within sections of heads just large enough to balance the
+  // SMs (attention::head_sections), rather than within each head (the last head's long tiles
+  // then run alone at the end) or across every head (a wave then reads every head's K/V, and
+  // L2 stops serving the repeated reads); README "The tile shapes and softmax, measured".
+  /* CausalOrder = */ static constexpr attention::CausalOrder kCausalOrder = attention::CausalOrder::Sections;
   // Dynamic schedule: tile ids a CTA may hold past the one it computes (dynamic_tile_scheduler.hpp).
   /* TileQueueSlots = */ static constexpr int kTileQueueSlots = 2;
   /* Stages = */ static constexpr int kStages = 2;  // K and V stages each in the shared ring

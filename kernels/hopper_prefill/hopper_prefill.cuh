@@ -717,8 +717,9 @@ void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
   a.q_scale = args.q_scale;
   a.k_scale = args.k_scale;
   a.v_scale = args.v_scale;
-  a.tiles = attention::TileGrid{(p.q_len + Cfg::kBlockM - 1) / Cfg::kBlockM, p.q_heads, p.batch, kCausal,
-                                Policy::kLongestFirstAcrossHeads};
+  const int m_blocks = (p.q_len + Cfg::kBlockM - 1) / Cfg::kBlockM, sm_count = device().sm_count;
+  a.tiles = attention::TileGrid{m_blocks, p.q_heads, p.batch, kCausal,
+                                attention::head_sections(Policy::kCausalOrder, m_blocks, p.q_heads * p.batch, sm_count)};
   unsigned* next_base = nullptr;
   if constexpr (Policy::kSchedule == attention::TileSchedule::Dynamic) {
     // One counter per kernel, zeroed once and never reset: each launch starts where the last
@@ -736,7 +737,6 @@ void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
   auto kernel = hopper_prefill_kernel<Policy, kT, kHeadDim, kCausal, gpu::DynamicSmem<kBytes>>;
   static const bool smem_raised = (gpu::set_max_dynamic_smem(kernel, kBytes), true);  // once per kernel
   (void)smem_raised;
-  const int sm_count = device().sm_count;
   const dim3 grid = attention::TileSchedulerOf<Policy::kSchedule, Policy::kTileQueueSlots>::grid(a.tiles, sm_count);
   gpu::launch("hopper_prefill", kernel, gpu::LaunchConfig{grid, dim3(Cfg::kThreads), kBytes, stream}, a);
   if (next_base) *next_base += static_cast<unsigned>(a.tiles.count());  // launched: its draws are taken

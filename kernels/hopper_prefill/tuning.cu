@@ -14,6 +14,8 @@ template void launch_hopper_prefill<tuning::d64_m128>(const PrefillArgs&, gpu::a
 template void require_hopper_prefill_fits<tuning::d64_m128>(const PrefillProblem&);
 template void launch_hopper_prefill<tuning::one_chain>(const PrefillArgs&, gpu::api::stream_t);
 template void require_hopper_prefill_fits<tuning::one_chain>(const PrefillProblem&);
+template void launch_hopper_prefill<tuning::within_head>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<tuning::within_head>(const PrefillProblem&);
 template void launch_hopper_prefill<tuning::lpt_across_heads>(const PrefillArgs&, gpu::api::stream_t);
 template void require_hopper_prefill_fits<tuning::lpt_across_heads>(const PrefillProblem&);
 template void launch_hopper_prefill<tuning::causal_n176>(const PrefillArgs&, gpu::api::stream_t);

@@ -24,9 +24,13 @@ struct d64_m128 : Base {
     return head_dim <= 64 ? HopperTile{2, 128, 240, 4} : Base::tile(head_dim, causal);
   }
 };
-// Causal tiles longest first across every head (the longest-processing-time order).
+// Causal tiles longest first across every head (the longest-processing-time order), or
+// within each head (the order before the sections).
 struct lpt_across_heads : Base {
-  /* LongestFirstAcrossHeads = */ static constexpr bool kLongestFirstAcrossHeads = true;
+  /* CausalOrder = */ static constexpr auto kCausalOrder = kernels::attention::CausalOrder::AcrossHeads;
+};
+struct within_head : Base {
+  /* CausalOrder = */ static constexpr auto kCausalOrder = kernels::attention::CausalOrder::WithinHead;
 };
 // One chain per row everywhere.
 struct one_chain : Base {

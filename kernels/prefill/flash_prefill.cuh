@@ -588,8 +588,7 @@ void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
   static const bool smem_raised = (gpu::set_max_dynamic_smem(kernel, kSmemBytes), true);  // once per kernel
   (void)smem_raised;
   // One CTA per (query block, head, sequence); longest causal rows first within each head.
-  const attention::TileGrid tiles{(p.q_len + Cfg::kBlockM - 1) / Cfg::kBlockM, p.q_heads, p.batch, /*longest_first=*/true,
-                                  /*across_heads=*/false};
+  const attention::TileGrid tiles{(p.q_len + Cfg::kBlockM - 1) / Cfg::kBlockM, p.q_heads, p.batch, /*longest_first=*/true};
   gpu::launch("flash_prefill", kernel,
               gpu::LaunchConfig{CtaTiles::grid(tiles, 0), dim3(Cfg::kThreads), kSmemBytes, stream}, a);
 }

@@ -1,0 +1,161 @@
+// The attention tile walk on the host (no GPU): every order visits each output tile once, a
+// causal walk is longest first within each section, head_sections() picks the sections it
+// says, and on a model of the hardware's block dispatch (a free SM takes the next CTA) the
+// sections keep the last wave balanced where the walk within each head does not.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <functional>
+#include <queue>
+#include <set>
+#include <tuple>
+#include <vector>
+
+#include "kernels/attention/tile_scheduler.hpp"
+
+namespace schedlab::kernels::attention {
+namespace {
+
+constexpr int kSms = 132;  // H200
+
+std::vector<TileCoord> walk(const TileGrid& g) {
+  std::vector<TileCoord> tiles;
+  for (int i = 0; i < g.count(); ++i) tiles.push_back(g.at(i));
+  return tiles;
+}
+
+TileGrid causal_grid(int m_blocks, int heads, int batch, CausalOrder order) {
+  return TileGrid{m_blocks, heads, batch, true, head_sections(order, m_blocks, heads * batch, kSms)};
+}
+
+TEST(TileOrder, EveryWalkVisitsEachTileOnce) {
+  for (auto [m_blocks, heads, batch] : {std::tuple{64, 16, 2}, std::tuple{43, 16, 2}, std::tuple{4, 16, 2},
+                                        std::tuple{7, 5, 3}, std::tuple{1, 1, 1}, std::tuple{33, 3, 1}}) {
+    std::vector<TileGrid> grids{TileGrid{m_blocks, heads, batch, false}};
+    for (auto order : {CausalOrder::WithinHead, CausalOrder::AcrossHeads, CausalOrder::Sections})
+      grids.push_back(causal_grid(m_blocks, heads, batch, order));
+    const int pairs = heads * batch;
+    for (int sections = 1; sections <= pairs; ++sections)  // every section count, uneven sizes included
+      grids.push_back(TileGrid{m_blocks, heads, batch, true, HeadSections{pairs / sections, pairs % sections}});
+    for (const TileGrid& g : grids) {
+      std::set<std::tuple<int, int, int>> seen;
+      for (const TileCoord& t : walk(g)) {
+        ASSERT_TRUE(t.m_block >= 0 && t.m_block < m_blocks && t.head >= 0 && t.head < heads && t.batch >= 0 &&
+                    t.batch < batch);
+        EXPECT_TRUE(seen.insert({t.m_block, t.head, t.batch}).second) << "tile visited twice";
+      }
+      EXPECT_EQ(int(seen.size()), g.count());
+    }
+  }
+}
+
+TEST(TileOrder, UnevenSectionsCoverEveryPair) {
+  // 32 pairs in sections of 5 with two sections of 6: 6 + 6 + 5 x 4.
+  const TileGrid g{8, 16, 2, true, HeadSections{5, 2}};
+  std::set<std::tuple<int, int, int>> seen;
+  for (const TileCoord& t : walk(g)) seen.insert({t.m_block, t.head, t.batch});
+  EXPECT_EQ(int(seen.size()), g.count());
+  // The third section starts at pair 12 with query block 7 (the longest).
+  const TileCoord t = g.at(12 * 8);
+  EXPECT_EQ(t.m_block, 7);
+  EXPECT_EQ(t.head + 16 * t.batch, 12);
+}
+
+TEST(TileOrder, NonCausalWalksQueryBlocksFastest) {
+  const TileGrid g{5, 3, 2, false};
+  for (int i = 0; i < g.count(); ++i) {
+    const TileCoord t = g.at(i);
+    EXPECT_EQ(t.m_block, i % 5);
+    EXPECT_EQ(t.head + 3 * t.batch, i / 5);
+  }
+}
+
+TEST(TileOrder, WithinHeadAndAcrossHeadsKeepTheirWalks) {
+  const TileGrid within = causal_grid(64, 16, 2, CausalOrder::WithinHead);
+  const TileGrid across = causal_grid(64, 16, 2, CausalOrder::AcrossHeads);
+  for (int i = 0; i < within.count(); ++i) {
+    const TileCoord a = within.at(i), b = across.at(i);
+    EXPECT_EQ(a.m_block, 63 - i % 64);
+    EXPECT_EQ(a.head + 16 * a.batch, i / 64);
+    EXPECT_EQ(b.m_block, 63 - i / 32);
+    EXPECT_EQ(b.head + 16 * b.batch, i % 32);
+  }
+}
+
+TEST(TileOrder, SectionsAreLongestFirst) {
+  for (int m_blocks : {64, 43, 128, 16}) {
+    const TileGrid g = causal_grid(m_blocks, 16, 2, CausalOrder::Sections);
+    const int n_sections = g.sections.larger_sections +
+                           (32 - g.sections.larger_sections * (g.sections.section_pairs + 1)) / g.sections.section_pairs;
+    int first = 0, i = 0;
+    for (int s = 0; s < n_sections; ++s) {
+      const int n = g.sections.section_pairs + (s < g.sections.larger_sections ? 1 : 0);
+      for (int k = 0; k < n * m_blocks; ++k, ++i) {
+        const TileCoord t = g.at(i);
+        EXPECT_EQ(t.m_block, m_blocks - 1 - k / n);
+        EXPECT_EQ(t.head + 16 * t.batch, first + k % n);
+      }
+      first += n;
+    }
+    EXPECT_EQ(i, g.count());
+  }
+}
+
+TEST(TileOrder, HeadSectionsRule) {
+  // Head dim 128, sequence 8192, 128-row tiles: 64 query blocks; at least 2 x 132 / 64 -> 5
+  // pairs a section, so 6 sections of 32 pairs: two of 6, four of 5.
+  HeadSections s = head_sections(CausalOrder::Sections, 64, 32, kSms);
+  EXPECT_EQ(s.section_pairs, 5);
+  EXPECT_EQ(s.larger_sections, 2);
+  // Head dim 64, 192-row tiles: 43 query blocks -> 7 wanted, 4 sections of 8.
+  s = head_sections(CausalOrder::Sections, 43, 32, kSms);
+  EXPECT_EQ(s.section_pairs, 8);
+  EXPECT_EQ(s.larger_sections, 0);
+  // Fewer tiles than SMs (sequence 512): within each head, whatever the order asked.
+  for (auto order : {CausalOrder::Sections, CausalOrder::AcrossHeads}) {
+    s = head_sections(order, 4, 32, kSms);
+    EXPECT_EQ(s.section_pairs, 1);
+    EXPECT_EQ(s.larger_sections, 0);
+  }
+  s = head_sections(CausalOrder::AcrossHeads, 64, 32, kSms);
+  EXPECT_EQ(s.section_pairs, 32);
+  s = head_sections(CausalOrder::WithinHead, 64, 32, kSms);
+  EXPECT_EQ(s.section_pairs, 1);
+  // More wanted than there are pairs: one section of all of them.
+  s = head_sections(CausalOrder::Sections, 8, 20, kSms);
+  EXPECT_EQ(s.section_pairs, 20);
+  EXPECT_EQ(s.larger_sections, 0);
+}
+
+// The time a causal walk takes on kSms SMs when each free SM takes the next tile (the
+// hardware's dispatch of one-tile CTAs), over the time of perfectly shared work: 1 is no idle
+// SM at the end. A tile costs its K/V tiles plus one for its start and its output.
+double modeled_makespan(const TileGrid& g, int block_m, int block_n, int seq) {
+  std::priority_queue<double, std::vector<double>, std::greater<>> free_at;
+  for (int i = 0; i < kSms; ++i) free_at.push(0.);
+  double total = 0., end = 0.;
+  for (const TileCoord& t : walk(g)) {
+    const double cost = (std::min(seq, (t.m_block + 1) * block_m) + block_n - 1) / block_n + 1;
+    const double start = free_at.top();
+    free_at.pop();
+    free_at.push(start + cost);
+    end = std::max(end, start + cost);
+    total += cost;
+  }
+  return end / (total / kSms);
+}
+
+TEST(TileOrder, SectionsBalanceTheLastWave) {
+  // The benchmark's causal shapes at sequence 8192 (16 heads, batch 2): head dim 128 runs
+  // 128 x 176 tiles, head dim 64 192 x 128.
+  for (auto [block_m, block_n] : {std::pair{128, 176}, std::pair{192, 128}}) {
+    const int m_blocks = (8192 + block_m - 1) / block_m;
+    const double within = modeled_makespan(causal_grid(m_blocks, 16, 2, CausalOrder::WithinHead), block_m, block_n, 8192);
+    const double sections = modeled_makespan(causal_grid(m_blocks, 16, 2, CausalOrder::Sections), block_m, block_n, 8192);
+    EXPECT_GT(within, 1.04) << "block_m " << block_m;  // the last head's long tiles run alone
+    EXPECT_LT(sections, 1.02) << "block_m " << block_m;
+  }
+}
+
+}  // namespace
+}  // namespace schedlab::kernels::attention
