@@ -49,60 +49,132 @@ struct RowState {
   }
 };
 
+// How a family writes the softmax of a row, beyond the plain algorithm: members of the Form
+// (a family's config) that the functions below read, each optional, the first form when absent.
+//   kRowChains (1): independent max and sum chains per row slot, chain c taking the n8 tiles
+//     n with n % kRowChains == c, folded at the end: shorter dependency chains for long rows.
+//   kFoldSum (false): the tile's exponentials are summed apart and added once, l = l corr +
+//     sum, after both row slots' maxima; otherwise each slot's l is rescaled first and takes
+//     each n8 tile's part as its exponentials are computed.
+//   kRowLimitMask (false): a masked tile compares each key with its row's first invisible key,
+//     computed once per row slot, the mask causal when Form::kCausal (known at compile time);
+//     otherwise each element is tested against kv_len and the runtime a.causal.
+template <class F>
+inline constexpr int kRowChainsOf = [] {
+  if constexpr (requires { F::kRowChains; }) return int(F::kRowChains);
+  else return 1;
+}();
+template <class F>
+inline constexpr bool kFoldSumOf = [] {
+  if constexpr (requires { F::kFoldSum; }) return bool(F::kFoldSum);
+  else return false;
+}();
+template <class F>
+inline constexpr bool kRowLimitMaskOf = [] {
+  if constexpr (requires { F::kRowLimitMask; }) return bool(F::kRowLimitMask);
+  else return false;
+}();
+
 // One m16 tile: masks (kMask: the tile crosses the causal diagonal or the end of the keys),
-// updates the running max and sum, gives the factor O is rescaled by (corr), and packs P as
-// the PV product's fragments. Element i of accumulator tile n belongs to row slot
+// updates the running max and sum, and gives the factor O is rescaled by (corr); S becomes P
+// = exp2(S scale - m) in place. Element i of accumulator tile n belongs to row slot
 // i / kPerSlot; T::row / T::col give its query row (from q_row0, the tile's first row) and
 // key (from key0, the tile's first key).
 // The mask is bottom-right aligned causal attention and the end of the keys
 // (common/problem.hpp): key k is visible to query row r when k < kv_len and, causal,
-// k <= r + kv_len - q_len. Args is anything with those three fields, in practice the
-// kernel's parameter block, read in place so they stay in kernel-parameter space. The test
-// is written out here rather than in a mask type's member function: inlined later, that
-// form changed the register-tile kernels' SASS (other compare forms, an 8-byte spill at
-// head dim 128).
-template <class T, class Op, class Rescale, bool kMask, class Args, int kPvSteps>
-__device__ __forceinline__ void update_rows(float (&s)[T::kSTiles][4], float (&m)[T::kRowSlots], float (&l)[T::kRowSlots],
-                                            float (&corr)[T::kRowSlots], std::uint32_t (&pa)[kPvSteps][T::kPWords],
-                                            const Args& a, float scale_log2, int key0, int q_row0) {
-  constexpr int kSlots = T::kRowSlots, kPer = T::kPerSlot;
+// k <= r + kv_len - q_len. Args is anything with the fields the mask reads (kv_len, q_len,
+// and causal unless the Form's row limit fixes it), in practice the kernel's parameter block,
+// read in place so they stay in kernel-parameter space. The per-element test is written out
+// here rather than in a mask type's member function: inlined later, that form changed the
+// register-tile kernels' SASS (other compare forms, an 8-byte spill at head dim 128).
+template <class T, class Form, bool kMask, class Args>
+__device__ __forceinline__ void softmax_rows(float (&s)[T::kSTiles][4], float (&m)[T::kRowSlots], float (&l)[T::kRowSlots],
+                                             float (&corr)[T::kRowSlots], const Args& a, float scale_log2, int key0,
+                                             int q_row0) {
+  constexpr int kSlots = T::kRowSlots, kPer = T::kPerSlot, kChains = kRowChainsOf<Form>;
   static_assert(kSlots * kPer == 4, "an accumulator tile holds 4 elements per lane");
-  float tile_max[kSlots];
+  static_assert(T::kSTiles % kChains == 0, "whole n8 tiles per chain");
+  float tile_max[kSlots][kChains];
 #pragma unroll
-  for (int r = 0; r < kSlots; ++r) tile_max[r] = -INFINITY;
+  for (int r = 0; r < kSlots; ++r)
+#pragma unroll
+    for (int c = 0; c < kChains; ++c) tile_max[r][c] = -INFINITY;
+  [[maybe_unused]] int limit[kSlots];  // kRowLimitMask: the first invisible key of each row slot, from key0
+  if constexpr (kMask && kRowLimitMaskOf<Form>) {
+#pragma unroll
+    for (int r = 0; r < kSlots; ++r)
+      limit[r] = (Form::kCausal ? min(a.kv_len, T::row(q_row0, r * kPer) + a.kv_len - a.q_len + 1) : a.kv_len) - key0;
+  }
 #pragma unroll
   for (int n = 0; n < T::kSTiles; ++n)
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      if constexpr (kMask) {
+      if constexpr (kMask && kRowLimitMaskOf<Form>) {
+        s[n][i] = T::col(0, n, i) < limit[i / kPer] ? s[n][i] : -INFINITY;
+      } else if constexpr (kMask) {
         const int q_row = T::row(q_row0, i), key = T::col(key0, n, i);
         const bool visible = key < a.kv_len && (!a.causal || key <= q_row + a.kv_len - a.q_len);
         if (!visible) s[n][i] = -INFINITY;
       }
-      tile_max[i / kPer] = fmaxf(tile_max[i / kPer], s[n][i]);
+      tile_max[i / kPer][n % kChains] = fmaxf(tile_max[i / kPer][n % kChains], s[n][i]);
     }
+  [[maybe_unused]] float m_rows[kSlots];  // kFoldSum: each slot's max as the exponentials use it
 #pragma unroll
   for (int r = 0; r < kSlots; ++r) {
-    tile_max[r] = T::row_max(tile_max[r]);  // the lanes sharing the row
-    float m_new = fmaxf(m[r], tile_max[r] * scale_log2);
+#pragma unroll
+    for (int c = 1; c < kChains; ++c) tile_max[r][0] = fmaxf(tile_max[r][0], tile_max[r][c]);
+    tile_max[r][0] = T::row_max(tile_max[r][0]);  // the lanes sharing the row
+    float m_new = fmaxf(m[r], tile_max[r][0] * scale_log2);
     // Thresholded: the stale max stays while the new one is within the threshold above it
     // (a row's first visible key always moves it from -inf).
-    if constexpr (Rescale::kRescaleThreshold > 0.f) m_new = m_new > m[r] + Rescale::kRescaleThreshold ? m_new : m[r];
+    if constexpr (Form::kRescaleThreshold > 0.f) m_new = m_new > m[r] + Form::kRescaleThreshold ? m_new : m[r];
     // A row with no visible key so far keeps m at -inf; a finite stand-in avoids inf - inf.
     const float m_use = m_new == -INFINITY ? 0.f : m_new;
     corr[r] = gpu::mma::fast_exp2(m[r] - m_use);
     m[r] = m_new;
-    l[r] *= corr[r];
+    if constexpr (kFoldSumOf<Form>) {
+      m_rows[r] = m_use;
+    } else {
+      l[r] *= corr[r];
 #pragma unroll
-    for (int n = 0; n < T::kSTiles; ++n) {
+      for (int n = 0; n < T::kSTiles; ++n) {
 #pragma unroll
-      for (int e = 0; e < kPer; ++e) s[n][kPer * r + e] = gpu::mma::fast_exp2(fmaf(s[n][kPer * r + e], scale_log2, -m_use));
-      float part = s[n][kPer * r];
+        for (int e = 0; e < kPer; ++e) s[n][kPer * r + e] = gpu::mma::fast_exp2(fmaf(s[n][kPer * r + e], scale_log2, -m_use));
+        float part = s[n][kPer * r];
 #pragma unroll
-      for (int e = 1; e < kPer; ++e) part += s[n][kPer * r + e];
-      l[r] += part;
+        for (int e = 1; e < kPer; ++e) part += s[n][kPer * r + e];
+        l[r] += part;
+      }
     }
   }
+  if constexpr (kFoldSumOf<Form>) {
+    float sum[kSlots][kChains];
+#pragma unroll
+    for (int r = 0; r < kSlots; ++r)
+#pragma unroll
+      for (int c = 0; c < kChains; ++c) sum[r][c] = 0.f;
+#pragma unroll
+    for (int n = 0; n < T::kSTiles; ++n)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        s[n][i] = gpu::mma::fast_exp2(fmaf(s[n][i], scale_log2, -m_rows[i / kPer]));
+        sum[i / kPer][n % kChains] += s[n][i];
+      }
+#pragma unroll
+    for (int r = 0; r < kSlots; ++r) {
+#pragma unroll
+      for (int c = 1; c < kChains; ++c) sum[r][0] += sum[r][c];
+      l[r] = l[r] * corr[r] + sum[r][0];
+    }
+  }
+}
+
+// softmax_rows, then P packed as the PV product's fragments.
+template <class T, class Op, class Form, bool kMask, class Args, int kPvSteps>
+__device__ __forceinline__ void update_rows(float (&s)[T::kSTiles][4], float (&m)[T::kRowSlots], float (&l)[T::kRowSlots],
+                                            float (&corr)[T::kRowSlots], std::uint32_t (&pa)[kPvSteps][T::kPWords],
+                                            const Args& a, float scale_log2, int key0, int q_row0) {
+  softmax_rows<T, Form, kMask>(s, m, l, corr, a, scale_log2, key0, q_row0);
   T::template pack_p<Op>(pa, s);
 }
 

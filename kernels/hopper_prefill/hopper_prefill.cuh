@@ -26,8 +26,10 @@
 #include "common/gpu/launch.hpp"
 #include "common/gpu/runtime.hpp"
 #include "kernels/attention/dynamic_tile_scheduler.hpp"
+#include "kernels/attention/online_softmax.hpp"
 #include "kernels/attention/pipeline.hpp"
 #include "kernels/attention/tile_scheduler.hpp"
+#include "kernels/attention/write_o.hpp"
 #include "kernels/hopper_prefill/hopper_policy.hpp"
 #include "kernels/hopper_prefill/hopper_prefill.hpp"
 
@@ -71,7 +73,12 @@ struct Config {
   static constexpr int kPvSteps = kBlockN / kStepElems;       // k steps of O += P V
   static constexpr int kSRegs = kBlockN / 2;      // S accumulators per thread (m64 x kBlockN)
   static constexpr int kORegs = kHeadDim / 2;     // O accumulators per thread (m64 x head dim)
+  // The online softmax's form (kernels/attention/online_softmax.hpp): row chains, the sum
+  // folded once per tile, the mask by each row's first invisible key.
   static constexpr int kRowChains = kTile.row_chains;
+  static constexpr bool kFoldSum = true, kRowLimitMask = true, kSkipUnitRescale = false;
+  // A warp's 16 rows of a consumer's m64 wgmma accumulators, laid out as m16n8 C tiles.
+  using Rows = gpu::attn::M16n8Rows<kBlockN, kHeadDim>;
   static constexpr int kConsumerRegs = kTile.consumer_regs;
   static constexpr int kProducerRegs = kFp8 ? Policy::kProducerRegsFp8 : Policy::kProducerRegs;
   static constexpr float kRescaleThreshold = Policy::kRescaleThreshold;
@@ -287,24 +294,9 @@ struct TurnOrder {
   }
 };
 
-// Online-softmax state of the thread's two rows (g and g + 8 of its warp's 16, g = lane / 4).
-struct RowState {
-  float m[2] = {-INFINITY, -INFINITY};  // running max, log2 domain
-  float l[2] = {0.f, 0.f};              // this thread's share of the running sum
-};
-
-// Accumulator element e of an m64 x N wgmma tile: row slot (e / 2) % 2, column 8 (e / 4) +
-// 2 (lane % 4) + e % 2 (PTX's wgmma D-fragment layout, per warp of the warpgroup).
-__device__ __forceinline__ int acc_slot(int e) { return (e >> 1) & 1; }
-__device__ __forceinline__ int acc_col(int e) { return 8 * (e >> 2) + 2 * (gpu::lane_id() & 3) + (e & 1); }
-__device__ __forceinline__ float quad_max(float x) {
-  x = fmaxf(x, gpu::shfl_xor(x, 1));
-  return fmaxf(x, gpu::shfl_xor(x, 2));
-}
-__device__ __forceinline__ float quad_sum(float x) {
-  x += gpu::shfl_xor(x, 1);
-  return x + gpu::shfl_xor(x, 2);
-}
+// A warp's online-softmax rows and its O accumulators (kernels/attention/online_softmax.hpp).
+template <class Cfg>
+using RowState = attention::RowState<typename Cfg::Rows, 1>;
 
 // STAGE 1: QK gemm, S (64 x kBlockN) = Q K^T, kQkSteps wgmma from shared memory, one group
 // (a k step is 32 bytes of a row whatever the dtype).
@@ -341,104 +333,31 @@ __device__ __forceinline__ void issue_pv(float (&o)[Cfg::kORegs], const std::uin
   wgmma::commit();
 }
 
-// STAGE 2: online softmax of one S tile, in place: S becomes P = exp2(S scale - m) (log2
-// domain); corr is the factor O must be rescaled by. kMask: the tile crosses the causal
-// diagonal or the end of the keys. Row max and sum run as kRowChains independent chains
-// (chain c takes the 8-column blocks b with b % kRowChains == c).
-template <class Cfg, bool kMask>
-__device__ __forceinline__ void softmax_tile(float (&s)[Cfg::kSRegs], RowState& st, float (&corr)[2], const Params& a,
-                                             float scale_log2, int key0, int row0) {
-  constexpr int kChains = Cfg::kRowChains;
-  auto chain = [](int e) { return (e >> 2) % kChains; };
-  float mx[2][kChains];
-#pragma unroll
-  for (int c = 0; c < kChains; ++c) mx[0][c] = mx[1][c] = -INFINITY;
-  // Keys at or past the row's limit are masked: one compare and select per element.
-  int limit[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r)
-    limit[r] = Cfg::kCausal ? min(a.kv_len, row0 + 8 * r + a.kv_len - a.q_len + 1) - key0 : a.kv_len - key0;
-#pragma unroll
-  for (int e = 0; e < Cfg::kSRegs; ++e) {
-    if constexpr (kMask) s[e] = acc_col(e) < limit[acc_slot(e)] ? s[e] : -INFINITY;
-    mx[acc_slot(e)][chain(e)] = fmaxf(mx[acc_slot(e)][chain(e)], s[e]);
-  }
-  float m_use[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-#pragma unroll
-    for (int c = 1; c < kChains; ++c) mx[r][0] = fmaxf(mx[r][0], mx[r][c]);
-    float m_new = fmaxf(st.m[r], quad_max(mx[r][0]) * scale_log2);
-    // Thresholded: the stale max stays while the new one is within the threshold above it
-    // (a row's first visible key always moves it from -inf).
-    if constexpr (Cfg::kRescaleThreshold > 0.f) m_new = m_new > st.m[r] + Cfg::kRescaleThreshold ? m_new : st.m[r];
-    m_use[r] = m_new == -INFINITY ? 0.f : m_new;  // a row with no visible key yet: avoid inf - inf
-    corr[r] = gpu::mma::fast_exp2(st.m[r] - m_use[r]);
-    st.m[r] = m_new;
-  }
-  float sum[2][kChains];
-#pragma unroll
-  for (int c = 0; c < kChains; ++c) sum[0][c] = sum[1][c] = 0.f;
-#pragma unroll
-  for (int e = 0; e < Cfg::kSRegs; ++e) {
-    s[e] = gpu::mma::fast_exp2(fmaf(s[e], scale_log2, -m_use[acc_slot(e)]));
-    sum[acc_slot(e)][chain(e)] += s[e];
-  }
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-#pragma unroll
-    for (int c = 1; c < kChains; ++c) sum[r][0] += sum[r][c];
-    st.l[r] = st.l[r] * corr[r] + sum[r][0];
-  }
-}
-
-// O *= corr. Thresholded (FA4): skipped unless some row of the warp moved its max, which
-// after the first tiles is rare, so the warp-uniform branch is almost never taken.
+// S (m64 x kBlockN per warpgroup, kSRegs per thread) as the warp's n8 C tiles of the shared
+// online softmax: the wgmma D layout per 8-column block is the m16n8 C layout.
 template <class Cfg>
-__device__ __forceinline__ void rescale_o(float (&o)[Cfg::kORegs], const float (&corr)[2]) {
-  if constexpr (Cfg::kRescaleThreshold > 0.f)
-    if (!gpu::warp_any(corr[0] != 1.f || corr[1] != 1.f)) return;
-#pragma unroll
-  for (int e = 0; e < Cfg::kORegs; ++e) o[e] *= corr[acc_slot(e)];
+__device__ __forceinline__ float (&s_tiles(float (&s)[Cfg::kSRegs]))[Cfg::kSRegs / 4][4] {
+  return reinterpret_cast<float(&)[Cfg::kSRegs / 4][4]>(s);
 }
 
-// P as the A operand of the PV wgmma: the D layout of S, k16 step kk, is already the
-// A-fragment layout (registers (g, 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8)).
-// fp8, k32 step kk: register r of half h (2h + r) holds row g + 8r, logical keys 16h + 4t..
-// 16h + 4t + 3, which are the accumulators' keys 16h + {2t, 2t + 1, 8 + 2t, 9 + 2t} (the
-// order transpose_v writes V^T in), quantized to e4m3 with a scale of 1.
+// P as the A operand of the PV wgmma. 16-bit: the D layout of S, k16 step kk, is already the
+// A-fragment layout (registers (g, 2t), (g + 8, 2t), (g, 2t + 8), (g + 8, 2t + 8)), packed
+// as in the register-tile family. fp8, k32 step kk: register r of half h (2h + r) holds row
+// g + 8r, logical keys 16h + 4t..16h + 4t + 3, which are the accumulators' keys 16h + {2t,
+// 2t + 1, 8 + 2t, 9 + 2t} (the order transpose_v writes V^T in), quantized to e4m3 with a
+// scale of 1.
 template <class Cfg, class Op>
-__device__ __forceinline__ void pack_p(std::uint32_t (&p)[Cfg::kPvSteps][4], const float (&s)[Cfg::kSRegs]) {
+__device__ __forceinline__ void pack_p(std::uint32_t (&p)[Cfg::kPvSteps][4], float (&s)[Cfg::kSRegs]) {
+  if constexpr (Cfg::kFp8) {
 #pragma unroll
-  for (int kk = 0; kk < Cfg::kPvSteps; ++kk)
+    for (int kk = 0; kk < Cfg::kPvSteps; ++kk)
 #pragma unroll
-    for (int i = 0; i < 4; ++i) {
-      if constexpr (Cfg::kFp8) {
+      for (int i = 0; i < 4; ++i) {
         const float* x = s + 16 * kk + 8 * (i >> 1) + 2 * (i & 1);
         p[kk][i] = gpu::attn::fp8_detail::pack4_e4m3(x[0], x[1], x[4], x[5]);
-      } else {
-        p[kk][i] = gpu::mma::pack2<Op>(s[8 * kk + 2 * i], s[8 * kk + 2 * i + 1]);
       }
-    }
-}
-
-// STAGE 4: O / l (times fp8's v_scale) to the output rows, in the output dtype Out (rows
-// past q_len are not written; a row that sees no key is written as zeros, as the reference does).
-template <class Cfg, class Out>
-__device__ __forceinline__ void write_o(const float (&o)[Cfg::kORegs], const RowState& st, const Params& a,
-                                       const TileCoord& t, int row0, float o_scale) {
-  float inv[2];
-#pragma unroll
-  for (int r = 0; r < 2; ++r) {
-    const float l = quad_sum(st.l[r]);
-    inv[r] = l > 0.f ? o_scale / l : 0.f;
-  }
-#pragma unroll
-  for (int e = 0; e < Cfg::kORegs; e += 2) {
-    const int row = row0 + 8 * acc_slot(e);
-    if (row >= a.q_len) continue;
-    const std::int64_t at = ((std::int64_t(t.batch) * a.q_len + row) * a.q_heads + t.head) * Cfg::kHeadDim + acc_col(e);
-    *reinterpret_cast<std::uint32_t*>(a.o + at) = gpu::mma::pack2<Out>(o[e] * inv[acc_slot(e)], o[e + 1] * inv[acc_slot(e)]);
+  } else {
+    Cfg::Rows::template pack_p<Op>(p, s_tiles<Cfg>(s));
   }
 }
 
@@ -483,12 +402,25 @@ struct Consumer {
     const int unmasked_end = Cfg::kCausal ? min(a.kv_len, row0 + a.kv_len - a.q_len + 1) : a.kv_len;
     return (j + 1) * Cfg::kBlockN > unmasked_end;
   }
-  __device__ void softmax(float (&sc)[Cfg::kSRegs], RowState& st, float (&corr)[2], const TileWork<Cfg>& w, int j,
-                          int row0) const {
-    // The first visible key of the warpgroup's first row bounds the unmasked tiles.
-    if (masked(w, j, w.q_row0 + consumer * Cfg::kWgRows))
-      softmax_tile<Cfg, true>(sc, st, corr, a, scales.qk_log2, j * Cfg::kBlockN, row0);
-    else softmax_tile<Cfg, false>(sc, st, corr, a, scales.qk_log2, j * Cfg::kBlockN, row0);
+  // STAGE 2: the online softmax of S(j) in place (S becomes P; corr: the factor O is to be
+  // rescaled by), from the warp's first query row row0.
+  __device__ void softmax(float (&sc)[Cfg::kSRegs], RowState<Cfg>& st, float (&corr)[1][2], const TileWork<Cfg>& w,
+                          int j, int row0) const {
+    // The first visible key of the warp's first row bounds its unmasked tiles.
+    if (masked(w, j, row0))
+      attention::softmax_rows<typename Cfg::Rows, Cfg, true>(s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], a,
+                                                              scales.qk_log2, j * Cfg::kBlockN, row0);
+    else
+      attention::softmax_rows<typename Cfg::Rows, Cfg, false>(s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], a,
+                                                               scales.qk_log2, j * Cfg::kBlockN, row0);
+  }
+  // O *= corr (thresholded: skipped unless some row of the warp moved its max).
+  __device__ void rescale_o(RowState<Cfg>& st, const float (&corr)[1][2]) const {
+    attention::rescale_o<typename Cfg::Rows, Cfg>(st, corr);
+  }
+  // O, a warp's accumulators as the wgmma operand (the m16n8 C tiles of RowState, flattened).
+  static __device__ float (&o_regs(RowState<Cfg>& st))[Cfg::kORegs] {
+    return reinterpret_cast<float(&)[Cfg::kORegs]>(st.o[0]);
   }
   __device__ const unsigned char* q_rows() const { return s.q + consumer * Cfg::kWgRows * kRowBytes; }
 
@@ -517,22 +449,23 @@ struct Consumer {
   }
 
   // Per tile: QK, softmax, PV, each GEMM waited for before the next step.
-  __device__ void mainloop_serial(const TileWork<Cfg>& w, float (&o)[Cfg::kORegs], RowState& st, int row0) {
+  __device__ void mainloop_serial(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0) {
     for (int j = 0; j < w.n_tiles; ++j) {
-      float sc[Cfg::kSRegs], corr[2];
+      float sc[Cfg::kSRegs], corr[1][2];
       qk_waited(sc, w, j);
       softmax(sc, st, corr, w, j, row0);
-      rescale_o<Cfg>(o, corr);
+      rescale_o(st, corr);
       std::uint32_t p[Cfg::kPvSteps][4];
       pack_p<Cfg, Op>(p, sc);
-      pv_waited(o, p, w, j);
+      pv_waited(o_regs(st), p, w, j);
     }
   }
 
   // FA3 Algorithm 2: S(j) = Q K(j)^T and O += P(j-1) V(j-1) issued together; the softmax of
   // S(j) runs while the PV GEMM does, and O is rescaled once that GEMM is done.
-  __device__ void mainloop_overlapped(const TileWork<Cfg>& w, float (&o)[Cfg::kORegs], RowState& st, int row0) {
-    float sc[Cfg::kSRegs], corr[2];
+  __device__ void mainloop_overlapped(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0) {
+    float(&o)[Cfg::kORegs] = o_regs(st);
+    float sc[Cfg::kSRegs], corr[1][2];
     std::uint32_t p[Cfg::kPvSteps][4];
     qk_waited(sc, w, 0);
     softmax(sc, st, corr, w, 0, row0);  // O is still zero: nothing to rescale
@@ -552,7 +485,7 @@ struct Consumer {
       wgmma::wait<0>();
       wgmma::fence_operands(o);
       release<false>(w, j - 1);
-      rescale_o<Cfg>(o, corr);
+      rescale_o(st, corr);
       pack_p<Cfg, Op>(p, sc);
     }
     pv_waited(o, p, w, w.n_tiles - 1);
@@ -560,21 +493,23 @@ struct Consumer {
 
   __device__ void run_tile(const TileWork<Cfg>& w, unsigned& q_parity) {
     const int warp_in_group = gpu::warp_id() % 4;
-    const int row0 = w.q_row0 + consumer * Cfg::kWgRows + warp_in_group * 16 + gpu::lane_id() / 4;
-    float o[Cfg::kORegs];
-#pragma unroll
-    for (int e = 0; e < Cfg::kORegs; ++e) o[e] = 0.f;
-    RowState st;
+    const int row0 = w.q_row0 + consumer * Cfg::kWgRows + warp_in_group * 16;  // the warp's first query row
+    RowState<Cfg> st;  // O starts at zero
     scales = tile_scales<Cfg>(a, w);
     gpu::mbarrier_wait(&s.q_full, q_parity);
     q_parity ^= 1u;
     if (w.n_tiles > 0) {
-      if constexpr (Policy::kIntraOverlap) mainloop_overlapped(w, o, st, row0);
-      else mainloop_serial(w, o, st, row0);
+      if constexpr (Policy::kIntraOverlap) mainloop_overlapped(w, st, row0);
+      else mainloop_serial(w, st, row0);
     } else if (gpu::lane_id() == 0) {
       gpu::mbarrier_arrive(&s.q_empty);  // no key to see: Q was never read
     }
-    write_o<Cfg, Out>(o, st, a, w.t, row0, scales.o);
+    // STAGE 4: O / l (times fp8's v_scale) to the output rows of the (batch, head), in the
+    // output dtype, rows counted from the sequence's first.
+    const std::int64_t row_stride = std::int64_t(a.q_heads) * Cfg::kHeadDim;
+    attention::write_o<typename Cfg::Rows, Out>(
+        st, a.o + std::int64_t(w.t.batch) * a.q_len * row_stride + std::int64_t(w.t.head) * Cfg::kHeadDim, a.q_len,
+        scales.o, row_stride, row0);
   }
 };
 

@@ -18,19 +18,19 @@ namespace schedlab::gpu::attn {
 
 inline constexpr const char* kMatrixInstruction = "mma.sync.m16n8k16 + ldmatrix (HMMA)";
 
-template <class Cfg>
-struct WarpTile {
-  static constexpr int kMmaRows = 16;              // M of the matrix instruction: query rows per m16 tile
-  static constexpr int kSTiles = Cfg::kBlockN / 8;   // n8 C tiles of S (16 x kBlockN)
-  static constexpr int kOTiles = Cfg::kHeadDim / 8;  // n8 C tiles of O (16 x head_dim)
-  static constexpr int kRowSlots = 2;              // rows g and g + 8
-  static constexpr int kPerSlot = 2;               // elements of one row slot in a C tile
-  static constexpr int kQWords = 4;                // A fragment of one k16 step
-  static constexpr int kPWords = 4;                // P as the A fragment of one k16 step
-  static constexpr int kKLoadsPerStep = kSTiles / 2;      // ldmatrix_x4 of K per k16 step
-  static constexpr int kMmasPerKLoad = 2 * Cfg::kMTiles;  // the matrix ops one K load feeds
-  using KFrags = std::uint32_t[kSTiles / 2][4];  // [key pair of n8 tiles][b0,b1 of each]
-  using VFrags = std::uint32_t[kOTiles / 2][4];  // [column pair of n8 tiles][b0,b1 of each]
+// The rows of one warp's accumulators: 16 query rows x kBlockN keys of S and 16 x kHeadDim of
+// O in n8 C tiles. mma.sync m16n8 lays them out this way, and so does wgmma m64nN for each
+// warp's 16 rows of its warpgroup's 64 (PTX ISA, "wgmma D-fragment layout": per 8-column
+// block, the same two rows and two columns per lane), so the online softmax, P's packing as
+// the 16-bit A operand and the output stage are shared by both prefill families.
+template <int kBlockN, int kHeadDim>
+struct M16n8Rows {
+  static constexpr int kMmaRows = 16;           // query rows per m16 tile
+  static constexpr int kSTiles = kBlockN / 8;   // n8 C tiles of S (16 x kBlockN)
+  static constexpr int kOTiles = kHeadDim / 8;  // n8 C tiles of O (16 x head_dim)
+  static constexpr int kRowSlots = 2;           // rows g and g + 8
+  static constexpr int kPerSlot = 2;            // elements of one row slot in a C tile
+  static constexpr int kPWords = 4;             // P as the A fragment of one k16 step
 
   // Row (from the m16 tile's first row row0) and column (from the tile's first key key0) of
   // element i of C tile n.
@@ -47,6 +47,40 @@ struct WarpTile {
     x += shfl_xor(x, 1);
     return x + shfl_xor(x, 2);
   }
+
+  // P (probabilities in S's C layout) as 16-bit A fragments: the C layout of two n8 tiles is
+  // the A layout of one k16 step, so P never leaves registers.
+  template <class Op>
+  static __device__ __forceinline__ void pack_p(std::uint32_t (&pa)[kBlockN / 16][kPWords], const float (&s)[kSTiles][4]) {
+#pragma unroll
+    for (int kk = 0; kk < kBlockN / 16; ++kk) {
+      pa[kk][0] = mma::pack2<Op>(s[2 * kk][0], s[2 * kk][1]);
+      pa[kk][1] = mma::pack2<Op>(s[2 * kk][2], s[2 * kk][3]);
+      pa[kk][2] = mma::pack2<Op>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
+      pa[kk][3] = mma::pack2<Op>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
+    }
+  }
+
+  // Row slot r of O, times inv, to the output row at `row_ptr` (one 4-byte store per n8 tile).
+  template <class Op>
+  static __device__ __forceinline__ void store_o_row(std::uint16_t* row_ptr, const float (&o)[kOTiles][4], int r,
+                                                     float inv) {
+    const int t = mma::frag_lane() % 4;
+#pragma unroll
+    for (int n = 0; n < kOTiles; ++n)
+      *reinterpret_cast<std::uint32_t*>(row_ptr + n * 8 + 2 * t) = mma::pack2<Op>(o[n][2 * r] * inv, o[n][2 * r + 1] * inv);
+  }
+};
+
+template <class Cfg>
+struct WarpTile : M16n8Rows<Cfg::kBlockN, Cfg::kHeadDim> {
+  using Rows = M16n8Rows<Cfg::kBlockN, Cfg::kHeadDim>;
+  using Rows::kMmaRows, Rows::kSTiles, Rows::kOTiles, Rows::kRowSlots, Rows::kPerSlot, Rows::kPWords;
+  static constexpr int kQWords = 4;                       // A fragment of one k16 step
+  static constexpr int kKLoadsPerStep = kSTiles / 2;      // ldmatrix_x4 of K per k16 step
+  static constexpr int kMmasPerKLoad = 2 * Cfg::kMTiles;  // the matrix ops one K load feeds
+  using KFrags = std::uint32_t[kSTiles / 2][4];  // [key pair of n8 tiles][b0,b1 of each]
+  using VFrags = std::uint32_t[kOTiles / 2][4];  // [column pair of n8 tiles][b0,b1 of each]
 
   // One k16 step of m16 tile mt of the warp's query rows as an A fragment.
   static __device__ __forceinline__ void load_q_step(std::uint32_t (&qa)[kQWords], const unsigned char* q_tile, int mt,
@@ -102,30 +136,6 @@ struct WarpTile {
         mma::mma_16816<Op>(o[mt][2 * nn], pa[mt][kk], {v[nn][0], v[nn][1]});
         mma::mma_16816<Op>(o[mt][2 * nn + 1], pa[mt][kk], {v[nn][2], v[nn][3]});
       }
-  }
-
-  // P (probabilities in S's C layout) as A fragments: the C layout of two n8 tiles is the A
-  // layout of one k16 step, so P never leaves registers.
-  template <class Op>
-  static __device__ __forceinline__ void pack_p(std::uint32_t (&pa)[Cfg::kBlockN / 16][kPWords],
-                                                const float (&s)[kSTiles][4]) {
-#pragma unroll
-    for (int kk = 0; kk < Cfg::kBlockN / 16; ++kk) {
-      pa[kk][0] = mma::pack2<Op>(s[2 * kk][0], s[2 * kk][1]);
-      pa[kk][1] = mma::pack2<Op>(s[2 * kk][2], s[2 * kk][3]);
-      pa[kk][2] = mma::pack2<Op>(s[2 * kk + 1][0], s[2 * kk + 1][1]);
-      pa[kk][3] = mma::pack2<Op>(s[2 * kk + 1][2], s[2 * kk + 1][3]);
-    }
-  }
-
-  // Row slot r of O, times inv, to the output row at `row_ptr` (one 4-byte store per n8 tile).
-  template <class Op>
-  static __device__ __forceinline__ void store_o_row(std::uint16_t* row_ptr, const float (&o)[kOTiles][4], int r,
-                                                     float inv) {
-    const int t = mma::frag_lane() % 4;
-#pragma unroll
-    for (int n = 0; n < kOTiles; ++n)
-      *reinterpret_cast<std::uint32_t*>(row_ptr + n * 8 + 2 * t) = mma::pack2<Op>(o[n][2 * r] * inv, o[n][2 * r + 1] * inv);
   }
 };
 
