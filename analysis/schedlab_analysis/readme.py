@@ -23,6 +23,9 @@ Kinds (the words after ``readme``):
   shape EXPERIMENT SHAPE       every variant at one configuration (``batch=16 context=16384
                                page=16 bf16``) in each named run, against the baseline
   status                       the top README's "Where things stand" table
+  builds EXPERIMENT VARIANT    one variant built at two commits and timed in one device call
+                               (the older build's file first; run it before and after the
+                               newer): per configuration the change, its CI and verdict
 
     python -m schedlab_analysis.readme              # rewrite every generated section in place
     python -m schedlab_analysis.readme --check      # exit 1 naming each section that differs
@@ -337,6 +340,71 @@ def render_noise(args: list[str], files: list[str]) -> str:
     return "\n".join(lines)
 
 
+def render_builds(args: list[str], files: list[str]) -> str:
+    """One variant of an experiment built from two commits and timed in the same device call.
+    The first file named is the older build's; every file of its commit is pooled (run it
+    before and after the newer build, and order effects cancel). Per configuration: the newer
+    build's change in rate, its bootstrap 95% CI, and a direction only beyond the practical
+    band, or beyond the older build's change between its first two files when that is larger."""
+    if len(args) != 2:
+        raise ReadmeError("builds takes an experiment and a variant")
+    experiment, variant = args
+    df = load.load_results([REPO / f for f in files])
+    df = df[(df["experiment"] == experiment) & (df["variant"] == variant)].copy()
+    df["source_file"] = [str(Path(f).resolve()) for f in df["source_file"]]
+    if df.empty:
+        raise ReadmeError(f"no record of {experiment} / {variant} in {', '.join(files)}")
+    if df["run"].nunique() != 1:
+        raise ReadmeError(f"{experiment}: the builds were timed in {df['run'].nunique()} device calls; "
+                          "a comparison of builds needs one")
+    commit = df.get("ctx_schedlab_commit", pd.Series("unknown", index=df.index)).astype(str)
+    first = str((REPO / files[0]).resolve())
+    old_commit = commit[df["source_file"] == first]
+    if old_commit.empty:
+        raise ReadmeError(f"{files[0]} holds no record of {variant}")
+    old_commit = old_commit.iloc[0]
+    new_commits = sorted(set(commit) - {old_commit})
+    if len(new_commits) != 1:
+        raise ReadmeError(f"{experiment}: a comparison of builds needs files of two commits, found "
+                          f"{1 + len(new_commits)}")
+    new_commit = new_commits[0]
+    samp = load.samples(df)
+    samp = samp[~samp["from_aggregate"]]
+    ccols = load.config_columns(df)
+    lcols = stats.varying_columns(df, ccols)
+    old_files = sorted(set(df.loc[commit == old_commit, "source_file"]), key=lambda f: f != first)
+    rows, passes = [], []
+    for key, g in samp.groupby([samp[c].astype(str) for c in ccols], sort=True):
+        gc = g.get("ctx_schedlab_commit", pd.Series("unknown", index=g.index)).astype(str)
+        t_old, t_new = g.loc[gc == old_commit, "time_us"].to_numpy(float), g.loc[gc == new_commit, "time_us"].to_numpy(float)
+        if t_old.size < 2 or t_new.size < 2:
+            continue
+        if len(old_files) > 1:
+            a = g.loc[g["source_file"] == old_files[0], "time_us"]
+            b = g.loc[g["source_file"] == old_files[1], "time_us"]
+            if len(a) and len(b):
+                passes.append(abs(float(np.median(a) / np.median(b)) - 1))
+        point, low, high = stats.bootstrap_ratio_ci(t_old, t_new)
+        rows.append((stats.config_label(g.iloc[0], lcols), float(np.median(t_old)), float(np.median(t_new)),
+                     point - 1, low - 1, high - 1))
+    if not rows:
+        raise ReadmeError(f"{experiment} / {variant}: no configuration with repetitions in both builds")
+    floor = float(np.median(passes)) if passes else 0.0
+    band = max(stats.PRACTICAL_BAND, floor)
+    run = run_label(df["run"].iloc[0])
+    lines = [f"`{variant}` built at `{new_commit[:10]}` against the same variant built at `{old_commit[:10]}`, "
+             f"both timed in run `{run}` (the older build "
+             + ("twice, before and after the newer" if len(old_files) > 1 else "once") + "); kernel time, median of the "
+             f"repetitions; a change is called faster or slower only when its 95% bootstrap interval lies beyond "
+             f"+-{band:.1%}" + (f" (the older build's median change between its passes: {floor:.2%})" if passes else "")
+             + ".", "", "| configuration | older build (us) | newer build (us) | change | 95% CI | verdict |",
+             "|---|---|---|---|---|---|"]
+    for label, t_old, t_new, change, low, high in sorted(rows):
+        lines.append(f"| {label} | {t_old:.1f} | {t_new:.1f} | {_pct(change)} | {_pct(low)} to {_pct(high)} | "
+                     f"{stats.classify(change, low, high, band)} |")
+    return "\n".join(lines)
+
+
 # The top README's table: what each row measures is fixed here, every number comes from files.
 DECODE_HEADLINE = "batch=16 context=16384 page=16"
 DECODE_LONG = "batch=1 context=65536 page=16"
@@ -477,7 +545,7 @@ def render_status(args: list[str], files: list[str]) -> str:
 
 
 KINDS = {"experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers,
-         "noise": render_noise, "status": render_status}
+         "noise": render_noise, "status": render_status, "builds": render_builds}
 
 
 def render(args: list[str], files: list[str]) -> str:

@@ -8,6 +8,8 @@ import pytest
 
 from schedlab_analysis import readme
 
+import synth
+
 READMES = readme.readmes()
 SECTIONS = [(p, s) for p in READMES for s in readme.sections(p)]
 
@@ -104,3 +106,35 @@ def test_repoint_moves_an_experiment_section_to_the_default_run(tmp_path, monkey
     markers = [line for line in copy.read_text(encoding="utf-8").splitlines() if line.startswith("<!-- generated")]
     assert any(old in line for line in markers) and not any(older in line for line in markers)
     assert not readme.repoint(copy)
+
+
+def _builds_files(tmp_path, new_factor, *, second_run=False):
+    """The same variant built at two commits, the older timed before and after the newer."""
+    old_sha, new_sha = "a" * 40, "b" * 40
+    files = []
+    for i, (sha, factor) in enumerate([(old_sha, 1.0), (new_sha, new_factor), (old_sha, 1.0)]):
+        run = "20261120T120000Z-feed0002" if second_run and i == 1 else "20261120T120000Z-feed0001"
+        files.append(synth.experiment_run(tmp_path / "results", "prefill_demo", "prefill", "base", {"base": factor},
+                                          synth.PREFILL_CONFIGS, stamp=f"20261120T12000{i}Z", sha=sha[:10],
+                                          noise=0.002, seed=i,
+                                          context={"schedlab_commit": sha, "run_id": run}))
+    return [str(f) for f in files]
+
+
+def test_builds_compares_one_variant_across_two_commits_in_one_call(tmp_path):
+    files = _builds_files(tmp_path, 0.9)
+    text = readme.render(["builds", "prefill_demo", "base"], files)
+    assert "against the same variant built at `aaaaaaaaaa`" in text and "before and after the newer" in text
+    rows = [line for line in text.splitlines() if line.startswith("| batch")]
+    assert len(rows) == len(synth.PREFILL_CONFIGS)
+    assert all(line.rstrip(" |").endswith("faster") for line in rows), rows
+    same = readme.render(["builds", "prefill_demo", "base"], _builds_files(tmp_path / "same", 1.0))
+    assert all("no difference detected" in line for line in same.splitlines() if line.startswith("| batch"))
+
+
+def test_builds_refuses_two_calls_or_one_commit(tmp_path):
+    with pytest.raises(readme.ReadmeError, match="device calls"):
+        readme.render(["builds", "prefill_demo", "base"], _builds_files(tmp_path, 0.9, second_run=True))
+    files = _builds_files(tmp_path / "one", 0.9)
+    with pytest.raises(readme.ReadmeError, match="two commits"):
+        readme.render(["builds", "prefill_demo", "base"], [files[0], files[2]])
