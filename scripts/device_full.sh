@@ -12,6 +12,7 @@
 # (the parts kept for the FlashInfer and FlashAttention-4 peers when their packages came, 180 / 200),
 # FI=0 / FA4=0 (leave that peer out of this call though its package is staged), NCU_BENCHES (a glob
 # of the binaries the ncu phase profiles; a token-balanced decode run is one launch, no combine).
+# An older build in .carry/old (pack_carry.sh's OLDER_BUILD) is timed before and after the sweep.
 set -uo pipefail
 export LD_LIBRARY_PATH=$PWD/.carry/lib:${LD_LIBRARY_PATH:-}
 # The commit the carried binaries and this working tree are (scripts/pack_carry.sh): the
@@ -68,6 +69,21 @@ if [ "${RUN_TESTS:-1}" != 0 ]; then
     done
   fi
 fi
+# An older build (.carry/old, scripts/pack_carry.sh with OLDER_BUILD): each of its benchmarks
+# runs once before and once after the sweep, at the sweep's tier, into
+# results/<device>/builds/<experiment>/ (kept out of the call's own run by the analysis; the
+# readme's `builds` section compares one variant of the two builds). Before and after, so that
+# an order effect shows as the older build's change between its passes.
+older_pass() {
+  [ -d .carry/old ] || return 0
+  for b in .carry/old/bench_*; do
+    [ -x "$b" ] || continue
+    timeout 150 "$b" --schedlab_tier="${TIER:-default}" --schedlab_results_root="$OUT/stage_old" \
+      >"$OUT/logs/older_$1_$(basename "$b").txt" 2>&1
+    echo "older build pass $1 $(basename "$b") rc=$?"
+  done
+}
+[ "$PHASE" != ncu ] && older_pass 1
 extra=()
 [ -n "${REPS:-}" ] && extra+=(--benchmark_repetitions="$REPS")
 [ -n "${MIN_TIME:-}" ] && extra+=(--benchmark_min_time="$MIN_TIME")
@@ -89,6 +105,14 @@ python3 scripts/sweep.py --build "$B" --results "$R" --durations-from results --
   --peers "${PEERS:-auto}" --budget-s "$(( $(left) - reserve ))" --log-dir "$OUT/logs/sweep" ${BENCHES:+--only "$BENCHES"} \
   -- "${extra[@]}" 2>&1 | tee "$OUT/logs/sweep.txt"
 echo "sweep rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s"
+if [ "$PHASE" != ncu ] && [ -d .carry/old ]; then
+  older_pass 2
+  for d in "$OUT"/stage_old/*/; do  # <device>/<experiment>/ -> results/<device>/builds/<experiment>/
+    [ -d "$d" ] || continue
+    mkdir -p "$R/$(basename "$d")/builds" && cp -r "$d"/. "$R/$(basename "$d")/builds/"
+  done
+  rm -rf "$OUT/stage_old"
+fi
 # FlashInfer's paged decode (analysis/peers/flashinfer_peers.py) on the decode configurations
 # this sweep wrote, same SCHEDLAB_RUN_ID; the package is .peers/flashinfer.tar.xz, staged in /tmp/fi_site
 # (scripts/pack_flashinfer.sh; carry .peers). Its modules are compiled on first use.

@@ -3,7 +3,8 @@
 # named in the device call's carry): the built binaries stripped and xz-compressed
 # (.carry/bin.tar.xz: benchmarks and GPU tests, plus any extra paths given), Google
 # Benchmark's shared library (.carry/lib), and the commit they were built from
-# (.carry/provenance). Refuses a dirty checkout: results must name a clean commit.
+# (.carry/provenance). Refuses a dirty checkout: results must name a clean commit. With
+# OLDER_BUILD set, also the benchmarks of that build directory (.carry/old.tar.xz).
 # Usage: bash scripts/pack_carry.sh [BUILD_DIR] [extra binaries...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -21,5 +22,16 @@ done
 cp -P /usr/lib/x86_64-linux-gnu/libbenchmark.so* .carry/lib/
 echo "$(git rev-parse HEAD) false" >.carry/provenance
 tar -C .carry -cJf .carry/bin.tar.xz bin
-rm -rf .carry/bin
+rm -rf .carry/bin .carry/old .carry/old.tar.xz
+# OLDER_BUILD=<build dir of another commit>: its benchmarks too (.carry/old.tar.xz), timed by
+# scripts/device_full.sh before and after the sweep, to compare two builds in one device call.
+if [ -n "${OLDER_BUILD:-}" ]; then
+  mkdir -p .carry/old
+  for b in "$OLDER_BUILD"/kernels/bench_hopper_prefill_tuning "$OLDER_BUILD"/kernels/bench_prefill_tuning \
+           "$OLDER_BUILD"/experiments/*/bench_*; do
+    if [ -x "$b" ] && [ -f "$b" ]; then strip -o ".carry/old/$(basename "$b")" "$b"; fi
+  done
+  tar -C .carry -cJf .carry/old.tar.xz old
+  rm -rf .carry/old
+fi
 du -sh .carry

@@ -84,16 +84,23 @@ def results_stem(name: str) -> str:
     return name
 
 
+# results/<device>/builds/<experiment>/: the older build of a comparison of builds, timed in
+# the same device call as the newer one (readme's ``builds`` section names its files). A
+# directory scan leaves them out, so the call's run holds one build of each experiment.
+OLDER_BUILDS_DIR = "builds"
+
+
 def iter_json_files(paths: Iterable[Path | str] | Path | str) -> list[Path]:
     """JSON files (plain or gzip-compressed) named directly or found below the given
-    directories, sorted."""
+    directories (but not in an ``OLDER_BUILDS_DIR`` below them), sorted."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
     found: set[Path] = set()
     for p in map(Path, paths):
         if p.is_dir():
             found.update(f for f in p.rglob("*.json*") if f.is_file() and is_results_name(f.name)
-                         and not f.name.startswith("."))
+                         and not f.name.startswith(".")
+                         and OLDER_BUILDS_DIR not in f.relative_to(p).parts[:-1])
         elif p.is_file():
             found.add(p)
     return sorted(found)

@@ -371,7 +371,7 @@ def render_builds(args: list[str], files: list[str]) -> str:
     samp = load.samples(df)
     samp = samp[~samp["from_aggregate"]]
     ccols = load.config_columns(df)
-    lcols = stats.varying_columns(df, ccols)
+    lcols = stats.varying_columns(stats.summarize(df), ccols)
     old_files = sorted(set(df.loc[commit == old_commit, "source_file"]), key=lambda f: f != first)
     rows, passes = [], []
     for key, g in samp.groupby([samp[c].astype(str) for c in ccols], sort=True):

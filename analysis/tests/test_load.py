@@ -130,3 +130,14 @@ def test_configuration_comes_from_name_axes_when_names_spell_them(tree):
     assert load.config_columns(decode) == ["batch", "context", "page", "dtype"]
     prefill = df[df["experiment"] == "prefill_kv_tiles"]
     assert "seq_len" in load.config_columns(prefill) and "dtype" in load.config_columns(prefill)
+
+
+def test_a_directory_scan_leaves_older_builds_out(tmp_path):
+    """results/<device>/builds/ holds the older build of a comparison of builds (same call):
+    a scan of the tree must not mix it into the call's run; naming the file still loads it."""
+    newer = synth.experiment_run(tmp_path, "prefill_demo", "prefill", "base", {"base": 1.0}, synth.PREFILL_CONFIGS,
+                                 sha="bbbbbbbbbb")
+    older = synth.experiment_run(tmp_path / "h200" / load.OLDER_BUILDS_DIR, "prefill_demo", "prefill", "base",
+                                 {"base": 1.0}, synth.PREFILL_CONFIGS, sha="aaaaaaaaaa", device_slug="")
+    assert load.iter_json_files(tmp_path) == [newer]
+    assert set(load.load_results([newer, older])["source_file"]) == {str(newer), str(older)}
