@@ -1,7 +1,12 @@
 // The GPU architectures the project builds for and each one's shared-memory (LDS) limit per
 // block, as its backend states it (common/gpu/backend/{cuda,hip}/smem_limits.hpp). Plain
-// constants: host code picks per-architecture defaults with them (kernels/*/..._policy.hpp).
+// constants: host code picks per-architecture defaults and plans with them
+// (kernels/*/..._policy.hpp, ..._plan.hpp); which of them a build holds is the backend's
+// kBuildArchs (common/gpu/backend/{cuda,hip}/device.hpp).
 #pragma once
+#include <optional>
+#include <string_view>
+
 #include "common/gpu/backend/cuda/smem_limits.hpp"
 #include "common/gpu/backend/hip/smem_limits.hpp"
 
@@ -17,6 +22,26 @@ constexpr int smem_per_block(GpuArch arch) {
     case GpuArch::gfx950: return amd::kLdsPerWorkgroupGfx950;
   }
   return 0;
+}
+
+constexpr std::string_view arch_name(GpuArch arch) {
+  switch (arch) {
+    case GpuArch::sm_90a: return "sm_90a";
+    case GpuArch::gfx942: return "gfx942";
+    case GpuArch::gfx950: return "gfx950";
+  }
+  return "?";
+}
+
+// The architecture of a device from the name its runtime reports (DeviceInfo::arch: "sm_90"
+// on an H100 / H200, "gfx942:sramecc+:xnack-" on an MI300X); none for a device the project
+// does not build for. sm_90 devices run the sm_90a code.
+constexpr std::optional<GpuArch> arch_of_device(std::string_view name) {
+  const std::string_view base = name.substr(0, name.find(':'));
+  if (base == "sm_90" || base == "sm_90a") return GpuArch::sm_90a;
+  if (base == "gfx942") return GpuArch::gfx942;
+  if (base == "gfx950") return GpuArch::gfx950;
+  return std::nullopt;
 }
 
 }  // namespace schedlab::gpu

@@ -4,13 +4,16 @@
 
 #include <cstdint>
 
-#include "common/gpu/backend/cuda/smem_limits.hpp"
+#include "common/gpu/arch.hpp"
 #include "common/gpu/sched.hpp"
 
 namespace schedlab::gpu {
 
 inline constexpr int kWarpSize = 32;
 inline constexpr int kMaxSmemPerBlock = nvidia::kMaxSmemPerBlock;  // shared memory per block, bytes
+// The architectures a build of this backend holds code for (CMake's sm_90a / gfx942;gfx950): host
+// code dispatches a device to its own instantiations among them (kernels/prefill/flash_prefill.cuh).
+inline constexpr GpuArch kBuildArchs[] = {GpuArch::sm_90a};
 // NVIDIA exposes no instruction-scheduling or wave-priority hint to CUDA C++: the hints
 // below compile to nothing, and the harness records that they were no-ops here.
 inline constexpr bool kSchedHintsHonored = false;

@@ -4,13 +4,16 @@
 
 #include <cstdint>
 
-#include "common/gpu/backend/hip/smem_limits.hpp"
+#include "common/gpu/arch.hpp"
 #include "common/gpu/sched.hpp"
 
 namespace schedlab::gpu {
 
 inline constexpr int kWarpSize = 64;  // gfx942 / gfx950 run wave64
 inline constexpr int kMaxSmemPerBlock = amd::kMaxSmemPerBlock;  // LDS per workgroup, bytes (gfx950's)
+// The architectures a build of this backend holds code for (CMake's sm_90a / gfx942;gfx950): host
+// code dispatches a device to its own instantiations among them (kernels/prefill/flash_prefill.cuh).
+inline constexpr GpuArch kBuildArchs[] = {GpuArch::gfx942, GpuArch::gfx950};
 inline constexpr bool kSchedHintsHonored = true;
 inline constexpr bool kPriorityHonored = true;
 
