@@ -24,6 +24,12 @@ constexpr int smem_per_block(GpuArch arch) {
   return 0;
 }
 
+// sm_90's bulk tensor copies and warpgroup matrix ops (wgmma): what shapes some kernels'
+// shared storage (kernels/decode/decode_policy.hpp). The backends hold the same facts for
+// device code (gpu::kHasBulkCopy, SCHEDLAB_GPU_HAS_WGMMA) and assert that they agree.
+constexpr bool has_bulk_copy(GpuArch arch) { return arch == GpuArch::sm_90a; }
+constexpr bool has_warpgroup_mma(GpuArch arch) { return arch == GpuArch::sm_90a; }
+
 constexpr std::string_view arch_name(GpuArch arch) {
   switch (arch) {
     case GpuArch::sm_90a: return "sm_90a";

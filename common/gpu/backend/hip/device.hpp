@@ -86,6 +86,11 @@ constexpr int waitcnt_vmcnt_imm() {
 // No bulk (TMA-style) copy on gfx942 / gfx950: kernels test kHasBulkCopy and use the per-lane
 // copies; these exist so that the shared source compiles, and trap if ever reached.
 inline constexpr bool kHasBulkCopy = false;
+static_assert([] {
+  for (GpuArch a : kBuildArchs)
+    if (has_bulk_copy(a) != kHasBulkCopy) return false;
+  return true;
+}(), "the host's view of the architectures (common/gpu/arch.hpp) and this backend agree");
 #define SCHEDLAB_GRID_CONSTANT
 __device__ __forceinline__ void mbarrier_init(std::uint64_t*, int) { __builtin_trap(); }
 __device__ __forceinline__ void mbarrier_init_fence() { __builtin_trap(); }
