@@ -30,6 +30,12 @@ constexpr int smem_per_block(GpuArch arch) {
 constexpr bool has_bulk_copy(GpuArch arch) { return arch == GpuArch::sm_90a; }
 constexpr bool has_warpgroup_mma(GpuArch arch) { return arch == GpuArch::sm_90a; }
 
+// The matrix instruction family each architecture's kernels use, as the records name it:
+// wgmma (HGMMA in SASS) and mma.sync (HMMA) on sm_90a, v_mfma on gfx942 / gfx950.
+constexpr std::string_view matrix_instruction(GpuArch arch) {
+  return arch == GpuArch::sm_90a ? "HGMMA/HMMA" : "v_mfma";
+}
+
 constexpr std::string_view arch_name(GpuArch arch) {
   switch (arch) {
     case GpuArch::sm_90a: return "sm_90a";
