@@ -202,6 +202,26 @@ def test_gpu_arch_names_follow_the_cpp_enum():
     assert rr.smem_limit_per_block("sm_90a") == 227 * 1024
 
 
+def test_committed_report_every_launched_amd_kernel_fits():
+    """results/static: on gfx942 and gfx950 every kernel a plan launches has no scratch and at
+    least one workgroup per CU; what no plan launches there is marked, with the reason."""
+    rows = json.loads((SCRIPTS.parent / "results" / "static" / "resources.json").read_text())
+    amd = [r for r in rows if r["target"] in rr.AMD_TARGETS]
+    assert amd
+    for r in amd:
+        assert "launched" in r, r["kernel"]
+        if r["launched"]:
+            assert r["scratch_bytes_per_lane"] == 0, (r["target"], r["kernel"])
+            assert r["workgroups_per_cu"] >= 1, (r["target"], r["kernel"])
+        else:
+            assert any(n.startswith("not launched on " + r["target"]) for n in r["notes"]), r["kernel"]
+    for target in rr.AMD_TARGETS:
+        launched = [r for r in amd if r["target"] == target and r["launched"]]
+        for experiment in ("prefill_kv_tiles", "prefill_lds_buffers", "prefill_sched_barrier",
+                           "decode_lds_buffers", "decode_kv_streaming"):
+            assert any(r["experiment"] == experiment for r in launched), (target, experiment)
+
+
 def test_short_kernel_name():
     assert rr.short_kernel_name("void ns::k<a<b>, c>(float*, int)") == "ns::k<a<b>, c>"
     assert rr.short_kernel_name("toy::toy_untagged(float*)") == "toy::toy_untagged"
