@@ -226,6 +226,61 @@ def experiment_variant(demangled: str, fallback_experiment: str) -> tuple[str, s
     return (m.group(1), m.group(2)) if m else (fallback_experiment, "-")
 
 
+# The C++ GpuArch enumerators (common/gpu/arch.hpp), in order: a demangler spells a
+# non-type template argument of it as (schedlab::gpu::GpuArch)N or GpuArch::name.
+GPU_ARCHS = ("sm_90a", "gfx942", "gfx950")
+_ARCH_INSTANTIATION = re.compile(
+    r"schedlab::kernels::(\w+)For<.*?,\s*(?:\(schedlab::gpu::GpuArch\)(\d+)|schedlab::gpu::GpuArch::(\w+))>")
+
+
+def smem_limit_per_block(target: str) -> int:
+    """Shared memory (LDS) a block (workgroup) may have on a target, as common/gpu/arch.hpp
+    states it: 227 KiB on sm_90a, 64 KiB on gfx942, 160 KiB on gfx950."""
+    return SM90.smem_per_block_optin if target in NVIDIA_TARGETS else AMD_ARCHS[target].max_lds_per_workgroup
+
+
+def launch_status(demangled: str, target: str, smem_bytes: int) -> str | None:
+    """None when the target's plan may launch the kernel, else why it never does.
+
+    The plans pick a per-architecture instantiation (kernels/prefill/prefill_plan.hpp: a policy
+    whose tiles overflow an architecture runs as PrefillPolicyFor<Policy, arch>, its key tile
+    cut; a decode policy that does not fit is refused, require_decode_fits in
+    kernels/decode/paged_decode.hpp), so a
+    HIP binary, which holds every kernel for both gfx942 and gfx950, carries kernels one of the
+    two never launches. Those rows are reported as such, not as failures:
+      - an instantiation made for another architecture (a <Name>For<..., arch> policy);
+      - shared memory over the target's per-block limit: refused at plan time, or run as the
+        architecture's own instantiation where the family has one."""
+    m = _ARCH_INSTANTIATION.search(demangled)
+    if m:
+        arch = GPU_ARCHS[int(m.group(2))] if m.group(2) is not None else m.group(3)
+        if arch != target:
+            return f"not launched on {target}: instantiated for {arch} ({m.group(1)}For); {target}'s plan runs the policy's own tiles"
+    limit = smem_limit_per_block(target)
+    if smem_bytes > limit:
+        return (f"not launched on {target}: needs {smem_bytes} bytes of shared memory, over its {limit}; the plan "
+                f"runs the architecture's instantiation (PrefillPolicyFor) or refuses the variant")
+    return None
+
+
+def launch_check(records: list[dict]) -> dict[str, dict]:
+    """Per target: rows the plans may launch, and which of them spill to scratch or fit no
+    block (workgroup) per SM (CU). The project's bar: none on gfx942 and gfx950."""
+    out: dict[str, dict] = {}
+    for r in records:
+        t = out.setdefault(r["target"], {"launched": 0, "not_launched": 0, "scratch": [], "no_block": []})
+        if not r.get("launched", True):
+            t["not_launched"] += 1
+            continue
+        t["launched"] += 1
+        if r.get("scratch_bytes_per_lane") or r.get("spill_store_bytes") or r.get("stack_frame_bytes"):
+            t["scratch"].append(short_kernel_name(r["kernel"]))
+        per_unit = r.get("workgroups_per_cu", r.get("blocks_per_sm"))
+        if per_unit is not None and per_unit < 1:
+            t["no_block"].append(short_kernel_name(r["kernel"]))
+    return out
+
+
 def short_kernel_name(demangled: str) -> str:
     """The demangled name without its return type and parameter list."""
     depth, end = 0, len(demangled)
@@ -669,6 +724,10 @@ def make_record(raw: dict, result: CompileResult, demangled: str, compiler: str,
         occupancy = amd_occupancy(result.target, record["vgpr_total"], record["sgpr"],
                                   record["static_smem_bytes"] + record["dynamic_smem_bytes"], block)
     record.update(occupancy)
+    why_not = launch_status(demangled, result.target, record["static_smem_bytes"] + record["dynamic_smem_bytes"])
+    record["launched"] = why_not is None
+    if why_not:
+        notes.append(why_not)
     if record.get("external_calls"):
         notes.append("calls unresolved functions (" + ", ".join(record["external_calls"]) +
                      "): register counts include the calling convention's")
@@ -724,6 +783,16 @@ def write_markdown(path: Path, records: list[dict], provenance: dict) -> None:
              "spills: bytes stored / loaded (sm_90a), registers (AMD). smem: static + dynamic "
              "(DynamicSmem<N>) bytes. Occupancy is theoretical; see scripts/resource_report.py.", ""]
     lines += [f"- {note}" for note in provenance["notes"]]
+    lines += ["", "## Launch check", "",
+              "Rows a target's plan may launch (the others are marked in their notes: an instantiation for "
+              "another architecture, or shared memory over the target's limit, refused at plan time), and "
+              "how many of them spill (sm_90a: spill or stack bytes; AMD: scratch) or fit no block (workgroup) "
+              "per SM (CU).", "",
+              "| target | launched | not launched | with spills / scratch | with 0 blocks per SM / CU |",
+              "|---|---|---|---|---|"]
+    for target, c in sorted(launch_check(records).items(), key=lambda kv: TARGETS.index(kv[0])
+                            if kv[0] in TARGETS else 99):
+        lines.append(f"| {target} | {c['launched']} | {c['not_launched']} | {len(c['scratch'])} | {len(c['no_block'])} |")
     header = ["kernel", "variant", "target", "regs", "spills", "smem", "block", "occupancy", "limiter", "notes"]
     for experiment in sorted({r["experiment"] for r in records}):
         lines += ["", f"## {experiment}", "", "| " + " | ".join(header) + " |",

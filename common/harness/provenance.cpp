@@ -1,5 +1,7 @@
 #include "common/harness/provenance.hpp"
 
+#include "common/gpu/arch.hpp"
+
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -9,6 +11,7 @@
 #include <cstring>
 #include <ctime>
 #include <fstream>
+#include <optional>
 #include <random>
 #include <stdexcept>
 #include <vector>
@@ -32,6 +35,9 @@ std::map<std::string, std::string> provenance_context(const gpu::DeviceInfo* dev
   if (device) {
     ctx["device"] = device->name;
     ctx["arch"] = device->arch;
+    // The matrix instructions the kernels use there (wgmma / mma.sync on sm_90a, v_mfma on AMD).
+    if (const std::optional<gpu::GpuArch> arch = gpu::arch_of_device(device->arch))
+      ctx["matrix_instruction"] = std::string(gpu::matrix_instruction(*arch));
     ctx["sm_count"] = std::to_string(device->sm_count);
     ctx["l2_bytes"] = std::to_string(device->l2_bytes);
     ctx["sm_clock_mhz"] = std::to_string(device->sm_clock_khz / 1000);

@@ -77,5 +77,18 @@ TEST(RunId, FromTheEnvironmentElseStampAndRandomHex) {
   EXPECT_NE(a.substr(17), b.substr(17));  // the random part (equal with probability 2^-32)
 }
 
+TEST(ProvenanceContext, NamesTheMatrixInstructionOfTheDevicesArchitecture) {
+  gpu::DeviceInfo d;
+  d.arch = "sm_90";
+  EXPECT_EQ(provenance_context(&d).at("matrix_instruction"), "HGMMA/HMMA");
+  d.arch = "gfx942:sramecc+:xnack-";
+  EXPECT_EQ(provenance_context(&d).at("matrix_instruction"), "v_mfma");
+  d.arch = "gfx950";
+  EXPECT_EQ(provenance_context(&d).at("matrix_instruction"), "v_mfma");
+  d.arch = "sm_80";  // no code for it: no claim
+  EXPECT_EQ(provenance_context(&d).count("matrix_instruction"), 0u);
+  EXPECT_EQ(provenance_context(nullptr).count("matrix_instruction"), 0u);
+}
+
 }  // namespace
 }  // namespace schedlab

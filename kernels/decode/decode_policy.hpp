@@ -1,6 +1,8 @@
 // The scheduling knobs of the paged decode kernel. An experiment variant is one of these
 // with some members changed; the kernel body is shared (kernels/decode/paged_decode.cuh).
 #pragma once
+#include "common/dtype.hpp"
+#include "common/gpu/arch.hpp"
 
 namespace schedlab::kernels {
 
@@ -101,5 +103,37 @@ struct DecodePolicy {
 inline constexpr int kDecodeTileTokens = 16;
 // Rows of the matrix instruction: a GQA group (query heads sharing a KV head) is padded to it.
 inline constexpr int kDecodeMaxGroup = 16;
+
+// Shared memory of the paged decode kernel for a policy at a head dim and KV dtype on an
+// architecture, in the layout of its storage (kernels/decode/paged_decode.cuh, whose kernel
+// asserts that its storage has exactly this size on every architecture the build holds), so
+// the plan can refuse a policy that does not fit before anything is launched.
+// `group_body`: the body a GQA group above 16 runs under a row-tile policy (the warpgroup
+// form's BoxTile steps where the architecture has wgmma, else the warps' own stages).
+template <class Policy>
+constexpr int decode_smem_bytes(int head_dim, DType kv, gpu::GpuArch arch, bool group_body = false) {
+  const bool fp8 = kv == DType::fp8_e4m3;
+  const int warps = fp8 ? Policy::kWarpsFp8 : Policy::kWarps;
+  const int raw_tile = kDecodeTileTokens * head_dim * (fp8 ? 1 : 2);  // one warp's 16 tokens of K (or V)
+  const int combine = warps * kDecodeMaxGroup * (head_dim + 2) * 4;   // combine_warps, after the loop
+  auto larger = [](int a, int b) { return a > b ? a : b; };
+  if (group_body && Policy::kMaxRowTiles > 1 && Policy::kRowTileMma == RowTileMma::warpgroup &&
+      gpu::has_warpgroup_mma(arch)) {
+    // kStages steps of K and V (16-bit: BoxTiles of all warps' tokens; fp8: each warp's raw
+    // tiles), fp8's converted 16-bit steps, then Q's BoxTile.
+    const bool ahead = fp8 && Policy::kRowTileConvertAhead;
+    const int stages = Policy::kRowTileStages + (fp8 ? (ahead ? -1 : 1) : 0);
+    const int box = warps * kDecodeTileTokens * head_dim * 2;  // BoxTile<warps x 16 rows, head_dim>
+    const int q_box = warps * kDecodeMaxGroup * head_dim * 2;
+    const int stage_bytes = fp8 ? warps * 2 * raw_tile : 2 * box;
+    const int q_offset = stages * stage_bytes + (fp8 ? (ahead ? 2 : 1) * 2 * box : 0);
+    return larger(q_offset + q_box, combine);
+  }
+  // Per warp kKvBuffers K+V stages (twice as many of fp8's half-size tiles), then with bulk
+  // copies one mbarrier per stage.
+  const int stages = Policy::kKvBuffers * (fp8 ? 2 : 1);
+  const bool bulk = Policy::kBulkCopy && gpu::has_bulk_copy(arch) && !fp8;
+  return larger(stages * 2 * raw_tile * warps, combine) + (bulk ? warps * stages * 8 : 0);
+}
 
 }  // namespace schedlab::kernels

@@ -15,6 +15,7 @@
 #include <climits>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <stdexcept>
 #include <utility>
 
@@ -1352,6 +1353,15 @@ inline constexpr DecodeBody kRowTileBody = kWarpgroupRows<Policy, kKv> ? DecodeB
 template <class Policy, DType kKv, int kHeadDim, DecodeBody kBody>
 inline constexpr int kSmemBytes =
     kBody == DecodeBody::warpgroup_rows ? GroupSmem<Policy, kKv, kHeadDim>::kBytes : Smem<Policy, kKv, kHeadDim>::kBytes;
+// The plan counts the same bytes on the host (decode_smem_bytes), on every architecture this
+// build holds: the two layouts cannot drift apart.
+template <class Policy, DType kKv, int kHeadDim, DecodeBody kBody>
+constexpr bool smem_counted_on_host() {
+  constexpr bool kGroupBody = kBody == DecodeBody::row_tiles || kBody == DecodeBody::warpgroup_rows;
+  for (gpu::GpuArch arch : gpu::kBuildArchs)
+    if (decode_smem_bytes<Policy>(kHeadDim, kKv, arch, kGroupBody) != kSmemBytes<Policy, kKv, kHeadDim, kBody>) return false;
+  return true;
+}
 
 template <class Policy, DType kKv, int kHeadDim, DecodeBody kBody, class Dyn>
 __global__ void __launch_bounds__((kWarpsOf<Policy, kKv> * kWarpSize),
@@ -1360,6 +1370,7 @@ __global__ void __launch_bounds__((kWarpsOf<Policy, kKv> * kWarpSize),
                                        : kMinCtas<Policy, kKv>))
     paged_decode_kernel(const SCHEDLAB_GRID_CONSTANT Params a) {
   static_assert(Dyn::kBytes == kSmemBytes<Policy, kKv, kHeadDim, kBody>, "launch and kernel disagree on shared memory");
+  static_assert(smem_counted_on_host<Policy, kKv, kHeadDim, kBody>(), "decode_smem_bytes and the storage disagree");
   extern __shared__ __align__(1024) unsigned char smem[];  // 1024: the 128-byte swizzle's period (bulk copies, wgmma)
   gpu::WaitProbe probe;
   if constexpr (kBody == DecodeBody::dynamic) decode_dynamic<Policy, kKv, kHeadDim>(a, smem, probe);
@@ -1534,22 +1545,16 @@ namespace decode_detail {
 // The plan of one instantiation on the current device (its occupancy read from the runtime).
 template <class Policy, DType kKv, int kHeadDim>
 DecodePlan plan_for(const DecodeProblem& p, int forced_splits) {
-  constexpr int kBytes = Smem<Policy, kKv, kHeadDim>::kBytes;
   const gpu::DeviceInfo dev = gpu::device_info();
+  const std::optional<gpu::GpuArch> arch = gpu::arch_of_device(dev.arch);
+  if (!arch) throw UnsupportedProblem("paged decode: no code for device architecture " + dev.arch);
   // A policy whose stages do not fit this device is a skipped case, not a failed run.
-  if (kBytes > dev.smem_per_block_optin)
-    throw UnsupportedProblem("paged decode: this policy needs " + std::to_string(kBytes / 1024) +
-                             " KiB of shared memory per CTA; the device allows " +
-                             std::to_string(dev.smem_per_block_optin / 1024) + " KiB");
+  require_decode_fits<Policy>(p, *arch, dev.smem_per_block_optin);
   static_assert(Policy::kMaxRowTiles == 1 || Policy::kTileSchedule == TileSchedule::split ||
                     Policy::kTileSchedule == TileSchedule::token_balanced,
                 "row tiles are built for the split and token-balanced schedules only");
   auto slots_of = [&]<DecodeBody kBody>() {
-    constexpr int kBodyBytes = kSmemBytes<Policy, kKv, kHeadDim, kBody>;
-    if (kBodyBytes > dev.smem_per_block_optin)
-      throw UnsupportedProblem("paged decode: this policy's row-tile body needs " + std::to_string(kBodyBytes / 1024) +
-                               " KiB of shared memory per CTA; the device allows " +
-                               std::to_string(dev.smem_per_block_optin / 1024) + " KiB");
+    constexpr int kBodyBytes = kSmemBytes<Policy, kKv, kHeadDim, kBody>;  // checked by require_decode_fits
     auto kernel = decode_kernel<Policy, kKv, kHeadDim, kBody>();
     gpu::set_max_dynamic_smem(kernel, kBodyBytes);
     return dev.sm_count * gpu::max_active_blocks(kernel, kWarpsOf<Policy, kKv> * kWarpSize, kBodyBytes);

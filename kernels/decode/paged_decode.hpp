@@ -2,6 +2,7 @@
 // Host API: the plan (how many splits), the launch for a policy, and what it supports.
 #pragma once
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "common/gpu/runtime.hpp"
@@ -120,6 +121,27 @@ int decode_work_pairs(const DecodeProblem& p, int row_tiles = 1);
 // Its counters: next tile and joined warps per unit, the published join count per unit, the
 // count of warps that have left, and a flag set once no unit has tiles left.
 inline int decode_schedule_ints(const DecodeProblem& p) { return 3 * decode_work_pairs(p) + 2; }
+
+// Throws UnsupportedProblem (a skipped case) when Policy's shared storage at p's head dim and
+// KV dtype does not fit `arch`, or a device limit below it (smem_limit > 0): its warps' stages,
+// and for a group above 16 under a row-tile policy that body's storage too. Host code, checked
+// by the plan before anything is launched; the bytes are decode_smem_bytes's.
+template <class Policy>
+void require_decode_fits(const DecodeProblem& p, gpu::GpuArch arch, int smem_limit = 0) {
+  const int arch_limit = gpu::smem_per_block(arch);
+  const int limit = smem_limit > 0 && smem_limit < arch_limit ? smem_limit : arch_limit;
+  auto check = [&](bool group_body, const char* what) {
+    const int bytes = decode_smem_bytes<Policy>(p.head_dim, p.kv_dtype, arch, group_body);
+    if (bytes > limit)
+      throw UnsupportedProblem(std::string("paged decode: this policy's ") + what + " needs " + std::to_string(bytes) +
+                               " bytes of shared memory per CTA at head_dim " + std::to_string(p.head_dim) + ", " +
+                               std::string(dtype_name(p.kv_dtype)) + " KV; " + std::string(gpu::arch_name(arch)) +
+                               " allows " + std::to_string(limit) + " (" + std::to_string(limit / 1024) + " KiB)");
+  };
+  check(false, "K/V stages");
+  if (Policy::kMaxRowTiles > 1 && decode_row_tiles(p, Policy::kTileSchedule, Policy::kMaxRowTiles) > 1)
+    check(true, "row-tile body");
+}
 
 // The plan for Policy on the current device (its occupancy read from the runtime).
 template <class Policy>

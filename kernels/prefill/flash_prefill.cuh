@@ -12,7 +12,9 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <iterator>
 #include <stdexcept>
+#include <string>
 #include <type_traits>
 
 #include "common/gpu/attention_tile.hpp"
@@ -573,7 +575,7 @@ __global__ void __launch_bounds__(kThreadsOf<Policy>, 1) flash_prefill_kernel(Pa
   c.probe.flush(a.probe_slots);
 }
 
-template <class Policy, DType kT, int kHeadDim>
+template <class Policy, DType kT, int kHeadDim, gpu::GpuArch kArch>
 void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
   using Cfg = Config<Policy, kHeadDim, kT>;
   const PrefillProblem& p = args.problem;
@@ -582,8 +584,8 @@ void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
            p.q_len, p.kv_len, p.q_heads, p.kv_heads, p.causal, p.scale() * kLog2e,
            args.q_scale, args.k_scale, args.v_scale, args.probe_slots};
   constexpr int kSmemBytes = kSmemBytesOf<Cfg>;
-  static_assert(kSmemBytes == prefill_smem_bytes<Policy>(kHeadDim, kT) && kSmemBytes <= gpu::kMaxSmemPerBlock,
-                "shared storage: as the policy layer counts it, within the backend's per-block limit");
+  static_assert(kSmemBytes == prefill_smem_bytes<Policy>(kHeadDim, kT) && kSmemBytes <= gpu::smem_per_block(kArch),
+                "shared storage: as the policy layer counts it, within the architecture's per-block limit");
   auto kernel = flash_prefill_kernel<Policy, kT, kHeadDim, gpu::DynamicSmem<kSmemBytes>>;
   static const bool smem_raised = (gpu::set_max_dynamic_smem(kernel, kSmemBytes), true);  // once per kernel
   (void)smem_raised;
@@ -591,6 +593,26 @@ void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
   const attention::TileGrid tiles{(p.q_len + Cfg::kBlockM - 1) / Cfg::kBlockM, p.q_heads, p.batch, /*longest_first=*/true};
   gpu::launch("flash_prefill", kernel,
               gpu::LaunchConfig{CtaTiles::grid(tiles, 0), dim3(Cfg::kThreads), kSmemBytes, stream}, a);
+}
+
+// The instantiation the plan chose for this device's architecture, among those the build
+// holds (gpu::kBuildArchs): Policy's own where it fits, PrefillPolicyFor<Policy, arch> where
+// only the cut one does (prefill_policy_on).
+template <class Policy, DType kT, int kHeadDim, std::size_t kIndex = 0>
+void launch_on_arch(const PrefillPlan& plan, const PrefillArgs& args, gpu::api::stream_t stream) {
+  constexpr gpu::GpuArch kArch = gpu::kBuildArchs[kIndex];
+  if (plan.arch == kArch) {
+    using Launched = prefill_policy_on<Policy, kArch, kHeadDim, kT>;
+    if constexpr (std::is_void_v<Launched>) {
+      throw UnsupportedProblem("flash prefill: no instantiation fits " + std::string(gpu::arch_name(kArch)));
+    } else {
+      launch_for<Launched, kT, kHeadDim, kArch>(args, stream);
+    }
+  } else if constexpr (kIndex + 1 < std::size(gpu::kBuildArchs)) {
+    launch_on_arch<Policy, kT, kHeadDim, kIndex + 1>(plan, args, stream);
+  } else {
+    throw UnsupportedProblem("flash prefill: this build holds no code for " + std::string(gpu::arch_name(plan.arch)));
+  }
 }
 
 }  // namespace schedlab::kernels::prefill_detail
@@ -602,9 +624,10 @@ void launch_flash_prefill(const PrefillArgs& args, gpu::api::stream_t stream) {
   using namespace prefill_detail;
   const PrefillProblem& p = args.problem;
   require_support(p, flash_prefill_support());
+  const PrefillPlan plan = plan_prefill_on_device<Policy>(p);
   auto by_dim = [&]<DType kT>() {
-    if (p.head_dim == 64) launch_for<Policy, kT, 64>(args, stream);
-    else launch_for<Policy, kT, 128>(args, stream);
+    if (p.head_dim == 64) launch_on_arch<Policy, kT, 64>(plan, args, stream);
+    else launch_on_arch<Policy, kT, 128>(plan, args, stream);
   };
   if (p.dtype == DType::bf16) by_dim.template operator()<DType::bf16>();
   else if (p.dtype == DType::f16) by_dim.template operator()<DType::f16>();

@@ -1,6 +1,8 @@
 // The scheduling knobs of the flash prefill kernel. An experiment variant is one of these
 // with some members changed; the kernel body is shared (kernels/prefill/flash_prefill.cuh).
 #pragma once
+#include <type_traits>
+
 #include "common/dtype.hpp"
 #include "common/gpu/arch.hpp"
 #include "kernels/attention/smem_layout.hpp"
@@ -73,31 +75,63 @@ constexpr int prefill_block_n(DType dtype) {
   return dtype == DType::fp8_e4m3 ? Policy::kBlockNFp8 : Policy::kBlockN;
 }
 
-// Shared memory of the flash prefill kernel for a policy at a head dim and input dtype: the Q
-// tile and kKvBuffers K and V tiles of head_dim elements per row (one 16-byte chunk more per
-// row when padded). The launch asserts that the kernel's SharedStorage has this size
-// (kernels/prefill/flash_prefill.cuh).
+// Shared memory of the flash prefill kernel for a policy at a head dim, input dtype and key
+// tile: the Q tile and kKvBuffers K and V tiles of head_dim elements per row (one 16-byte
+// chunk more per row when padded).
 template <class Policy>
-constexpr int prefill_smem_bytes(int head_dim, DType dtype = DType::bf16) {
+constexpr int prefill_smem_bytes_at(int head_dim, DType dtype, int block_n) {
   const int row_bytes = head_dim * (dtype == DType::fp8_e4m3 ? 1 : 2) + (Policy::kLayout == SmemLayout::Padded ? 16 : 0);
-  return (Policy::kWarps * Policy::kWarpRows + Policy::kKvBuffers * 2 * prefill_block_n<Policy>(dtype)) * row_bytes;
+  return (Policy::kWarps * Policy::kWarpRows + Policy::kKvBuffers * 2 * block_n) * row_bytes;
 }
 
-// gfx942's default (64 KiB of LDS per workgroup): one K and one V buffer, FA2's own choice,
-// 56 KiB at head dim 128 where PrefillPolicy's two buffers need 80 KiB.
-struct PrefillPolicyLds64 : PrefillPolicy {
-  /* KvBuffers = */ static constexpr int kKvBuffers = 1;
+// The same at the policy's own key tile. The launch asserts that the kernel's SharedStorage
+// has this size (kernels/prefill/flash_prefill.cuh).
+template <class Policy>
+constexpr int prefill_smem_bytes(int head_dim, DType dtype = DType::bf16) {
+  return prefill_smem_bytes_at<Policy>(head_dim, dtype, prefill_block_n<Policy>(dtype));
+}
+
+inline constexpr int kPrefillMaxHeadDim = 128;  // the largest of flash_prefill_support()'s head dims
+
+// Keys per K/V tile of Policy cut to whole P V steps (16 keys; 32 for fp8) until its shared
+// storage at `head_dim` fits `limit` bytes: Policy's own tile where that fits, 0 where not
+// even one step does.
+template <class Policy>
+constexpr int prefill_block_n_within(int limit, int head_dim, DType dtype) {
+  const int step = dtype == DType::fp8_e4m3 ? 32 : 16;
+  for (int n = prefill_block_n<Policy>(dtype) / step * step; n >= step; n -= step)
+    if (prefill_smem_bytes_at<Policy>(head_dim, dtype, n) <= limit) return n;
+  return 0;
+}
+
+// Policy on an architecture whose shared memory its tiles overflow: the same knobs with the
+// key tile cut so Q and every K/V stage fit kArch's limit at the largest head dim (gfx942 at
+// head dim 128: 48 -> 32 keys double-buffered, 16 padded). kBlockN 0: nothing fits (the plan
+// refuses it). The plan launches it only where Policy itself does not fit (prefill_plan.hpp).
+template <class Policy, gpu::GpuArch kArch>
+struct PrefillPolicyFor : Policy {
+  /* BlockN = */ static constexpr int kBlockN =
+      prefill_block_n_within<Policy>(gpu::smem_per_block(kArch), kPrefillMaxHeadDim, DType::bf16);
+  /* BlockNFp8 = */ static constexpr int kBlockNFp8 =
+      prefill_block_n_within<Policy>(gpu::smem_per_block(kArch), kPrefillMaxHeadDim, DType::fp8_e4m3);
 };
 
-// The family's default policy on each architecture: PrefillPolicy where it fits at every
-// supported head dim, PrefillPolicyLds64 on gfx942.
+// The policy the flash prefill kernel is instantiated with on kArch at a head dim and dtype:
+// Policy where its storage fits kArch, PrefillPolicyFor<Policy, kArch> where only the cut
+// one does, void where neither does.
+template <class Policy, gpu::GpuArch kArch, int kHeadDim, DType kT>
+using prefill_policy_on = std::conditional_t<
+    prefill_smem_bytes<Policy>(kHeadDim, kT) <= gpu::smem_per_block(kArch), Policy,
+    std::conditional_t<prefill_block_n_within<Policy>(gpu::smem_per_block(kArch), kPrefillMaxHeadDim, kT) != 0,
+                       PrefillPolicyFor<Policy, kArch>, void>>;
+
+// The family's default policy on each architecture: PrefillPolicy, with its key tile cut
+// where its shared storage does not fit (gfx942: 32-key tiles, 64 KiB at head dim 128 where
+// PrefillPolicy's 48-key ones need 80 KiB). The plan makes the same choice for every policy.
 template <gpu::GpuArch kArch>
 struct DefaultPrefillPolicy {
-  using type = PrefillPolicy;
-};
-template <>
-struct DefaultPrefillPolicy<gpu::GpuArch::gfx942> {
-  using type = PrefillPolicyLds64;
+  using type = std::conditional_t<prefill_smem_bytes<PrefillPolicy>(kPrefillMaxHeadDim) <= gpu::smem_per_block(kArch),
+                                  PrefillPolicy, PrefillPolicyFor<PrefillPolicy, kArch>>;
 };
 
 }  // namespace schedlab::kernels

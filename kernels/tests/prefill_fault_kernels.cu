@@ -16,9 +16,10 @@ template <class Policy>
 void launch_at_128(const PrefillArgs& args, gpu::api::stream_t stream) {
   require_support(args.problem, flash_prefill_support());
   if (args.problem.head_dim != 128) throw std::invalid_argument("fault kernels run at head dim 128");
-  if (args.problem.dtype == DType::bf16) prefill_detail::launch_for<Policy, DType::bf16, 128>(args, stream);
-  else if (args.problem.dtype == DType::f16) prefill_detail::launch_for<Policy, DType::f16, 128>(args, stream);
-  else prefill_detail::launch_for<Policy, DType::fp8_e4m3, 128>(args, stream);
+  const PrefillPlan plan = plan_prefill_on_device<Policy>(args.problem);  // gfx942: the cut key tile
+  if (args.problem.dtype == DType::bf16) prefill_detail::launch_on_arch<Policy, DType::bf16, 128>(plan, args, stream);
+  else if (args.problem.dtype == DType::f16) prefill_detail::launch_on_arch<Policy, DType::f16, 128>(plan, args, stream);
+  else prefill_detail::launch_on_arch<Policy, DType::fp8_e4m3, 128>(plan, args, stream);
 }
 
 }  // namespace

@@ -8,6 +8,9 @@
 #include <string>
 #include <vector>
 
+#include "experiments/decode_lds_buffers/policy.hpp"
+#include "experiments/decode_tile_schedule/policy.hpp"
+#include "experiments/decode_work_partition/policy.hpp"
 #include "kernels/decode/decode_shapes.hpp"
 #include "kernels/decode/paged_decode.hpp"
 
@@ -416,6 +419,61 @@ TEST(DecodePlan, AShapeOutsideTheKernelsLimitsIsUnsupported) {
 TEST(DecodePlan, RejectsNoSlots) {
   EXPECT_THROW(plan_decode(problem(1, 100), 0, kWarps), std::invalid_argument);
   EXPECT_THROW(plan_decode(problem(1, 100), kSlots, 0, 0, TileSchedule::persistent), std::invalid_argument);
+}
+
+// Shared memory per architecture, counted on the host as the kernel lays it out (the kernel
+// asserts the same bytes): a policy that does not fit an architecture is refused at plan time.
+TEST(DecodeSmem, BytesOfTheExperimentPolicies) {
+  using gpu::GpuArch;
+  // Two stages of K and V, 16 tokens x 256 bytes, per warp, four warps: 64 KiB at head dim 128.
+  EXPECT_EQ(decode_smem_bytes<DecodePolicy>(128, DType::bf16, GpuArch::gfx942), 64 * 1024);
+  EXPECT_EQ(decode_smem_bytes<DecodePolicy>(128, DType::fp8_e4m3, GpuArch::gfx942), 64 * 1024);
+  EXPECT_EQ(decode_smem_bytes<experiments::decode_lds_buffers::triple_buffer>(128, DType::bf16, GpuArch::gfx942),
+            96 * 1024);
+  EXPECT_EQ(decode_smem_bytes<experiments::decode_tile_schedule::wide>(128, DType::bf16, GpuArch::gfx950), 128 * 1024);
+  EXPECT_EQ(decode_smem_bytes<experiments::decode_tile_schedule::wide>(128, DType::fp8_e4m3, GpuArch::gfx950),
+            192 * 1024);
+  // Bulk copies add one mbarrier per stage and warp where the architecture has them.
+  using Bulk = experiments::decode_lds_buffers::double_bulk;
+  EXPECT_EQ(decode_smem_bytes<Bulk>(128, DType::bf16, GpuArch::sm_90a), 64 * 1024 + 4 * 2 * 8);
+  EXPECT_EQ(decode_smem_bytes<Bulk>(128, DType::bf16, GpuArch::gfx950), 64 * 1024);
+  // The warpgroup row-tile body (sm_90a): three 64-key steps of K and V and Q's 64 rows, 112 KiB,
+  // bf16 and fp8 alike; on AMD a group above 16 runs the warps' own stages.
+  using Wg = experiments::decode_work_partition::token_balanced;
+  EXPECT_EQ(decode_smem_bytes<Wg>(128, DType::bf16, GpuArch::sm_90a, true), 112 * 1024);
+  EXPECT_EQ(decode_smem_bytes<Wg>(128, DType::fp8_e4m3, GpuArch::sm_90a, true), 112 * 1024);
+  EXPECT_EQ(decode_smem_bytes<Wg>(128, DType::bf16, GpuArch::gfx942, true),
+            decode_smem_bytes<Wg>(128, DType::bf16, GpuArch::gfx942));
+}
+
+TEST(DecodeSmem, PolicyThatDoesNotFitIsRefusedAtPlanTime) {
+  using gpu::GpuArch;
+  auto at = [](DType kv, int head_dim = 128) {
+    return make_decode_problem(2, 32, 8, head_dim, 16, {64, 64}, kv, 1);
+  };
+  using Triple = experiments::decode_lds_buffers::triple_buffer;
+  using Wide = experiments::decode_tile_schedule::wide;
+  for (DType kv : {DType::bf16, DType::f16, DType::fp8_e4m3}) {
+    for (GpuArch arch : gpu::kGpuArchs) EXPECT_NO_THROW(require_decode_fits<DecodePolicy>(at(kv), arch));
+    EXPECT_THROW(require_decode_fits<Triple>(at(kv), GpuArch::gfx942), UnsupportedProblem);
+    EXPECT_THROW(require_decode_fits<Wide>(at(kv), GpuArch::gfx942), UnsupportedProblem);
+    EXPECT_NO_THROW(require_decode_fits<Triple>(at(kv), GpuArch::gfx950));
+    EXPECT_NO_THROW(require_decode_fits<Wide>(at(kv), GpuArch::sm_90a));
+    EXPECT_NO_THROW(require_decode_fits<Triple>(at(kv, 64), GpuArch::gfx942));
+  }
+  EXPECT_NO_THROW(require_decode_fits<Wide>(at(DType::bf16), GpuArch::gfx950));
+  EXPECT_NO_THROW(require_decode_fits<Wide>(at(DType::bf16, 64), GpuArch::gfx942));
+  EXPECT_THROW(require_decode_fits<Wide>(at(DType::fp8_e4m3, 64), GpuArch::gfx942), UnsupportedProblem);  // 96 KiB
+  try {
+    require_decode_fits<Wide>(at(DType::fp8_e4m3), GpuArch::gfx950);
+    ADD_FAILURE() << "no UnsupportedProblem for 192 KiB on gfx950";
+  } catch (const UnsupportedProblem& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("196608"), std::string::npos) << what;
+    EXPECT_NE(what.find("gfx950 allows 163840"), std::string::npos) << what;
+  }
+  // A device that allows less than its architecture is held to its own limit.
+  EXPECT_THROW(require_decode_fits<DecodePolicy>(at(DType::bf16), GpuArch::gfx950, 48 * 1024), UnsupportedProblem);
 }
 
 }  // namespace

@@ -149,6 +149,79 @@ def test_experiment_variant():
         "naive_attention", "-")
 
 
+_CUT = ("void schedlab::kernels::prefill_detail::flash_prefill_kernel<schedlab::kernels::PrefillPolicyFor<"
+        "schedlab::experiments::prefill_kv_tiles::kv_union, (schedlab::gpu::GpuArch)1>, (schedlab::DType)1, 128, "
+        "schedlab::gpu::DynamicSmem<65536ul>>(schedlab::kernels::prefill_detail::Params)")
+_OWN = ("void schedlab::kernels::prefill_detail::flash_prefill_kernel<schedlab::experiments::prefill_kv_tiles::kv_union, "
+        "(schedlab::DType)1, 128, schedlab::gpu::DynamicSmem<81920ul>>(schedlab::kernels::prefill_detail::Params)")
+
+
+def test_experiment_variant_of_an_architecture_instantiation():
+    assert rr.experiment_variant(_CUT, "x") == ("prefill_kv_tiles", "kv_union")
+
+
+@pytest.mark.parametrize("name, target, smem, launched, says", [
+    (_CUT, "gfx942", 65536, True, None),
+    (_CUT, "gfx950", 65536, False, "instantiated for gfx942"),
+    (_CUT.replace("(schedlab::gpu::GpuArch)1", "schedlab::gpu::GpuArch::gfx942"), "gfx950", 65536, False,
+     "instantiated for gfx942"),
+    (_OWN, "gfx942", 81920, False, "81920 bytes of shared memory, over its 65536"),
+    (_OWN, "gfx950", 81920, True, None),
+    (_OWN, "sm_90a", 81920, True, None),
+    (_OWN, "gfx950", 160 * 1024 + 1, False, "over its 163840"),
+    (_OWN, "sm_90a", 227 * 1024 + 1, False, "over its 232448"),
+])
+def test_launch_status(name, target, smem, launched, says):
+    why = rr.launch_status(name, target, smem)
+    assert (why is None) == launched
+    if says:
+        assert says in why
+
+
+def test_launch_check_counts_launched_rows_only():
+    rows = [
+        {"kernel": _OWN, "target": "gfx942", "launched": False, "scratch_bytes_per_lane": 0, "workgroups_per_cu": 0},
+        {"kernel": _CUT, "target": "gfx942", "launched": True, "scratch_bytes_per_lane": 0, "workgroups_per_cu": 1},
+        {"kernel": _CUT, "target": "gfx950", "launched": False, "scratch_bytes_per_lane": 0, "workgroups_per_cu": 2},
+        {"kernel": _OWN, "target": "gfx950", "launched": True, "scratch_bytes_per_lane": 8, "workgroups_per_cu": 1},
+        {"kernel": _OWN, "target": "sm_90a", "launched": True, "spill_store_bytes": 0, "stack_frame_bytes": 0,
+         "blocks_per_sm": 0},
+    ]
+    check = rr.launch_check(rows)
+    assert check["gfx942"] == {"launched": 1, "not_launched": 1, "scratch": [], "no_block": []}
+    assert check["gfx950"]["launched"] == 1 and check["gfx950"]["not_launched"] == 1
+    assert len(check["gfx950"]["scratch"]) == 1 and check["gfx950"]["no_block"] == []
+    assert len(check["sm_90a"]["no_block"]) == 1
+
+
+def test_gpu_arch_names_follow_the_cpp_enum():
+    text = (SCRIPTS.parent / "common" / "gpu" / "arch.hpp").read_text()
+    assert "enum class GpuArch { " + ", ".join(rr.GPU_ARCHS) + " };" in text
+    assert rr.smem_limit_per_block("gfx942") == 64 * 1024
+    assert rr.smem_limit_per_block("gfx950") == 160 * 1024
+    assert rr.smem_limit_per_block("sm_90a") == 227 * 1024
+
+
+def test_committed_report_every_launched_amd_kernel_fits():
+    """results/static: on gfx942 and gfx950 every kernel a plan launches has no scratch and at
+    least one workgroup per CU; what no plan launches there is marked, with the reason."""
+    rows = json.loads((SCRIPTS.parent / "results" / "static" / "resources.json").read_text())
+    amd = [r for r in rows if r["target"] in rr.AMD_TARGETS]
+    assert amd
+    for r in amd:
+        assert "launched" in r, r["kernel"]
+        if r["launched"]:
+            assert r["scratch_bytes_per_lane"] == 0, (r["target"], r["kernel"])
+            assert r["workgroups_per_cu"] >= 1, (r["target"], r["kernel"])
+        else:
+            assert any(n.startswith("not launched on " + r["target"]) for n in r["notes"]), r["kernel"]
+    for target in rr.AMD_TARGETS:
+        launched = [r for r in amd if r["target"] == target and r["launched"]]
+        for experiment in ("prefill_kv_tiles", "prefill_lds_buffers", "prefill_sched_barrier",
+                           "decode_lds_buffers", "decode_kv_streaming"):
+            assert any(r["experiment"] == experiment for r in launched), (target, experiment)
+
+
 def test_short_kernel_name():
     assert rr.short_kernel_name("void ns::k<a<b>, c>(float*, int)") == "ns::k<a<b>, c>"
     assert rr.short_kernel_name("toy::toy_untagged(float*)") == "toy::toy_untagged"

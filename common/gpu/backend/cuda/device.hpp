@@ -4,13 +4,16 @@
 
 #include <cstdint>
 
-#include "common/gpu/backend/cuda/smem_limits.hpp"
+#include "common/gpu/arch.hpp"
 #include "common/gpu/sched.hpp"
 
 namespace schedlab::gpu {
 
 inline constexpr int kWarpSize = 32;
 inline constexpr int kMaxSmemPerBlock = nvidia::kMaxSmemPerBlock;  // shared memory per block, bytes
+// The architectures a build of this backend holds code for (CMake's sm_90a / gfx942;gfx950): host
+// code dispatches a device to its own instantiations among them (kernels/prefill/flash_prefill.cuh).
+inline constexpr GpuArch kBuildArchs[] = {GpuArch::sm_90a};
 // NVIDIA exposes no instruction-scheduling or wave-priority hint to CUDA C++: the hints
 // below compile to nothing, and the harness records that they were no-ops here.
 inline constexpr bool kSchedHintsHonored = false;
@@ -68,6 +71,11 @@ __device__ __forceinline__ void async_copy_16_lanes(void* smem_wave_base, const 
 // of 16, 16-byte aligned) from global to shared memory and counts them against an mbarrier in
 // shared memory, which completes its phase when the bytes it expects have landed.
 inline constexpr bool kHasBulkCopy = true;
+static_assert([] {
+  for (GpuArch a : kBuildArchs)
+    if (has_bulk_copy(a) != kHasBulkCopy) return false;
+  return true;
+}(), "the host's view of the architectures (common/gpu/arch.hpp) and this backend agree");
 // Kernel parameters whose address is taken (a tensor map inside them): not copied to local memory.
 #define SCHEDLAB_GRID_CONSTANT __grid_constant__
 __device__ __forceinline__ unsigned smem_u32(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }

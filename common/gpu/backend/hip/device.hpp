@@ -4,13 +4,16 @@
 
 #include <cstdint>
 
-#include "common/gpu/backend/hip/smem_limits.hpp"
+#include "common/gpu/arch.hpp"
 #include "common/gpu/sched.hpp"
 
 namespace schedlab::gpu {
 
 inline constexpr int kWarpSize = 64;  // gfx942 / gfx950 run wave64
 inline constexpr int kMaxSmemPerBlock = amd::kMaxSmemPerBlock;  // LDS per workgroup, bytes (gfx950's)
+// The architectures a build of this backend holds code for (CMake's sm_90a / gfx942;gfx950): host
+// code dispatches a device to its own instantiations among them (kernels/prefill/flash_prefill.cuh).
+inline constexpr GpuArch kBuildArchs[] = {GpuArch::gfx942, GpuArch::gfx950};
 inline constexpr bool kSchedHintsHonored = true;
 inline constexpr bool kPriorityHonored = true;
 
@@ -83,6 +86,11 @@ constexpr int waitcnt_vmcnt_imm() {
 // No bulk (TMA-style) copy on gfx942 / gfx950: kernels test kHasBulkCopy and use the per-lane
 // copies; these exist so that the shared source compiles, and trap if ever reached.
 inline constexpr bool kHasBulkCopy = false;
+static_assert([] {
+  for (GpuArch a : kBuildArchs)
+    if (has_bulk_copy(a) != kHasBulkCopy) return false;
+  return true;
+}(), "the host's view of the architectures (common/gpu/arch.hpp) and this backend agree");
 #define SCHEDLAB_GRID_CONSTANT
 __device__ __forceinline__ void mbarrier_init(std::uint64_t*, int) { __builtin_trap(); }
 __device__ __forceinline__ void mbarrier_init_fence() { __builtin_trap(); }
