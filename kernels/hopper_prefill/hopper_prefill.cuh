@@ -277,6 +277,15 @@ struct VTransposer {
   }
 };
 
+// What a warpgroup does (the roles of CUTLASS's ping-pong kernel): with warp specialization,
+// warpgroup 0 is the producer (the copies, and fp8's V transpose) and the others are the
+// consumers; without it, every warpgroup is a consumer.
+enum class WarpGroupRole { Producer, Consumer };
+template <class Cfg>
+__device__ __forceinline__ WarpGroupRole role_of(int group) {
+  return Cfg::kProducers > 0 && group == 0 ? WarpGroupRole::Producer : WarpGroupRole::Consumer;
+}
+
 // Ping-pong: consumer c issues its matrix ops only in its turn and then hands the turn to
 // consumer c + 1 (round robin), so one's GEMMs run while the others do their softmax (FA3
 // 3.1). Each hand-over is one barrier of two warpgroups: the next one's sync, this one's
@@ -554,7 +563,9 @@ __global__ void __launch_bounds__(kThreadsOf<Policy, kT, kHeadDim, kCausal>, 1)
   constexpr bool kDynamic = Policy::kSchedule == attention::TileSchedule::Dynamic;
   using Tiles = attention::TileSchedulerOf<Policy::kSchedule, Cfg::kTileQueueSlots>;
   TileCoord t;
-  if (Policy::kWarpSpecialized && group == 0) {
+  // (The policy's test first, though role_of implies it: folded before the call, it leaves the
+  // machine code of the policies without a producer exactly as it was; role_of alone reordered it.)
+  if (Policy::kWarpSpecialized && role_of<Cfg>(group) == WarpGroupRole::Producer) {
     // Producer warpgroup: one thread issues every copy; fp8's warps 1..3 transpose V; the
     // others have nothing to do.
     if constexpr (Policy::kRegisterRealloc) gpu::regs_decrease<Cfg::kProducerRegs>();
@@ -576,7 +587,7 @@ __global__ void __launch_bounds__(kThreadsOf<Policy, kT, kHeadDim, kCausal>, 1)
     return;
   }
   if constexpr (Policy::kRegisterRealloc) gpu::regs_increase<Cfg::kConsumerRegs>();
-  const int consumer = group - Cfg::kProducers;
+  const int consumer = group - Cfg::kProducers;  // consumers numbered from 0
   // Without a producer, thread 0 issues Q and the first kStages tiles, then refills each
   // stage as it is released (Consumer::release). The loader is held by value, not through
   // a pointer, so its pipeline state stays in registers.
