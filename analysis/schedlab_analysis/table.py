@@ -91,7 +91,13 @@ def display_path(path: object) -> str:
 
 
 def run_label(run: str) -> str:
-    return run.rsplit("/", 1)[-1] if run.endswith((".json", ".json.gz")) else run
+    """How a README names a run: its run id, or, for an older file that has none (the file is
+    the run), the file's path as it is committed, so that the citation resolves (its name
+    alone when it lies outside the repository)."""
+    if not run.endswith((".json", ".json.gz")):
+        return run
+    shown = display_path(run)
+    return Path(shown).name if Path(shown).is_absolute() else shown
 
 
 def render(ds: Dataset, device: str, experiment: str, run: str | None = None) -> str:
