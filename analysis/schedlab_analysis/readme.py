@@ -351,13 +351,15 @@ def render_builds(args: list[str], files: list[str]) -> str:
     experiment, variant = args
     df = load.load_results([REPO / f for f in files])
     df = df[(df["experiment"] == experiment) & (df["variant"] == variant)].copy()
-    df["source_file"] = [str(Path(f).resolve()) for f in df["source_file"]]
     if df.empty:
         raise ReadmeError(f"no record of {experiment} / {variant} in {', '.join(files)}")
+    df["source_file"] = [str(Path(f).resolve()) for f in df["source_file"]]
+    # The commit each record was built at, once (load.samples keeps the column).
+    df["build"] = df.get("ctx_schedlab_commit", pd.Series("unknown", index=df.index)).astype(str)
     if df["run"].nunique() != 1:
         raise ReadmeError(f"{experiment}: the builds were timed in {df['run'].nunique()} device calls; "
                           "a comparison of builds needs one")
-    commit = df.get("ctx_schedlab_commit", pd.Series("unknown", index=df.index)).astype(str)
+    commit = df["build"]
     first = str((REPO / files[0]).resolve())
     old_commit = commit[df["source_file"] == first]
     if old_commit.empty:
@@ -375,8 +377,8 @@ def render_builds(args: list[str], files: list[str]) -> str:
     old_files = sorted(set(df.loc[commit == old_commit, "source_file"]), key=lambda f: f != first)
     rows, passes = [], []
     for key, g in samp.groupby([samp[c].astype(str) for c in ccols], sort=True):
-        gc = g.get("ctx_schedlab_commit", pd.Series("unknown", index=g.index)).astype(str)
-        t_old, t_new = g.loc[gc == old_commit, "time_us"].to_numpy(float), g.loc[gc == new_commit, "time_us"].to_numpy(float)
+        t_old = g.loc[g["build"] == old_commit, "time_us"].to_numpy(float)
+        t_new = g.loc[g["build"] == new_commit, "time_us"].to_numpy(float)
         if t_old.size < 2 or t_new.size < 2:
             continue
         if len(old_files) > 1:
