@@ -1,4 +1,5 @@
-// Tile-shape and softmax candidates of the Hopper prefill family on the prefill benchmark shapes.
+// Tile-shape, softmax and fp8 candidates of the Hopper prefill family on the prefill benchmark
+// shapes and the fp8 ones (head dim 128, seq 8192).
 #include "common/harness/gpu_platform.hpp"
 #include "kernels/hopper_prefill/hopper_prefill_bench.hpp"
 #include "kernels/hopper_prefill/tuning_policy.hpp"
@@ -7,11 +8,15 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillExperiment<tuning::defaults, tuning::no_threshold, tuning::n128, tuning::d64_m128, tuning::one_chain, tuning::lpt_across_heads, tuning::within_head,
-                                           tuning::causal_n176, tuning::causal_n192, tuning::dynamic_two_ahead,
-                                           tuning::dynamic_one_ahead>
-      experiment{"hopper_prefill_tuning", "defaults", {"defaults", "no_threshold", "n128", "d64_m128", "one_chain", "lpt_across_heads", "within_head", "causal_n176",
-                  "causal_n192", "dynamic_two_ahead", "dynamic_one_ahead"}};
+  const kernels::HopperPrefillFp8Experiment<tuning::defaults, tuning::no_threshold, tuning::n128, tuning::d64_m128,
+                                            tuning::one_chain, tuning::lpt_across_heads, tuning::within_head,
+                                            tuning::causal_n176, tuning::causal_n192, tuning::dynamic_two_ahead,
+                                            tuning::dynamic_one_ahead, tuning::fp8_words, tuning::fp8_n224,
+                                            tuning::fp8_causal_n192, tuning::fp8_vt3>
+      experiment{"hopper_prefill_tuning", "defaults",
+                 {"defaults", "no_threshold", "n128", "d64_m128", "one_chain", "lpt_across_heads", "within_head",
+                  "causal_n176", "causal_n192", "dynamic_two_ahead", "dynamic_one_ahead", "fp8_words", "fp8_n224",
+                  "fp8_causal_n192", "fp8_vt3"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

@@ -17,7 +17,21 @@ struct HopperTile {
 // A fault injected on purpose, for the GPU tests that show the accuracy gate catches it.
 enum class HopperFault {
   none,
-  vt_key_order,  // fp8: V^T written in plain key order, not in the order P holds the keys
+  vt_key_order,  // fp8: V^T written in a key order other than the one P holds the keys in
+};
+
+// fp8: how the producer's warps turn each landed V tile (keys x columns) into V^T (columns x
+// keys), the K-major operand the 8-bit wgmma needs (README "fp8 e4m3").
+enum class VTranspose {
+  // 32-bit loads of one key row across the warp, three byte permutes per word written, 16-byte
+  // stores: V^T's rows in column order.
+  Words,
+  // ldmatrix.trans (16-bit) of 16 keys x 32 columns, two byte permutes per word, stmatrix (as
+  // FA3's producer does): a quarter of the instructions and a few registers. V^T's rows are the
+  // columns of each 16-column chunk evens first (row i < 8: column 2i; row 8 + i: 2i + 1), which
+  // keeps every stmatrix phase on 8 distinct swizzled chunks; the output stage restores the
+  // order (O's columns are V^T's rows).
+  Matrix,
 };
 
 struct HopperPrefillPolicy {
@@ -42,6 +56,10 @@ struct HopperPrefillPolicy {
   // Dynamic schedule: tile ids a CTA may hold past the one it computes (dynamic_tile_scheduler.hpp).
   /* TileQueueSlots = */ static constexpr int kTileQueueSlots = 2;
   /* Stages = */ static constexpr int kStages = 2;  // K and V stages each in the shared ring
+  // fp8: stages of the V^T ring. V^T(j) is freed only once O += P V(j) completes, during the
+  // consumers' next tile, so with two stages the producer transposes V(j + 2) inside one tile
+  // of the consumers' time.
+  /* VtStages = */ static constexpr int kVtStages = 2;
   // > 0: keep a stale running max until a row's max grows by more than this (log2 units) and
   // skip O *= corr when no row of the warp moved (FA4's conditional rescaling); P then
   // reaches 2^threshold at most, which bf16 / f16 and the f32 sums hold.
@@ -63,14 +81,15 @@ struct HopperPrefillPolicy {
   // threshold sits between. 0: FA3's causal tile at every length.
   /* LongCausalFromKeys = */ static constexpr int kLongCausalFromKeys = 6144;
   // fp8 e4m3 (head dim 128 only; README "fp8 e4m3"). The producer's warps 1-3 transpose each
-  // V tile, so the producer keeps 56 registers (at 40 its transposing loop spilled 64 bytes)
-  // and the consumers take what is left of the launch's 168 per thread: (168 x 384 - 56 x
-  // 128) / 256 = 224. Keys per tile are whole 32-key steps of the 8-bit wgmma: 192 non-causal
-  // (S, P and O fit 224 registers without spilling), 128 causal (the 16-bit causal tile).
-  /* ProducerRegsFp8 = */ static constexpr int kProducerRegsFp8 = 56;
+  // V tile; with the matrix transpose the producer keeps 24 registers, as in 16-bit, and the
+  // consumers take 240 of the launch's 168 per thread ((168 x 384 - 24 x 128) / 256). The word
+  // transpose needs 56 (at 40 its loop spilled 64 bytes), which leaves the consumers 224.
+  // Keys per tile are whole 32-key steps of the 8-bit wgmma: 192 non-causal, 128 causal.
+  /* VTranspose = */ static constexpr VTranspose kVTranspose = VTranspose::Matrix;
+  /* ProducerRegsFp8 = */ static constexpr int kProducerRegsFp8 = 24;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {
-    return causal ? HopperTile{2, 128, 224, 4} : HopperTile{2, 192, 224, 1};
+    return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 192, 240, 1};
   }
 };
 

@@ -11,8 +11,8 @@
 //
 // fp8 e4m3 (head dim 128) runs through the same body: 8-bit wgmma (k32) takes both shared
 // operands K-major, so the producer's warps 1-3 transpose each landed V tile into a second
-// ring (transpose_v) before the consumers' O += P V; the per-head scales fold into the
-// softmax scale and O's 1 / l; O is written in bf16.
+// ring (transpose_v_words / transpose_v_matrix) before the consumers' O += P V; the per-head
+// scales fold into the softmax scale and O's 1 / l; O is written in bf16.
 #pragma once
 #include <cstdint>
 #include <map>
@@ -49,6 +49,24 @@ inline constexpr int kStepsPerRow = kRowBytes / kStepBytes;
 // Named barriers: 0 is __syncthreads; kTurnBarrier0 + c is consumer c's ping-pong turn.
 inline constexpr int kTurnBarrier0 = 2;
 
+// The m16n8 rows of O when V^T's row 16c + i holds column 16c + 2i (i < 8) or 16c + 2(i - 8) + 1
+// (VTranspose::Matrix): a lane's slot of C tiles 2c and 2c + 1 then holds columns 16c + 4t ..
+// 16c + 4t + 3, in the order (2c, 0), (2c + 1, 0), (2c, 1), (2c + 1, 1); one 8-byte store each.
+template <int kBlockN, int kHeadDim>
+struct M16n8RowsPairedCols : gpu::attn::M16n8Rows<kBlockN, kHeadDim> {
+  using Base = gpu::attn::M16n8Rows<kBlockN, kHeadDim>;
+  template <class Op>
+  static __device__ __forceinline__ void store_o_row(std::uint16_t* row_ptr, const float (&o)[Base::kOTiles][4], int r,
+                                                     float inv) {
+    const int t = gpu::mma::frag_lane() % 4;
+#pragma unroll
+    for (int c = 0; c < Base::kOTiles / 2; ++c)
+      *reinterpret_cast<uint2*>(row_ptr + 16 * c + 4 * t) =
+          make_uint2(gpu::mma::pack2<Op>(o[2 * c][2 * r] * inv, o[2 * c + 1][2 * r] * inv),
+                     gpu::mma::pack2<Op>(o[2 * c][2 * r + 1] * inv, o[2 * c + 1][2 * r + 1] * inv));
+  }
+};
+
 template <class Policy, DType kT, int kHeadDimT, bool kCausalT>
 struct Config {
   static constexpr int kHeadDim = kHeadDimT;
@@ -61,6 +79,9 @@ struct Config {
   static constexpr int kBlockM = kConsumers * kWgRows;
   static constexpr int kBlockN = kTile.block_n;
   static constexpr int kStages = Policy::kStages;
+  // The ring O += P V reads: V as copied (kStages), or fp8's V^T ring (kVtStages).
+  static constexpr int kVtStages = Policy::kVtStages;
+  static constexpr int kPvStages = kT == DType::fp8_e4m3 ? kVtStages : kStages;
   static constexpr int kTileQueueSlots = Policy::kTileQueueSlots;
   static constexpr int kProducers = Policy::kWarpSpecialized ? 1 : 0;
   static constexpr int kThreads = (kConsumers + kProducers) * kWarpGroupThreads;
@@ -77,8 +98,10 @@ struct Config {
   // folded once per tile, the mask by each row's first invisible key.
   static constexpr int kRowChains = kTile.row_chains;
   static constexpr bool kFoldSum = true, kRowLimitMask = true, kSkipUnitRescale = false;
+  // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
+  static constexpr bool kPairedCols = kFp8 && Policy::kVTranspose == VTranspose::Matrix;
   // A warp's 16 rows of a consumer's m64 wgmma accumulators, laid out as m16n8 C tiles.
-  using Rows = gpu::attn::M16n8Rows<kBlockN, kHeadDim>;
+  using Rows = std::conditional_t<kPairedCols, M16n8RowsPairedCols<kBlockN, kHeadDim>, gpu::attn::M16n8Rows<kBlockN, kHeadDim>>;
   static constexpr int kConsumerRegs = kTile.consumer_regs;
   static constexpr int kProducerRegs = kFp8 ? Policy::kProducerRegsFp8 : Policy::kProducerRegs;
   static constexpr float kRescaleThreshold = Policy::kRescaleThreshold;
@@ -90,7 +113,7 @@ struct Config {
   static constexpr int kVReaderWarps = kFp8 ? kTransposeWarps : kConsumerWarps;  // arrivals that free a V stage
   static_assert(kHeadDim * kElemBytes % kRowBytes == 0, "rows in whole 128-byte boxes");
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "a K/V tile is whole k16 steps and one box of at most 256 rows");
-  static_assert(kStages >= 2 && kStages <= 4, "two to four stages in the K and V rings");
+  static_assert(kStages >= 2 && kStages <= 4 && kVtStages >= 2 && kVtStages <= 4, "two to four stages in each ring");
   static_assert(Policy::kWarpSpecialized || !Policy::kRegisterRealloc,
                 "register reallocation moves registers from a producer warpgroup to the consumers");
   static_assert(!kFp8 || kHopperFp8Capable<Policy>, "fp8 needs the producer warpgroup and a static schedule");
@@ -115,8 +138,8 @@ struct Config {
 // transposing warp; empty: one per consumer warp.
 template <class Cfg>
 struct TransposedV {
-  alignas(kAtomBytes) unsigned char vt[Cfg::kStages][Cfg::kVtBytes];
-  attention::TmaPipeline<Cfg::kStages> vt_pipe;
+  alignas(kAtomBytes) unsigned char vt[Cfg::kVtStages][Cfg::kVtBytes];
+  attention::FullEmptyPipeline<Cfg::kVtStages> vt_pipe;
 };
 struct NoTransposedV {};
 
@@ -215,12 +238,15 @@ struct Loader {
 // V (keys x 128 columns, 128-byte rows as the copy leaves them) to V^T (columns x keys), the
 // K-major B operand of the 8-bit O += P V. The keys of each 16-key half are written in the
 // order P holds them (pack_p: logical key 4t + i is the accumulator's key 2t, 2t + 1, 8 + 2t,
-// 9 + 2t), so P needs no shuffle. One warp takes 16 keys at a time, lane l columns 4l..4l+3:
+// 9 + 2t), so P needs no shuffle. Half h is the 16-byte chunk h % 8 of 128-key column block
+// h / 8 of V^T (a 32-key step: two chunks).
+//
+// VTranspose::Words. One warp takes 16 keys at a time, lane l columns 4l..4l+3:
 // 16 word loads (each a whole 128-byte row across the warp: no bank conflict), 3 byte
 // permutes per word written, 4 16-byte stores. Lane l starts its stores at column (l / 2) % 4
 // so that the 8 lanes of a store phase write rows 8 apart in swizzle (distinct chunks).
 template <class Cfg>
-__device__ __forceinline__ void transpose_v(unsigned char* vt, const unsigned char* v, int warp) {
+__device__ __forceinline__ void transpose_v_words(unsigned char* vt, const unsigned char* v, int warp) {
   const int lane = gpu::lane_id(), rot = (lane >> 1) & 3;
   std::uint32_t pick[4];  // PRMT selector: byte c of two words, c = (j + rot) % 4 for store j
 #pragma unroll
@@ -241,7 +267,6 @@ __device__ __forceinline__ void transpose_v(unsigned char* vt, const unsigned ch
       for (int j = 0; j < 4; ++j)
         out[j][t] = __byte_perm(__byte_perm(w[0], w[1], pick[j]), __byte_perm(w[2], w[3], pick[j]), 0x5410);
     }
-    // Half h is the 16-byte chunk h % 8 of 128-key column block h / 8 (a 32-key step: two chunks).
     const int chunk = h % 8;
     unsigned char* block = vt + h / 8 * Cfg::kHeadDim * kRowBytes;
 #pragma unroll
@@ -253,26 +278,71 @@ __device__ __forceinline__ void transpose_v(unsigned char* vt, const unsigned ch
   }
 }
 
-// STAGE produce (fp8): one transposing warp's walk over a tile's V ring, in step with the
-// V^T ring (the same stage and phase). The consumers read V^T with wgmma (the async proxy),
-// so the ordinary stores are fenced before the arrival that lets them.
+// VTranspose::Matrix. A unit is 16 keys (half h) x 32 columns (16-byte chunks 2u, 2u + 1). One
+// ldmatrix.trans x4 reads it, matrix m = keys 16h + 8 (m % 2).., chunk 2u + m / 2 (8 rows of 8
+// distinct swizzled chunks: no bank conflict), and leaves lane (g, t) 16-bit pairs: register m
+// holds the bytes of keys 2t, 2t + 1 (+ 8 for odd m) at columns 2g, 2g + 1 of its chunk. Two
+// byte permutes per chunk give column 2g's and column 2g + 1's four keys in P's order; one
+// stmatrix x4 writes them as V^T rows 16 chunk + g (even columns) and 16 chunk + 8 + g (odd):
+// 8 consecutive rows per matrix, again 8 distinct chunks (the row order is what makes that so;
+// writing column c to row c would put two rows of a phase on one chunk).
+template <class Cfg>
+__device__ __forceinline__ void transpose_v_matrix(unsigned char* vt, const unsigned char* v, int warp) {
+  constexpr unsigned kChunkPairs = Cfg::kHeadDim / 32, kUnits = Cfg::kBlockN / 16 * kChunkPairs;
+  // Bytes (selector nibbles) of two ldmatrix.trans words (keys 2t, 2t + 1 | 8 + 2t, 9 + 2t) for
+  // column 2g (even) and 2g + 1 (odd) in P's order; the fault swaps keys 2t + 1 and 8 + 2t.
+  constexpr bool kFault = Cfg::kFault == HopperFault::vt_key_order;
+  constexpr std::uint32_t kEven = kFault ? 0x6240 : 0x6420, kOdd = kFault ? 0x7351 : 0x7531;
+  // Lane l addresses row r = l % 8 of matrix m = l / 8: key (and V^T row) 8 (m % 2) + r of its
+  // 16, chunk m / 2 of the unit's two. Rows of a matrix start at multiples of 8, so the
+  // swizzle's row term is r for the reads and the writes alike.
+  const unsigned lane = gpu::lane_id(), m = lane >> 3, r = lane & 7, row_in_16 = 8 * (m & 1) + r;
+  // One unit at a time: unrolled (by 2 or more), the loop's hoisted addresses spill the
+  // producer's 24 registers; three warps transpose, so three units are in flight.
+#pragma unroll 1
+  for (unsigned unit = warp; unit < kUnits; unit += Cfg::kTransposeWarps) {
+    const unsigned h = unit / kChunkPairs, chunk = 2 * (unit % kChunkPairs) + (m >> 1);
+    std::uint32_t x[4];
+    gpu::mma::ldmatrix_x4_trans(x, v + (16 * h + row_in_16) * kRowBytes + ((chunk ^ r) << 4));
+    const std::uint32_t y[4] = {__byte_perm(x[0], x[1], kEven), __byte_perm(x[0], x[1], kOdd),
+                                __byte_perm(x[2], x[3], kEven), __byte_perm(x[2], x[3], kOdd)};
+    gpu::stmatrix_x4(vt + h / 8 * Cfg::kHeadDim * kRowBytes + (16 * chunk + row_in_16) * kRowBytes + (((h % 8) ^ r) << 4), y);
+  }
+}
+
+// STAGE produce (fp8): one transposing warp's walk over a tile's V ring and the V^T ring.
+// The consumers read V^T with wgmma (the async proxy), so the ordinary stores are fenced
+// before the arrival that lets them.
 template <class Cfg>
 struct VTransposer {
+  // Rings of one depth walk in step, and one state serves both (a second one spills the
+  // producer's 24 registers).
+  static constexpr bool kInStep = Cfg::kVtStages == Cfg::kStages;
+  struct SameAsV {};
   SharedStorage<Cfg>& s;
   int warp;  // 0..kTransposeWarps - 1
-  PipelineState<Cfg::kStages> state;
+  PipelineState<Cfg::kStages> v_state;
+  std::conditional_t<kInStep, SameAsV, PipelineState<Cfg::kVtStages>> own_vt_state{};
+  __device__ auto& vt_state() {
+    if constexpr (kInStep) return v_state;
+    else return own_vt_state;
+  }
   __device__ void tile(const TileWork<Cfg>& w) {
     for (int j = 0; j < w.n_tiles; ++j) {
-      s.v_pipe.consumer_wait(state);     // V(j) has landed
-      s.vt_pipe.producer_acquire(state);  // every consumer warp released V^T(j - kStages)
-      transpose_v<Cfg>(s.vt[state.index()], s.v[state.index()], warp);
+      s.v_pipe.consumer_wait(v_state);          // V(j) has landed
+      s.vt_pipe.producer_acquire(vt_state());  // every consumer warp released V^T(j - kVtStages)
+      unsigned char* vt = s.vt[vt_state().index()];
+      const unsigned char* v = s.v[v_state.index()];
+      if constexpr (Cfg::kPairedCols) transpose_v_matrix<Cfg>(vt, v, warp);
+      else transpose_v_words<Cfg>(vt, v, warp);
       gpu::fence_proxy_async_smem();
       gpu::warp_sync();
       if (gpu::lane_id() == 0) {
-        s.v_pipe.consumer_release(state);  // this warp's reads of V(j) are done
-        gpu::mbarrier_arrive(&s.vt_pipe.full[state.index()]);
+        s.v_pipe.consumer_release(v_state);     // this warp's reads of V(j) are done
+        s.vt_pipe.producer_commit(vt_state());  // its part of V^T(j) is written
       }
-      ++state;
+      ++v_state;
+      if constexpr (!kInStep) ++own_vt_state;
     }
   }
 };
@@ -379,11 +449,12 @@ struct Consumer {
   bool issues_copies;
   TurnOrder<Policy::kPingPong, Cfg::kConsumers> turn;
   int consumer;
-  PipelineState<Cfg::kStages> k_state, v_state;
+  PipelineState<Cfg::kStages> k_state;
+  PipelineState<Cfg::kPvStages> v_state;
   TileScales scales{};
 
   // The ring O += P V reads: V as copied, or fp8's V^T.
-  __device__ attention::TmaPipeline<Cfg::kStages>& v_ring() const {
+  __device__ auto& v_ring() const {
     if constexpr (Cfg::kFp8) return s.vt_pipe;
     else return s.v_pipe;
   }
@@ -401,9 +472,13 @@ struct Consumer {
   // producer warpgroup the issuing thread then refills it with tile j + kStages.
   template <bool kIsK>
   __device__ void release(const TileWork<Cfg>& w, int j) {
-    auto& state = kIsK ? k_state : v_state;
-    if (gpu::lane_id() == 0) (kIsK ? s.k_pipe : v_ring()).consumer_release(state);
-    ++state;
+    if constexpr (kIsK) {
+      if (gpu::lane_id() == 0) s.k_pipe.consumer_release(k_state);
+      ++k_state;
+    } else {
+      if (gpu::lane_id() == 0) v_ring().consumer_release(v_state);
+      ++v_state;
+    }
     if (issues_copies && j + Cfg::kStages < w.n_tiles) loader.template load_kv<kIsK>(w, j + Cfg::kStages);
     gpu::warp_sync();
   }
@@ -545,10 +620,7 @@ __global__ void __launch_bounds__(kThreadsOf<Policy, kT, kHeadDim, kCausal>, 1)
     s.k_pipe.init(Cfg::kConsumerWarps);
     s.v_pipe.init(Cfg::kVReaderWarps);
     if constexpr (Cfg::kFp8)
-      for (int st = 0; st < Cfg::kStages; ++st) {
-        gpu::mbarrier_init(&s.vt_pipe.full[st], Cfg::kTransposeWarps);
-        gpu::mbarrier_init(&s.vt_pipe.empty[st], Cfg::kConsumerWarps);
-      }
+      s.vt_pipe.init(Cfg::kTransposeWarps, Cfg::kConsumerWarps);
     gpu::mbarrier_init(&s.q_full, 1);
     gpu::mbarrier_init(&s.q_empty, Cfg::kConsumerWarps);
     s.tile_queue.init(Cfg::kConsumerWarps + 1);  // the consumer warps and the copying thread read the ids

@@ -57,6 +57,28 @@ struct causal_n192 : Base {
   // 176-key tile under this name).
   /* LongCausalFromKeys = */ static constexpr int kLongCausalFromKeys = 0;
 };
+// fp8: the word transpose of V (the family's first fp8 path: 56 producer registers, 224 per
+// consumer, V^T's rows in column order) against the matrix transpose of the default.
+struct fp8_words : Base {
+  /* VTranspose = */ static constexpr auto kVTranspose = kernels::VTranspose::Words;
+  /* ProducerRegsFp8 = */ static constexpr int kProducerRegsFp8 = 56;
+  static constexpr HopperTile fp8_tile(bool causal) {
+    return causal ? HopperTile{2, 128, 224, 4} : HopperTile{2, 192, 224, 1};
+  }
+};
+// fp8 on longer key tiles: FA3's 224 keys without the mask (hopper/tile_size.h, 8-bit head dim
+// 128), 192 under it; each tile's fixed cost (barriers, reductions, the hand-over) spreads over
+// more keys, at the price of registers (S and P grow) and more masked keys on the diagonal.
+struct fp8_n224 : Base {
+  static constexpr HopperTile fp8_tile(bool causal) { return causal ? Base::fp8_tile(true) : HopperTile{2, 224, 240, 1}; }
+};
+struct fp8_causal_n192 : Base {
+  static constexpr HopperTile fp8_tile(bool causal) { return causal ? HopperTile{2, 192, 240, 1} : Base::fp8_tile(false); }
+};
+// fp8: a third V^T stage, so the producer may transpose a tile further ahead of the consumers.
+struct fp8_vt3 : Base {
+  /* VtStages = */ static constexpr int kVtStages = 3;
+};
 // Persistent CTAs drawing tiles from a counter, holding two ids ahead (the experiment's
 // persistent_dynamic) or one.
 struct dynamic_two_ahead : Base {

@@ -3,14 +3,17 @@
 Replays, in numpy, what the Hopper family's fp8 path does with bytes and registers
 (kernels/hopper_prefill/hopper_prefill.cuh):
   - the bulk copy's 128-byte swizzle of a V tile (16-byte chunk c of row r at c ^ (r % 8));
-  - transpose_v: each lane's word loads, byte permutes (PRMT semantics) and 16-byte stores
-    into V^T, lane by lane, in the kernel's order of keys and columns;
+  - both transposes of V into V^T, lane by lane, in the kernel's order of keys and columns:
+    transpose_v_words (word loads, byte permutes with PRMT semantics, 16-byte stores) and
+    transpose_v_matrix (ldmatrix.trans and stmatrix with PTX's fragment semantics, two byte
+    permutes), whose V^T rows are the columns of each 16-column chunk evens first, and the
+    output stage that restores the column order (M16n8RowsPairedCols::store_o_row);
   - pack_p: which S accumulators go into which byte of which A register;
   - what the 8-bit wgmma reads: A from registers in the PTX m64nNk32 A-fragment layout
     (row 16 warp + lane / 4 + 8 (reg % 2), k 4 (lane % 4) + byte + 16 (reg / 2)), the f32
     accumulator layout for S, and B K-major from the 128-byte-swizzled V^T;
-and checks that the product is S V for the 128- and 192-key tiles, and that the
-vt_key_order fault breaks it. A change to one side of the P / V^T key order that the other
+and checks that the product is S V for the 128-, 192- and 224-key tiles, and that the
+vt_key_order fault breaks it, in both transposes. A change to one side of the P / V^T key order that the other
 side does not follow fails here before it reaches the device. The two copies (kernel and
 this file) must be kept in step by hand.
 Run: python3 -m pytest -q kernels/hopper_prefill/tests
@@ -46,7 +49,7 @@ def _copied_tile(v: np.ndarray) -> np.ndarray:
     return raw
 
 
-def _transpose_v(raw: np.ndarray, block_n: int, key_order_fault: bool) -> np.ndarray:
+def _transpose_v_words(raw: np.ndarray, block_n: int, key_order_fault: bool) -> np.ndarray:
     vt = np.zeros(-(-block_n // ROW_BYTES) * HEAD_DIM * ROW_BYTES, np.uint8)
     for warp in range(TRANSPOSE_WARPS):
         for lane in range(32):
@@ -70,6 +73,66 @@ def _transpose_v(raw: np.ndarray, block_n: int, key_order_fault: bool) -> np.nda
     return vt
 
 
+def _ldmatrix_trans_x4(buf: np.ndarray, row_at: list[int]) -> list[list[int]]:
+    """ldmatrix.sync.aligned.m8n8.x4.trans.b16: lane l gives row l % 8 of matrix l / 8; register m
+    of lane (g, t) holds matrix m's 16-bit elements (row 2t, column g) low and (2t + 1, g) high."""
+    regs = [[0] * 4 for _ in range(32)]
+    for m in range(4):
+        for lane in range(32):
+            g, t = lane // 4, lane % 4
+            lo, hi = row_at[8 * m + 2 * t] + 2 * g, row_at[8 * m + 2 * t + 1] + 2 * g
+            regs[lane][m] = int.from_bytes(buf[lo:lo + 2].tobytes() + buf[hi:hi + 2].tobytes(), "little")
+    return regs
+
+
+def _stmatrix_x4(buf: np.ndarray, row_at: list[int], regs: list[list[int]]) -> None:
+    """stmatrix.sync.aligned.m8n8.x4.b16: register m of lane (g, t) is row g of matrix m,
+    elements 2t and 2t + 1 (bytes 4t..4t+3 of the 16-byte row lane 8m + g addresses)."""
+    for m in range(4):
+        for lane in range(32):
+            at = row_at[8 * m + lane // 4] + 4 * (lane % 4)
+            buf[at:at + 4] = np.frombuffer(regs[lane][m].to_bytes(4, "little"), np.uint8)
+
+
+def _transpose_v_matrix(raw: np.ndarray, block_n: int, key_order_fault: bool) -> np.ndarray:
+    vt = np.zeros(-(-block_n // ROW_BYTES) * HEAD_DIM * ROW_BYTES, np.uint8)
+    even, odd = (0x6240, 0x7351) if key_order_fault else (0x6420, 0x7531)
+    chunk_pairs = HEAD_DIM // 32
+    for warp in range(TRANSPOSE_WARPS):
+        for unit in range(warp, block_n // 16 * chunk_pairs, TRANSPOSE_WARPS):
+            h = unit // chunk_pairs
+            load_at, store_at = [], []
+            for lane in range(32):
+                m, r = lane >> 3, lane & 7
+                row_in_16, chunk = 8 * (m & 1) + r, 2 * (unit % chunk_pairs) + (m >> 1)
+                load_at.append((16 * h + row_in_16) * ROW_BYTES + ((chunk ^ r) << 4))
+                store_at.append(h // 8 * HEAD_DIM * ROW_BYTES + (16 * chunk + row_in_16) * ROW_BYTES +
+                                (((h % 8) ^ r) << 4))
+            x = _ldmatrix_trans_x4(raw, load_at)
+            y = [[_prmt(x[l][0], x[l][1], even), _prmt(x[l][0], x[l][1], odd),
+                  _prmt(x[l][2], x[l][3], even), _prmt(x[l][2], x[l][3], odd)] for l in range(32)]
+            _stmatrix_x4(vt, store_at, y)
+    return vt
+
+
+def _paired_cols_to_order(o: np.ndarray) -> np.ndarray:
+    """The output stage of the matrix transpose (M16n8RowsPairedCols::store_o_row): lane t's
+    accumulators of C tiles 2c, 2c + 1 (columns 16c + 2t, 2t + 1 and 16c + 8 + 2t, 9 + 2t of O as
+    V^T's rows order them) go to columns 16c + 4t .. 16c + 4t + 3."""
+    out = np.empty_like(o)
+    for c in range(HEAD_DIM // 16):
+        for t in range(4):
+            src = [16 * c + 2 * t, 16 * c + 8 + 2 * t, 16 * c + 2 * t + 1, 16 * c + 9 + 2 * t]
+            out[:, 16 * c + 4 * t:16 * c + 4 * t + 4] = o[:, src]
+    return out
+
+
+TRANSPOSES = {
+    "words": (lambda raw, n, fault: _transpose_v_words(raw, n, fault), lambda o: o),
+    "matrix": (_transpose_v_matrix, _paired_cols_to_order),
+}
+
+
 def _pv_as_wgmma_reads_it(s: np.ndarray, vt: np.ndarray, block_n: int) -> np.ndarray:
     """One warp's 16 rows of O = P V^T^T: P packed from S's accumulators as pack_p does."""
     o = np.zeros((16, HEAD_DIM))
@@ -90,20 +153,35 @@ def _pv_as_wgmma_reads_it(s: np.ndarray, vt: np.ndarray, block_n: int) -> np.nda
     return o
 
 
-@pytest.mark.parametrize("block_n", [128, 192])
-def test_p_and_transposed_v_agree_on_the_key_order(block_n):
+@pytest.mark.parametrize("transpose", sorted(TRANSPOSES))
+@pytest.mark.parametrize("block_n", [128, 192, 224])
+def test_p_and_transposed_v_agree_on_the_key_order(transpose, block_n):
     rng = np.random.default_rng(block_n)
     v = rng.integers(0, 256, size=(block_n, HEAD_DIM), dtype=np.uint8)
     s = rng.random((16, block_n))
-    vt = _transpose_v(_copied_tile(v), block_n, key_order_fault=False)
-    np.testing.assert_allclose(_pv_as_wgmma_reads_it(s, vt, block_n), s @ v.astype(float), rtol=1e-12)
+    to_vt, to_order = TRANSPOSES[transpose]
+    vt = to_vt(_copied_tile(v), block_n, False)
+    np.testing.assert_allclose(to_order(_pv_as_wgmma_reads_it(s, vt, block_n)), s @ v.astype(float), rtol=1e-12)
 
 
-def test_the_key_order_fault_breaks_the_product():
+@pytest.mark.parametrize("transpose", sorted(TRANSPOSES))
+def test_the_key_order_fault_breaks_the_product(transpose):
     rng = np.random.default_rng(1)
     v = rng.integers(0, 256, size=(128, HEAD_DIM), dtype=np.uint8)
     s = rng.random((16, 128))
     s -= s.mean(axis=1, keepdims=True)  # zero-mean weights: a key permutation cannot hide behind V's mean
-    vt = _transpose_v(_copied_tile(v), 128, key_order_fault=True)
+    to_vt, to_order = TRANSPOSES[transpose]
     ref = s @ v.astype(float)
-    assert np.linalg.norm(_pv_as_wgmma_reads_it(s, vt, 128) - ref) > 0.5 * np.linalg.norm(ref)
+    got = to_order(_pv_as_wgmma_reads_it(s, to_vt(_copied_tile(v), 128, True), 128))
+    assert np.linalg.norm(got - ref) > 0.5 * np.linalg.norm(ref)
+
+
+def test_the_matrix_transpose_without_the_output_order_is_wrong():
+    """The output stage's column order is needed: V^T's rows are permuted within each chunk."""
+    rng = np.random.default_rng(2)
+    v = rng.integers(0, 256, size=(128, HEAD_DIM), dtype=np.uint8)
+    s = rng.random((16, 128))
+    s -= s.mean(axis=1, keepdims=True)  # zero-mean weights: O's columns are not all near one mean
+    ref = s @ v.astype(float)
+    got = _pv_as_wgmma_reads_it(s, _transpose_v_matrix(_copied_tile(v), 128, False), 128)
+    assert np.linalg.norm(got - ref) > 0.1 * np.linalg.norm(ref)

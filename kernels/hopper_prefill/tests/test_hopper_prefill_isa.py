@@ -7,9 +7,10 @@ every instantiation (bf16 / f16, head dim 64 / 128, causal or not; fp8 e4m3 at h
 on the policies that run it, FP8_REFUSED excepted):
   - the matrix products are warpgroup ops (HGMMA; fp8: QGMMA ...x32 E4M3 and no HGMMA), with
     no mma.sync (HMMA) anywhere;
-  - fp8: the producer's transpose of V is there: byte permutes with register selectors (PRMT
-    R, R, R, R), 16-byte shared stores (STS.128), and a proxy fence (FENCE.VIEW.ASYNC.S) after
-    the last of them, before the consumers' wgmma may read V^T;
+  - fp8: the producer's transpose of V is there (VTranspose::Matrix, the default): ldmatrix.trans
+    (LDSM.16.MT88.4), the two byte permutes that put each column's keys in P's order (PRMT
+    0x6420 / 0x7531), stmatrix (STSM.16.M88.4), and a proxy fence (FENCE.VIEW.ASYNC.S) after
+    the last store, before the consumers' wgmma may read V^T;
   - Q, K and V arrive by bulk tensor copies (UTMALDG.4D);
   - local memory (LDL / STL) in the family default (the variants `pingpong`, `ws_realloc`,
     `overlapped`, `one_per_tile` are that policy): none, except in the causal head-dim-64
@@ -21,8 +22,8 @@ on the policies that run it, FP8_REFUSED excepted):
     so that a change that spills more fails here;
   - register reallocation: the warp-specialized variants with setmaxnreg give the producer
     24 registers and the consumers their named budget (240 with two consumer warpgroups at
-    head dim 128, 160 with three at 64); fp8 gives the producer 56 (its warps transpose V) and
-    the consumers 224; the even split and the variant without a producer carry no USETMAXREG
+    head dim 128, 160 with three at 64), fp8 too (the matrix transpose fits the producer's
+    24); the even split and the variant without a producer carry no USETMAXREG
     at all;
   - ping-pong: the consumers hand turns over through named barriers of two warpgroups
     (BAR.SYNC / BAR.ARV with 256 threads); the free-running baseline has neither, only the
@@ -45,7 +46,7 @@ import resource_report  # noqa: E402
 EXPERIMENTS = ("prefill_pingpong", "prefill_warp_specialization", "prefill_intra_overlap", "prefill_persistent")
 PRODUCER_REGS = 24
 FP8 = 3  # DType::fp8_e4m3 in the mangled name
-FP8_PRODUCER_REGS, FP8_CONSUMER_REGS = 56, 224  # kernels/hopper_prefill/hopper_policy.hpp
+FP8_PRODUCER_REGS, FP8_CONSUMER_REGS = 24, 240  # kernels/hopper_prefill/hopper_policy.hpp (the matrix transpose)
 FP8_REFUSED = {"no_ws", "persistent_dynamic"}  # no producer warpgroup free to transpose V
 SMALL_SPILL = 16  # LDL / STL instructions allowed in the causal head-dim-64 kernels
 VARIANT_SPILL = 56  # ... and in the variants that are not the family default (outside their main loops)
@@ -132,10 +133,12 @@ def test_fp8_kernels_transpose_v_in_the_producer(sass):
                 if dtype != FP8:
                     continue
                 where = f"{experiment}/{variant} causal={causal}"
-                assert _count(body, r"^PRMT R\d+, R\d+, R\d+, R\d+") > 0, f"{where}: no byte permute by selector"
-                stores = [n for n, i in enumerate(body) if re.search(r"\bSTS\.128\b", i)]
+                assert _count(body, r"\bLDSM\.16\.MT88\.4\b") > 0, f"{where}: no ldmatrix.trans of V"
+                for selector in ("0x6420", "0x7531"):  # column 2g's and 2g + 1's keys in P's order
+                    assert _count(body, rf"^PRMT R\d+, R\d+(\.reuse)?, {selector}, R\d+") > 0, f"{where}: no PRMT {selector}"
+                stores = [n for n, i in enumerate(body) if re.search(r"\bSTSM\.16\.M88\.4\b", i)]
                 fences = [n for n, i in enumerate(body) if "FENCE.VIEW.ASYNC.S" in i]
-                assert stores, f"{where}: no 16-byte shared store of V^T"
+                assert stores, f"{where}: no stmatrix of V^T"
                 assert any(f > stores[-1] for f in fences), f"{where}: no proxy fence after the V^T stores"
 
 

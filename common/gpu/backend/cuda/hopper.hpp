@@ -54,6 +54,14 @@ __device__ __forceinline__ void regs_decrease() {
   asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(kRegs));
 }
 
+// Four 8x8 b16 matrices to shared memory (sm_90): lane l supplies the address of row l % 8 of
+// matrix l / 8; register m of lane (g, t) is row g of matrix m, elements 2t and 2t + 1.
+__device__ __forceinline__ void stmatrix_x4(void* row_ptr, const std::uint32_t (&r)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(smem_u32(row_ptr)),
+               "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
+               : "memory");
+}
+
 // One lane of the warp (the lowest active): the issuer of a warp's bulk copies.
 __device__ __forceinline__ bool elect_one() {
   unsigned pred = 0;
