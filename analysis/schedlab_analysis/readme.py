@@ -536,6 +536,16 @@ def render_status(args: list[str], files: list[str]) -> str:
                         f"{'causal' if causal else 'non-causal'}, against SDPA cuDNN in the same run | "
                         f"{mine:.0f} against {theirs:.0f} TFLOP/s = {mine / theirs:.2f}x "
                         f"(`{v.experiment}/pingpong`, run `{run_label(v.run)}`) | {target} |")
+        # fp8 e4m3 against bf16 of the same policy and shape in the same run (cuDNN publishes
+        # about 1.47x on the H200: PUBLISHED.md).
+        pp = v.ok[v.ok["variant"] == "pingpong"]
+        fp8 = match_shape(pp, "seq_len=8192 head_dim=128 causal=0 fp8_e4m3")
+        bf16 = match_shape(pp, "seq_len=8192 head_dim=128 causal=0 bf16")
+        if len(fp8) and len(bf16):
+            f8, b16 = float(fp8["tflops"].iloc[0]), float(bf16["tflops"].iloc[0])
+            rows.append(f"| prefill (Hopper) | fp8 e4m3 against bf16, the family default, D=128, seq 8192, non-causal, "
+                        f"same run | {f8:.0f} against {b16:.0f} TFLOP/s = {f8 / b16:.2f}x "
+                        f"(`{v.experiment}/pingpong`, run `{run_label(v.run)}`) | 1.4x |")
     hvn = [f for f in files if "/harness_vs_ncu/" in f]
     if hvn:
         rows_ncu, left_out = _hvn_rows(hvn)

@@ -78,7 +78,9 @@ struct HopperPrefillPolicy {
   // reductions, the hand-over) over more keys, which pays once the masked keys on the diagonal
   // are a small share of a CTA's work. On the H200 the 176-key tile was slower than FA3's
   // causal 128 up to 4096 keys and faster from 8192 (kernels/hopper_prefill/README.md); the
-  // threshold sits between. 0: FA3's causal tile at every length.
+  // threshold sits between. 0: FA3's causal tile at every length. fp8 causal launches take
+  // fp8_tile(false) from the same length: at sequence 8192 its 192-key tile was faster than the
+  // 128-key causal one (the tuning table's fp8_causal_n192 before it became the default there).
   /* LongCausalFromKeys = */ static constexpr int kLongCausalFromKeys = 6144;
   // fp8 e4m3 (head dim 128 only; README "fp8 e4m3"). The producer's warps 1-3 transpose each
   // V tile; with the matrix transpose the producer keeps 24 registers, as in 16-bit, and the
@@ -94,15 +96,20 @@ struct HopperPrefillPolicy {
 };
 
 // The policy a long causal launch runs (kLongCausalFromKeys): the same policy with its
-// non-causal key tile at head dim 128.
+// non-causal key tile at head dim 128, in 16-bit and in fp8.
 template <class Policy>
 struct LongCausal : Policy {
   static constexpr HopperTile tile(int head_dim, bool causal) { return Policy::tile(head_dim, head_dim <= 64 && causal); }
+  static constexpr HopperTile fp8_tile(bool) { return Policy::fp8_tile(false); }
 };
-// Whether a policy has a long causal kernel: a threshold, and a non-causal tile that differs.
+// Whether a policy has a long causal kernel: a threshold, and a non-causal tile that differs
+// (16-bit at head dim 128; fp8).
 template <class Policy>
 inline constexpr bool kHasLongCausal =
     Policy::kLongCausalFromKeys > 0 && Policy::tile(128, false).block_n != Policy::tile(128, true).block_n;
+template <class Policy>
+inline constexpr bool kHasLongCausalFp8 =
+    Policy::kLongCausalFromKeys > 0 && Policy::fp8_tile(false).block_n != Policy::fp8_tile(true).block_n;
 
 // Whether a policy can run fp8 e4m3: the transpose of V needs the producer warpgroup, and
 // the dynamic schedule's tile fetcher is producer warp 1, one of the transposing warps.

@@ -787,7 +787,12 @@ void launch_hopper_prefill(const PrefillArgs& args, gpu::api::stream_t stream) {
   require_fp8_support<Policy>(p);
   auto by_dim = [&]<DType kT, bool kCausal>() {
     if constexpr (kT == DType::fp8_e4m3) {
-      if constexpr (kHopperFp8Capable<Policy>) launch_for<Policy, kT, 128, kCausal>(args, stream);
+      if constexpr (kHopperFp8Capable<Policy>) {
+        if constexpr (kCausal && kHasLongCausalFp8<Policy>) {
+          if (p.kv_len >= Policy::kLongCausalFromKeys) return launch_for<LongCausal<Policy>, kT, 128, true>(args, stream);
+        }
+        launch_for<Policy, kT, 128, kCausal>(args, stream);
+      }
     } else if (p.head_dim == 64) {
       launch_for<Policy, kT, 64, kCausal>(args, stream);
     } else {
@@ -820,6 +825,10 @@ void require_hopper_prefill_fits(const PrefillProblem& p) {
   if constexpr (kHasLongCausal<Policy>) {
     if (p.dtype != DType::fp8_e4m3 && p.head_dim == 128 && p.causal && p.kv_len >= Policy::kLongCausalFromKeys)
       require_fits<LongCausal<Policy>, DType::bf16, 128, true>();
+  }
+  if constexpr (kHopperFp8Capable<Policy> && kHasLongCausalFp8<Policy>) {
+    if (p.dtype == DType::fp8_e4m3 && p.causal && p.kv_len >= Policy::kLongCausalFromKeys)
+      require_fits<LongCausal<Policy>, DType::fp8_e4m3, 128, true>();
   }
 }
 

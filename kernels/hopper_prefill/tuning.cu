@@ -30,8 +30,8 @@ template void launch_hopper_prefill<tuning::fp8_words>(const PrefillArgs&, gpu::
 template void require_hopper_prefill_fits<tuning::fp8_words>(const PrefillProblem&);
 template void launch_hopper_prefill<tuning::fp8_n224>(const PrefillArgs&, gpu::api::stream_t);
 template void require_hopper_prefill_fits<tuning::fp8_n224>(const PrefillProblem&);
-template void launch_hopper_prefill<tuning::fp8_causal_n192>(const PrefillArgs&, gpu::api::stream_t);
-template void require_hopper_prefill_fits<tuning::fp8_causal_n192>(const PrefillProblem&);
+template void launch_hopper_prefill<tuning::fp8_chains4>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<tuning::fp8_chains4>(const PrefillProblem&);
 template void launch_hopper_prefill<tuning::fp8_vt3>(const PrefillArgs&, gpu::api::stream_t);
 template void require_hopper_prefill_fits<tuning::fp8_vt3>(const PrefillProblem&);
 }  // namespace schedlab::kernels

@@ -49,6 +49,7 @@ std::vector<PrefillTestConfig> fp8_configs() {
   all.push_back({"fp8_q_lt_kv_tile_multiple", 1, 2, 2, 128, 384, 128, false, kFp8});
   all.push_back({"fp8_causal_q_lt_kv_385", 1, 4, 1, 200, 385, 128, true, kFp8});
   all.push_back({"fp8_more_tiles_than_sms", 4, 16, 16, 1100, 1100, 128, true, kFp8});
+  all.push_back({"fp8_long_causal_q_lt_kv", 1, 2, 2, 300, 6500, 128, true, kFp8});  // the long causal kernel
   return all;
 }
 

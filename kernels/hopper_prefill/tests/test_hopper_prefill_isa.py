@@ -76,7 +76,7 @@ LONG_CAUSAL = 2  # the key of a policy's long causal kernel (LongCausal<Policy>)
 
 def _kernels(functions: dict[str, list[str]], experiment: str, variant: str) -> dict[tuple[int, int, int], list[str]]:
     """{(dtype, head_dim, causal): instructions} of one policy's hopper_prefill_kernel instantiations;
-    its long causal kernels (LongCausal<Policy>, 16-bit at head dim 128) have causal = LONG_CAUSAL."""
+    its long causal kernels (LongCausal<Policy>, 16-bit and fp8 at head dim 128) have causal = LONG_CAUSAL."""
     pattern = re.compile(rf"hopper_prefill_kernelI(NS0_10LongCausalI)?NS_11experiments\d+{experiment}{len(variant)}"
                          rf"{variant}E(?:EE)?LNS_5DTypeE(\d)ELi(\d+)ELb(\d)E")
     found = {}
@@ -84,10 +84,12 @@ def _kernels(functions: dict[str, list[str]], experiment: str, variant: str) -> 
         if m := pattern.search(name):
             dtype, dim, causal = (int(g) for g in m.groups()[1:])
             found[(dtype, dim, LONG_CAUSAL if m.group(1) else causal)] = body
-    expected = (8 if variant in FP8_REFUSED else 10) + (2 if variant in LONG_CAUSAL_VARIANTS[experiment] else 0)
+    runs_fp8 = variant not in FP8_REFUSED
+    expected = (10 if runs_fp8 else 8) + (2 if variant in LONG_CAUSAL_VARIANTS[experiment] else 0) + int(runs_fp8)
     assert len(found) == expected, (f"{experiment}/{variant}: {len(found)} instantiations, expected {expected} "
-                                    "(2 dtypes x 2 dims x 2 masks, fp8 at head dim 128 x 2 masks where it runs, and "
-                                    "the long causal kernel of both 16-bit dtypes where the policy has one)")
+                                    "(2 dtypes x 2 dims x 2 masks, fp8 at head dim 128 x 2 masks and its long causal "
+                                    "kernel where it runs, and the long causal kernel of both 16-bit dtypes where the "
+                                    "policy has one)")
     return found
 
 

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Where one kernel's time goes, by unit: Nsight Compute's SpeedOfLight, ComputeWorkloadAnalysis
+# and MemoryWorkloadAnalysis sections (issue slots, the utilization of each pipe: tensor, FMA,
+# ALU, the transcendental unit XU that runs exp2, shared-memory wavefronts, L2 and DRAM
+# throughput) and the SM clock the kernel ran at, one profiled launch per benchmark that FILTER
+# selects, clocks left alone (--clock-control none). Complements device_full.sh's stall
+# reasons, which say why warps wait but not which unit is full.
+#     bash scripts/device_ncu_pipes.sh BINARY FILTER [OUT_DIR]
+# Writes OUT_DIR/pipes-<benchmark>.csv (ncu --page raw --csv), '/' in the name as '+'.
+set -uo pipefail
+bin=$1 filter=$2 out=${3:-${OUT:-/tmp/out}/pipes}
+mkdir -p "$out"
+export LD_LIBRARY_PATH=$PWD/.carry/lib:${LD_LIBRARY_PATH:-}
+for t in $("$bin" --benchmark_list_tests --benchmark_filter="$filter" 2>/dev/null | grep '/manual_time$'); do
+  tag=${t%/manual_time}
+  ncu --clock-control none --csv --page raw --print-units base \
+    --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
+    --metrics sm__cycles_elapsed.avg.per_second,smsp__inst_executed_pipe_xu.sum,smsp__inst_executed.sum \
+    -k 'regex:hopper_prefill_kernel|flash_prefill_kernel|paged_decode_kernel' --launch-count 1 \
+    --log-file "$out/pipes-${tag//\//+}.csv" "$bin" --schedlab_profile_once --benchmark_filter="^$t\$" \
+    >>"$out/ncu_pipes.log" 2>&1
+  echo "ncu pipes $tag rc=$?"
+done
