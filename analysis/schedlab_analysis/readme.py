@@ -556,7 +556,15 @@ def render_status(args: list[str], files: list[str]) -> str:
     return "\n".join(rows) + "\n\nResults files: " + ", ".join(f"`{f}`" for f in files) + "."
 
 
-KINDS = {"experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers,
+def render_pipes(args: list[str], files: list[str]) -> str:
+    """Nsight Compute's pipe utilization of the cited pipes-*.csv (scripts/device_ncu_pipes.sh)."""
+    from .ncu_pipes import markdown, pipes_table
+
+    return ("Share of the SM's active cycles each unit was busy, one profiled launch each (Nsight Compute, "
+            "clocks left alone):\n\n" + markdown(pipes_table([REPO / f for f in files])))
+
+
+KINDS = {"pipes": render_pipes, "experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers,
          "noise": render_noise, "status": render_status, "builds": render_builds}
 
 

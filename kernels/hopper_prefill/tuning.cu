@@ -34,4 +34,6 @@ template void launch_hopper_prefill<tuning::fp8_chains4>(const PrefillArgs&, gpu
 template void require_hopper_prefill_fits<tuning::fp8_chains4>(const PrefillProblem&);
 template void launch_hopper_prefill<tuning::fp8_vt3>(const PrefillArgs&, gpu::api::stream_t);
 template void require_hopper_prefill_fits<tuning::fp8_vt3>(const PrefillProblem&);
+template void launch_hopper_prefill<tuning::fp8_m192>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<tuning::fp8_m192>(const PrefillProblem&);
 }  // namespace schedlab::kernels

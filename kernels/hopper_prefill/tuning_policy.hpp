@@ -77,6 +77,12 @@ struct fp8_n224 : Base {
 struct fp8_chains4 : Base {
   static constexpr HopperTile fp8_tile(bool causal) { return causal ? Base::fp8_tile(true) : HopperTile{2, 192, 240, 4}; }
 };
+// fp8 without the mask on three consumer warpgroups (192 query rows, 128-key tiles, 160
+// registers each), as FA3 does at head dim 64: while one warpgroup's matrix ops run, two can
+// be in their softmax, which fp8 makes as long as the matrix ops.
+struct fp8_m192 : Base {
+  static constexpr HopperTile fp8_tile(bool causal) { return causal ? Base::fp8_tile(true) : HopperTile{3, 128, 160, 1}; }
+};
 // fp8: a third V^T stage, so the producer may transpose a tile further ahead of the consumers.
 struct fp8_vt3 : Base {
   /* VtStages = */ static constexpr int kVtStages = 3;
