@@ -88,6 +88,10 @@ struct HopperPrefillPolicy {
   // transpose needs 56 (at 40 its loop spilled 64 bytes), which leaves the consumers 224.
   // Keys per tile are whole 32-key steps of the 8-bit wgmma: 192 non-causal, 128 causal.
   /* VTranspose = */ static constexpr VTranspose kVTranspose = VTranspose::Matrix;
+  // fp8: the exp2s of every n-th 8-key column block of S on the FMA pipe instead of the
+  // multi-function unit (attention::exp2_on_fma); 0: all on the MUFU. In fp8 the MUFU's exp2s
+  // take as many cycles as the tensor pipe's matrix ops, and the two overlap little.
+  /* Exp2OnFmaEveryFp8 = */ static constexpr int kExp2OnFmaEveryFp8 = 0;
   /* ProducerRegsFp8 = */ static constexpr int kProducerRegsFp8 = 24;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {

@@ -98,6 +98,9 @@ struct Config {
   // folded once per tile, the mask by each row's first invisible key.
   static constexpr int kRowChains = kTile.row_chains;
   static constexpr bool kFoldSum = true, kRowLimitMask = true, kSkipUnitRescale = false;
+  // fp8: a share of the exp2s on the FMA pipe (the multi-function unit is as busy as the tensor
+  // pipe there); 16-bit keeps every exp2 on the MUFU.
+  static constexpr int kExp2OnFmaEvery = kFp8 ? Policy::kExp2OnFmaEveryFp8 : 0;
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8 && Policy::kVTranspose == VTranspose::Matrix;
   // A warp's 16 rows of a consumer's m64 wgmma accumulators, laid out as m16n8 C tiles.

@@ -36,4 +36,10 @@ template void launch_hopper_prefill<tuning::fp8_vt3>(const PrefillArgs&, gpu::ap
 template void require_hopper_prefill_fits<tuning::fp8_vt3>(const PrefillProblem&);
 template void launch_hopper_prefill<tuning::fp8_m192>(const PrefillArgs&, gpu::api::stream_t);
 template void require_hopper_prefill_fits<tuning::fp8_m192>(const PrefillProblem&);
+template void launch_hopper_prefill<tuning::fp8_fma4>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<tuning::fp8_fma4>(const PrefillProblem&);
+template void launch_hopper_prefill<tuning::fp8_fma3>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<tuning::fp8_fma3>(const PrefillProblem&);
+template void launch_hopper_prefill<tuning::fp8_fma2>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<tuning::fp8_fma2>(const PrefillProblem&);
 }  // namespace schedlab::kernels

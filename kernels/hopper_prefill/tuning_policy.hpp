@@ -83,6 +83,15 @@ struct fp8_chains4 : Base {
 struct fp8_m192 : Base {
   static constexpr HopperTile fp8_tile(bool causal) { return causal ? Base::fp8_tile(true) : HopperTile{3, 128, 160, 1}; }
 };
+// fp8: the exp2s of every 4th / 3rd / 2nd 8-key block on the FMA pipe (a quarter, a third,
+// half of them).
+template <int kEvery>
+struct fp8_exp2_fma : Base {
+  /* Exp2OnFmaEveryFp8 = */ static constexpr int kExp2OnFmaEveryFp8 = kEvery;
+};
+using fp8_fma4 = fp8_exp2_fma<4>;
+using fp8_fma3 = fp8_exp2_fma<3>;
+using fp8_fma2 = fp8_exp2_fma<2>;
 // fp8: a third V^T stage, so the producer may transpose a tile further ahead of the consumers.
 struct fp8_vt3 : Base {
   /* VtStages = */ static constexpr int kVtStages = 3;
