@@ -43,9 +43,12 @@ class PipesError(ValueError):
 
 
 def _benchmark(path: Path) -> str:
-    """``pipes-<stamp>-<commit>-<variant>-<dtype>.csv`` -> ``<variant> <dtype>``."""
+    """``<experiment>/pipes-<stamp>-<commit>-<variant>-<dtype>.csv`` -> ``<experiment>/<variant> <dtype>
+    (<stamp>)``: which kernel, and when it was profiled."""
     parts = path.stem.split("-")
-    return " ".join(parts[3:]) if len(parts) > 3 else path.stem
+    if len(parts) <= 3:
+        return path.stem
+    return f"{path.parent.name}/{' '.join(parts[3:])} ({parts[1]})"
 
 
 def read_pipes(path: Path | str) -> dict[str, float]:

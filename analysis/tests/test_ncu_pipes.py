@@ -22,16 +22,17 @@ VALUES = ["1,326,304", "1,774,407,494.49", "45.29", "46.43", "16.25", "33.48", "
 
 
 def test_reads_each_unit_in_its_own_scale(tmp_path):
-    f = _csv(tmp_path / "pipes-20261126T035610Z-94d63b7357-pingpong-fp8_e4m3.csv", VALUES)
+    (tmp_path / "prefill_pingpong").mkdir()
+    f = _csv(tmp_path / "prefill_pingpong" / "pipes-20261126T035610Z-94d63b7357-pingpong-fp8_e4m3.csv", VALUES)
     got = ncu_pipes.read_pipes(f)
     assert got["time_us"] == pytest.approx(1326.304)
     assert got["sm_clock_ghz"] == pytest.approx(1.7744, abs=1e-4)
     assert got["tensor_pct"] == pytest.approx(45.29)
     assert got["issue_pct"] == pytest.approx(47.5)  # 1.90 of 4 schedulers
     table = ncu_pipes.pipes_table([f])
-    assert table["kernel"].tolist() == ["pingpong fp8_e4m3"]
+    assert table["kernel"].tolist() == ["prefill_pingpong/pingpong fp8_e4m3 (20261126T035610Z)"]
     text = ncu_pipes.markdown(table)
-    assert "| pingpong fp8_e4m3 | 1326 | 1.774 | 45% | 46% |" in text
+    assert "| prefill_pingpong/pingpong fp8_e4m3 (20261126T035610Z) | 1326 | 1.774 | 45% | 46% |" in text
 
 
 def test_a_missing_metric_is_an_error_naming_it(tmp_path):
