@@ -94,9 +94,8 @@ struct Config {
   static constexpr int kPvSteps = kBlockN / kStepElems;       // k steps of O += P V
   static constexpr int kSRegs = kBlockN / 2;      // S accumulators per thread (m64 x kBlockN)
   // fp8 with the matrix transpose: the row sum of P by the tensor pipe, as column kHeadDim of O
-  // (V^T gains 8 rows: one of ones, seven of zeros), taken into l after each tile
-  // (Consumer::take_row_sums), instead of one FADD an element in the softmax. The sum is then
-  // of P as rounded to e4m3, the P the numerator multiplies.
+  // (V^T gains 8 rows: one of ones, seven of zeros) instead of one FADD an element in the
+  // softmax. The sum is then of P as rounded to e4m3, the P the numerator multiplies.
   static constexpr bool kSumOnTensor =
       kFp8 && Policy::kRowSumOnTensorFp8 && Policy::kVTranspose == VTranspose::Matrix;
   static constexpr int kPvCols = kHeadDim + (kSumOnTensor ? 8 : 0);  // O's columns (n of O += P V)
@@ -527,28 +526,9 @@ struct Consumer {
       attention::softmax_rows<typename Cfg::Rows, Cfg, false>(s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], a,
                                                                scales.qk_log2, j * Cfg::kBlockN, row0);
   }
-  // O *= corr (thresholded: skipped unless some row of the warp moved its max); with the row
-  // sums on the tensor pipe the softmax leaves l alone, so l *= corr here.
+  // O *= corr (thresholded: skipped unless some row of the warp moved its max).
   __device__ void rescale_o(RowState<Cfg>& st, const float (&corr)[1][2]) const {
-    if constexpr (Cfg::kSumOnTensor) {
-      st.l[0][0] *= corr[0][0];
-      st.l[0][1] *= corr[0][1];
-    }
     attention::rescale_o<typename Cfg::Rows, Cfg>(st, corr);
-  }
-  // kSumOnTensor, once an O += P V has completed: its P's row sums, O's column kHeadDim (C tile
-  // kHeadDim / 8, lane t = 0; lanes 1-3 hold zero columns), join l, and the column starts over
-  // from zero. So the tensor pipe sums one tile's keys at a time: its fp8 products accumulate
-  // with a short mantissa, and a sum carried across thousands of keys fell short by up to 10%
-  // (the GPU tests' long causal fp8 problem failed the gate).
-  __device__ void take_row_sums(RowState<Cfg>& st) const {
-    if constexpr (Cfg::kSumOnTensor) {
-#pragma unroll
-      for (int r = 0; r < 2; ++r) {
-        st.l[0][r] += st.o[0][Cfg::kHeadDim / 8][2 * r];
-        st.o[0][Cfg::kHeadDim / 8][2 * r] = 0.f;
-      }
-    }
   }
   // O, a warp's accumulators as the wgmma operand (the m16n8 C tiles of RowState, flattened).
   static __device__ float (&o_regs(RowState<Cfg>& st))[Cfg::kORegs] {
@@ -590,7 +570,6 @@ struct Consumer {
       std::uint32_t p[Cfg::kPvSteps][4];
       pack_p<Cfg, Op>(p, sc);
       pv_waited(o_regs(st), p, w, j);
-      take_row_sums(st);
     }
   }
 
@@ -618,12 +597,10 @@ struct Consumer {
       wgmma::wait<0>();
       wgmma::fence_operands(o);
       release<false>(w, j - 1);
-      take_row_sums(st);
       rescale_o(st, corr);
       pack_p<Cfg, Op>(p, sc);
     }
     pv_waited(o, p, w, w.n_tiles - 1);
-    take_row_sums(st);
   }
 
   __device__ void run_tile(const TileWork<Cfg>& w, unsigned& q_parity) {
@@ -638,6 +615,12 @@ struct Consumer {
       else mainloop_serial(w, st, row0);
     } else if (gpu::lane_id() == 0) {
       gpu::mbarrier_arrive(&s.q_empty);  // no key to see: Q was never read
+    }
+    // kSumOnTensor: l is O's column kHeadDim (C tile kHeadDim / 8, lane t = 0; lanes 1-3 hold the
+    // zero columns after it, so row_normalizer's sum over the four lanes is the row's sum).
+    if constexpr (Cfg::kSumOnTensor) {
+      st.l[0][0] = st.o[0][Cfg::kHeadDim / 8][0];
+      st.l[0][1] = st.o[0][Cfg::kHeadDim / 8][2];
     }
     // STAGE 4: O / l (times fp8's v_scale) to the output rows of the (batch, head), in the
     // output dtype, rows counted from the sequence's first.
