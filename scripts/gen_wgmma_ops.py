@@ -8,10 +8,9 @@ m64nNkK shape is spelled out once here rather than by hand. Run after changing t
 SHAPES = (64, 96, 128, 176, 192)
 TYPES = (("mma::Bf16", "bf16"), ("mma::F16", "f16"))
 # e4m3 (fp8 prefill, head dim 128): S = Q K^T on 128-, 192- and 224-key tiles, O += P V over 128
-# head-dim columns, or 136 with the row sum as an extra column (HopperPrefillPolicy::kRowSumOnTensorFp8).
-# 8-bit wgmma has no transpose: both operands are K-major in shared memory, so these take no
-# transpose immediates.
-FP8_SHAPES = (128, 136, 192, 224)
+# head-dim columns. 8-bit wgmma has no transpose: both operands are K-major in shared memory,
+# so these take no transpose immediates.
+FP8_SHAPES = (128, 192, 224)
 
 
 def regs(n, first):

@@ -69,16 +69,9 @@ inline constexpr bool kFoldSumOf = [] {
   if constexpr (requires { F::kFoldSum; }) return bool(F::kFoldSum);
   else return false;
 }();
-//   kRowSumElsewhere (false): with kFoldSum, no row sum at all: l is left as it is, for a family
-//     that sums P elsewhere (the Hopper family's fp8 path, on the tensor pipe).
 //   kExp2OnFmaEvery (0): with kFoldSum, the exponentials of every kExp2OnFmaEvery-th n8 tile
 //     are computed on the FMA pipe (exp2_on_fma) instead of the multi-function unit, which
 //     runs the rest: a share of the MUFU's work moved to the FMA and ALU pipes (FA4's device).
-template <class F>
-inline constexpr bool kRowSumElsewhereOf = [] {
-  if constexpr (requires { F::kRowSumElsewhere; }) return bool(F::kRowSumElsewhere);
-  else return false;
-}();
 template <class F>
 inline constexpr int kExp2OnFmaEveryOf = [] {
   if constexpr (requires { F::kExp2OnFmaEvery; }) return int(F::kExp2OnFmaEvery);
@@ -196,15 +189,13 @@ __device__ __forceinline__ void softmax_rows(float (&s)[T::kSTiles][4], float (&
         } else {
           s[n][i] = gpu::mma::fast_exp2(x);
         }
-        if constexpr (!kRowSumElsewhereOf<Form>) sum[i / kPer][n % kChains] += s[n][i];
+        sum[i / kPer][n % kChains] += s[n][i];
       }
-    if constexpr (!kRowSumElsewhereOf<Form>) {
 #pragma unroll
-      for (int r = 0; r < kSlots; ++r) {
+    for (int r = 0; r < kSlots; ++r) {
 #pragma unroll
-        for (int c = 1; c < kChains; ++c) sum[r][0] += sum[r][c];
-        l[r] = l[r] * corr[r] + sum[r][0];
-      }
+      for (int c = 1; c < kChains; ++c) sum[r][0] += sum[r][c];
+      l[r] = l[r] * corr[r] + sum[r][0];
     }
   }
 }

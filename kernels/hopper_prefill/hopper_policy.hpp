@@ -92,10 +92,6 @@ struct HopperPrefillPolicy {
   // multi-function unit (attention::exp2_on_fma); 0: all on the MUFU. In fp8 the MUFU's exp2s
   // take as many cycles as the tensor pipe's matrix ops, and the two overlap little.
   /* Exp2OnFmaEveryFp8 = */ static constexpr int kExp2OnFmaEveryFp8 = 0;
-  // fp8 with the matrix transpose: the softmax's row sums by the tensor pipe (an extra column
-  // of O against a row of ones in V^T, m64n136 instead of n128) instead of an FADD an element
-  // in each consumer warp's own instruction stream, which is what bounds fp8.
-  /* RowSumOnTensorFp8 = */ static constexpr bool kRowSumOnTensorFp8 = true;
   /* ProducerRegsFp8 = */ static constexpr int kProducerRegsFp8 = 24;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {

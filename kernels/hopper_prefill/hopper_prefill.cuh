@@ -93,13 +93,7 @@ struct Config {
   static constexpr int kQkSteps = kHeadDim / kStepElems;      // k steps of S = Q K^T
   static constexpr int kPvSteps = kBlockN / kStepElems;       // k steps of O += P V
   static constexpr int kSRegs = kBlockN / 2;      // S accumulators per thread (m64 x kBlockN)
-  // fp8 with the matrix transpose: the row sum of P by the tensor pipe, as column kHeadDim of O
-  // (V^T gains 8 rows: one of ones, seven of zeros) instead of one FADD an element in the
-  // softmax. The sum is then of P as rounded to e4m3, the P the numerator multiplies.
-  static constexpr bool kSumOnTensor =
-      kFp8 && Policy::kRowSumOnTensorFp8 && Policy::kVTranspose == VTranspose::Matrix;
-  static constexpr int kPvCols = kHeadDim + (kSumOnTensor ? 8 : 0);  // O's columns (n of O += P V)
-  static constexpr int kORegs = kPvCols / 2;      // O accumulators per thread (m64 x kPvCols)
+  static constexpr int kORegs = kHeadDim / 2;     // O accumulators per thread (m64 x head dim)
   // The online softmax's form (kernels/attention/online_softmax.hpp): row chains, the sum
   // folded once per tile, the mask by each row's first invisible key.
   static constexpr int kRowChains = kTile.row_chains;
@@ -110,9 +104,7 @@ struct Config {
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8 && Policy::kVTranspose == VTranspose::Matrix;
   // A warp's 16 rows of a consumer's m64 wgmma accumulators, laid out as m16n8 C tiles.
-  using Rows = std::conditional_t<kPairedCols, M16n8RowsPairedCols<kBlockN, kPvCols>, gpu::attn::M16n8Rows<kBlockN, kHeadDim>>;
-  // The softmax leaves l alone when the tensor pipe sums P (online_softmax.hpp).
-  static constexpr bool kRowSumElsewhere = kSumOnTensor;
+  using Rows = std::conditional_t<kPairedCols, M16n8RowsPairedCols<kBlockN, kHeadDim>, gpu::attn::M16n8Rows<kBlockN, kHeadDim>>;
   static constexpr int kConsumerRegs = kTile.consumer_regs;
   static constexpr int kProducerRegs = kFp8 ? Policy::kProducerRegsFp8 : Policy::kProducerRegs;
   static constexpr float kRescaleThreshold = Policy::kRescaleThreshold;
@@ -120,8 +112,7 @@ struct Config {
   // fp8: V^T (head dim rows x keys) in 128-key column blocks, written by producer warps 1..3.
   static constexpr int kTransposeWarps = kFp8 ? 3 : 0;
   static constexpr int kVtBlocks = (kBlockN + kRowBytes - 1) / kRowBytes;
-  static constexpr int kVtRows = kPvCols;  // V^T rows per 128-key block: head dim (+ the sum's 8)
-  static constexpr int kVtBytes = kVtBlocks * kVtRows * kRowBytes;
+  static constexpr int kVtBytes = kVtBlocks * kHeadDim * kRowBytes;
   static constexpr int kVReaderWarps = kFp8 ? kTransposeWarps : kConsumerWarps;  // arrivals that free a V stage
   static_assert(kHeadDim * kElemBytes % kRowBytes == 0, "rows in whole 128-byte boxes");
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "a K/V tile is whole k16 steps and one box of at most 256 rows");
@@ -280,7 +271,7 @@ __device__ __forceinline__ void transpose_v_words(unsigned char* vt, const unsig
         out[j][t] = __byte_perm(__byte_perm(w[0], w[1], pick[j]), __byte_perm(w[2], w[3], pick[j]), 0x5410);
     }
     const int chunk = h % 8;
-    unsigned char* block = vt + h / 8 * Cfg::kVtRows * kRowBytes;
+    unsigned char* block = vt + h / 8 * Cfg::kHeadDim * kRowBytes;
 #pragma unroll
     for (int j = 0; j < 4; ++j) {
       const int col = 4 * lane + ((j + rot) & 3);
@@ -318,7 +309,7 @@ __device__ __forceinline__ void transpose_v_matrix(unsigned char* vt, const unsi
     gpu::mma::ldmatrix_x4_trans(x, v + (16 * h + row_in_16) * kRowBytes + ((chunk ^ r) << 4));
     const std::uint32_t y[4] = {__byte_perm(x[0], x[1], kEven), __byte_perm(x[0], x[1], kOdd),
                                 __byte_perm(x[2], x[3], kEven), __byte_perm(x[2], x[3], kOdd)};
-    gpu::stmatrix_x4(vt + h / 8 * Cfg::kVtRows * kRowBytes + (16 * chunk + row_in_16) * kRowBytes + (((h % 8) ^ r) << 4), y);
+    gpu::stmatrix_x4(vt + h / 8 * Cfg::kHeadDim * kRowBytes + (16 * chunk + row_in_16) * kRowBytes + (((h % 8) ^ r) << 4), y);
   }
 }
 
@@ -338,22 +329,6 @@ struct VTransposer {
   __device__ auto& vt_state() {
     if constexpr (kInStep) return v_state;
     else return own_vt_state;
-  }
-  // kSumOnTensor: V^T's rows past the head dim, written once (the transposes never touch
-  // them): row kHeadDim e4m3 ones, the rest zeros. Each warp writes its share before its first
-  // arrival on any V^T stage, which its proxy fence then covers.
-  __device__ void write_sum_rows() {
-    if constexpr (Cfg::kSumOnTensor) {
-      constexpr int kChunks = (Cfg::kVtRows - Cfg::kHeadDim) * kRowBytes / 16;  // per block
-      constexpr std::uint32_t kOnes = 0x38383838u;                               // e4m3 1.0 x 4
-      for (int i = warp * kWarpSize + gpu::lane_id(); i < Cfg::kVtStages * Cfg::kVtBlocks * kChunks;
-           i += Cfg::kTransposeWarps * kWarpSize) {
-        const int block = i / kChunks, chunk = i % kChunks;
-        const std::uint32_t x = chunk < kRowBytes / 16 ? kOnes : 0u;  // the first row's chunks: ones
-        *reinterpret_cast<uint4*>(&s.vt[0][0] + block * Cfg::kVtRows * kRowBytes + Cfg::kHeadDim * kRowBytes +
-                                  chunk * 16) = make_uint4(x, x, x, x);
-      }
-    }
   }
   __device__ void tile(const TileWork<Cfg>& w) {
     for (int j = 0; j < w.n_tiles; ++j) {
@@ -432,10 +407,10 @@ __device__ __forceinline__ void issue_pv(float (&o)[Cfg::kORegs], const std::uin
   for (int kk = 0; kk < Cfg::kPvSteps; ++kk) {
     std::uint64_t b;
     if constexpr (Cfg::kFp8)
-      b = wgmma::descriptor(v + kk / kStepsPerRow * Cfg::kVtRows * kRowBytes + kk % kStepsPerRow * kStepBytes, 16,
+      b = wgmma::descriptor(v + kk / kStepsPerRow * Cfg::kHeadDim * kRowBytes + kk % kStepsPerRow * kStepBytes, 16,
                             kAtomBytes);
     else b = wgmma::descriptor(v + kk * 16 * kRowBytes, Cfg::kBlockN * kRowBytes, kAtomBytes);
-    wgmma::mma_rs<Cfg::kPvCols, Op>(o, p[kk], b, true);
+    wgmma::mma_rs<Cfg::kHeadDim, Op>(o, p[kk], b, true);
   }
   wgmma::commit();
 }
@@ -616,12 +591,6 @@ struct Consumer {
     } else if (gpu::lane_id() == 0) {
       gpu::mbarrier_arrive(&s.q_empty);  // no key to see: Q was never read
     }
-    // kSumOnTensor: l is O's column kHeadDim (C tile kHeadDim / 8, lane t = 0; lanes 1-3 hold the
-    // zero columns after it, so row_normalizer's sum over the four lanes is the row's sum).
-    if constexpr (Cfg::kSumOnTensor) {
-      st.l[0][0] = st.o[0][Cfg::kHeadDim / 8][0];
-      st.l[0][1] = st.o[0][Cfg::kHeadDim / 8][2];
-    }
     // STAGE 4: O / l (times fp8's v_scale) to the output rows of the (batch, head), in the
     // output dtype, rows counted from the sequence's first.
     const std::int64_t row_stride = std::int64_t(a.q_heads) * Cfg::kHeadDim;
@@ -686,7 +655,6 @@ __global__ void __launch_bounds__(kThreadsOf<Policy, kT, kHeadDim, kCausal>, 1)
     } else if constexpr (Cfg::kFp8) {
       if (gpu::warp_id() > 0) {
         VTransposer<Cfg> transposer{s, gpu::warp_id() - 1};
-        transposer.write_sum_rows();
         Tiles tiles(a.tiles, s.tile_queue, attention::TileRole::WarpReader);
         while (tiles.next(t)) transposer.tile(TileWork<Cfg>(a, t));
       }

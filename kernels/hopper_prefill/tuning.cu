@@ -42,6 +42,4 @@ template void launch_hopper_prefill<tuning::fp8_fma3>(const PrefillArgs&, gpu::a
 template void require_hopper_prefill_fits<tuning::fp8_fma3>(const PrefillProblem&);
 template void launch_hopper_prefill<tuning::fp8_fma2>(const PrefillArgs&, gpu::api::stream_t);
 template void require_hopper_prefill_fits<tuning::fp8_fma2>(const PrefillProblem&);
-template void launch_hopper_prefill<tuning::fp8_sum_fadd>(const PrefillArgs&, gpu::api::stream_t);
-template void require_hopper_prefill_fits<tuning::fp8_sum_fadd>(const PrefillProblem&);
 }  // namespace schedlab::kernels

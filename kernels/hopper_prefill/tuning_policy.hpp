@@ -92,11 +92,6 @@ struct fp8_exp2_fma : Base {
 using fp8_fma4 = fp8_exp2_fma<4>;
 using fp8_fma3 = fp8_exp2_fma<3>;
 using fp8_fma2 = fp8_exp2_fma<2>;
-// fp8: the row sums by one FADD an element in the softmax, as in 16-bit, against the default's
-// sums on the tensor pipe.
-struct fp8_sum_fadd : Base {
-  /* RowSumOnTensorFp8 = */ static constexpr bool kRowSumOnTensorFp8 = false;
-};
 // fp8: a third V^T stage, so the producer may transpose a tile further ahead of the consumers.
 struct fp8_vt3 : Base {
   /* VtStages = */ static constexpr int kVtStages = 3;

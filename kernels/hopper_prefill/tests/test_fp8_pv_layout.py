@@ -94,13 +94,8 @@ def _stmatrix_x4(buf: np.ndarray, row_at: list[int], regs: list[list[int]]) -> N
             buf[at:at + 4] = np.frombuffer(regs[lane][m].to_bytes(4, "little"), np.uint8)
 
 
-def _transpose_v_matrix(raw: np.ndarray, block_n: int, key_order_fault: bool, vt_rows: int = HEAD_DIM) -> np.ndarray:
-    """vt_rows > HEAD_DIM: the row sum on the tensor pipe (kSumOnTensor): each 128-key block has
-    vt_rows rows, the first past the head dim e4m3 ones, the rest zeros (write_sum_rows)."""
-    vt = np.zeros(-(-block_n // ROW_BYTES) * vt_rows * ROW_BYTES, np.uint8)
-    for block in range(-(-block_n // ROW_BYTES)):
-        at = (block * vt_rows + HEAD_DIM) * ROW_BYTES
-        vt[at:at + ROW_BYTES] = 0x38 if vt_rows > HEAD_DIM else 0  # e4m3 1.0
+def _transpose_v_matrix(raw: np.ndarray, block_n: int, key_order_fault: bool) -> np.ndarray:
+    vt = np.zeros(-(-block_n // ROW_BYTES) * HEAD_DIM * ROW_BYTES, np.uint8)
     even, odd = (0x6240, 0x7351) if key_order_fault else (0x6420, 0x7531)
     chunk_pairs = HEAD_DIM // 32
     for warp in range(TRANSPOSE_WARPS):
@@ -111,7 +106,7 @@ def _transpose_v_matrix(raw: np.ndarray, block_n: int, key_order_fault: bool, vt
                 m, r = lane >> 3, lane & 7
                 row_in_16, chunk = 8 * (m & 1) + r, 2 * (unit % chunk_pairs) + (m >> 1)
                 load_at.append((16 * h + row_in_16) * ROW_BYTES + ((chunk ^ r) << 4))
-                store_at.append(h // 8 * vt_rows * ROW_BYTES + (16 * chunk + row_in_16) * ROW_BYTES +
+                store_at.append(h // 8 * HEAD_DIM * ROW_BYTES + (16 * chunk + row_in_16) * ROW_BYTES +
                                 (((h % 8) ^ r) << 4))
             x = _ldmatrix_trans_x4(raw, load_at)
             y = [[_prmt(x[l][0], x[l][1], even), _prmt(x[l][0], x[l][1], odd),
@@ -138,13 +133,12 @@ TRANSPOSES = {
 }
 
 
-def _pv_as_wgmma_reads_it(s: np.ndarray, vt: np.ndarray, block_n: int, vt_rows: int = HEAD_DIM) -> np.ndarray:
-    """One warp's 16 rows of O = P V^T^T (vt_rows columns): P packed from S's accumulators as
-    pack_p does."""
-    o = np.zeros((16, vt_rows))
-    cols = np.arange(vt_rows)
+def _pv_as_wgmma_reads_it(s: np.ndarray, vt: np.ndarray, block_n: int) -> np.ndarray:
+    """One warp's 16 rows of O = P V^T^T: P packed from S's accumulators as pack_p does."""
+    o = np.zeros((16, HEAD_DIM))
+    cols = np.arange(HEAD_DIM)
     for kk in range(block_n // 32):
-        base, step = kk // 4 * vt_rows * ROW_BYTES, kk % 4 * 32
+        base, step = kk // 4 * HEAD_DIM * ROW_BYTES, kk % 4 * 32
         for lane in range(32):
             def acc(e: int) -> float:  # f32 accumulator e: row slot (e >> 1) & 1, column 8 (e >> 2) + 2 (lane % 4) + e % 2
                 return s[lane // 4 + 8 * ((e >> 1) & 1), 8 * (e >> 2) + 2 * (lane & 3) + (e & 1)]
@@ -191,21 +185,3 @@ def test_the_matrix_transpose_without_the_output_order_is_wrong():
     ref = s @ v.astype(float)
     got = _pv_as_wgmma_reads_it(s, _transpose_v_matrix(_copied_tile(v), 128, False), 128)
     assert np.linalg.norm(got - ref) > 0.1 * np.linalg.norm(ref)
-
-
-E4M3_ONE = 0x38
-
-
-@pytest.mark.parametrize("block_n", [128, 192])
-def test_the_row_sum_column(block_n):
-    """kSumOnTensor: V^T's extra rows give O a column kHeadDim that is each row's sum of P (the
-    bytes a row of ones would hold are e4m3 1.0, read here as their byte value 0x38: the product
-    is then 0x38 x the sum), and zero columns after it; the head-dim columns are unchanged."""
-    rng = np.random.default_rng(block_n + 7)
-    v = rng.integers(0, 256, size=(block_n, HEAD_DIM), dtype=np.uint8)
-    s = rng.random((16, block_n))
-    vt = _transpose_v_matrix(_copied_tile(v), block_n, False, vt_rows=HEAD_DIM + 8)
-    o = _pv_as_wgmma_reads_it(s, vt, block_n, vt_rows=HEAD_DIM + 8)
-    np.testing.assert_allclose(_paired_cols_to_order(o[:, :HEAD_DIM]), s @ v.astype(float), rtol=1e-12)
-    np.testing.assert_allclose(o[:, HEAD_DIM], E4M3_ONE * s.sum(axis=1), rtol=1e-12)
-    assert not o[:, HEAD_DIM + 1:].any()
