@@ -10,10 +10,11 @@ using namespace schedlab;
 int main(int argc, char** argv) {
   namespace x = experiments::decode_work_partition;
   const harness::Experiment<kernels::DecodeFamilyOf<kernels::decode_ragged_tiers>, x::split, x::token_balanced,
-                            x::persistent, x::token_balanced_warp_rows, x::token_balanced_convert_ahead>
+                            x::persistent, x::token_balanced_warp_rows, x::token_balanced_convert_ahead, x::token_balanced_plain_step>
       experiment{"decode_work_partition",
                  "split",
-                 {"split", "token_balanced", "persistent", "token_balanced_warp_rows", "token_balanced_convert_ahead"}};
+                 {"split", "token_balanced", "persistent", "token_balanced_warp_rows", "token_balanced_convert_ahead",
+                  "token_balanced_plain_step"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

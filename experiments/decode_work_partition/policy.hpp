@@ -6,7 +6,8 @@
 // in one CTA of up to 4 row tiles, so such a batch reads its KV once (kMaxRowTiles), computed
 // by the CTA as one warpgroup (kRowTileMma); token_balanced_warp_rows computes those row tiles
 // warp by warp instead, the same plan otherwise; token_balanced_convert_ahead converts fp8
-// tiles a step before the step that uses them (kRowTileConvertAhead).
+// tiles a step before the step that uses them (kRowTileConvertAhead); token_balanced_plain_step
+// computes the warpgroup body's step with the warp body's instructions (kRowTileLeanStep).
 #pragma once
 #include "kernels/decode/decode_policy.hpp"
 
@@ -32,6 +33,11 @@ struct token_balanced_warp_rows : token_balanced {
 // previous step's S is computed, instead of just before the step's products.
 struct token_balanced_convert_ahead : token_balanced {
   /* RowTileConvertAhead = */ static constexpr bool kRowTileConvertAhead = true;
+};
+// The warpgroup body's step as the warp body writes its softmax: every step masked, the scale
+// multiplied into each score, O rescaled every step, page lookups by division.
+struct token_balanced_plain_step : token_balanced {
+  /* RowTileLeanStep = */ static constexpr bool kRowTileLeanStep = false;
 };
 struct persistent : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;

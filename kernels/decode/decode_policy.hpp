@@ -35,6 +35,7 @@ enum class DecodeFault {
   drop_tile,   // the middle tile of each (sequence, KV head) is copied but never counted
   stale_tile,  // the middle tile's copy reads the tile two before it (what its stage held)
   lose_split,  // the split grid's middle split partial gets no weight in the combine
+  stale_max,   // a lean warpgroup step never rescales O when a row's max moves (kRowTileLeanStep)
 };
 
 struct DecodePolicy {
@@ -96,6 +97,12 @@ struct DecodePolicy {
   // conversion's shared-memory traffic meets S's operand reads) and about level on group 32
   // (experiments/decode_work_partition/README.md), so the default converts in the step.
   /* RowTileConvertAhead = */ static constexpr bool kRowTileConvertAhead = false;
+  // The warpgroup form's step with fewer instructions per warp (true): a step whose 64 keys all
+  // lie inside the range skips the mask, the softmax scale goes into the exponent's FFMA (the
+  // max is taken over unscaled scores), O *= corr is skipped when no row of the warp moved its
+  // max, and page lookups shift and mask by the power-of-two page size instead of dividing.
+  // false: the same step as the warp body's softmax, 16 tiles wide.
+  /* RowTileLeanStep = */ static constexpr bool kRowTileLeanStep = true;
   /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only
 };
 

@@ -197,9 +197,14 @@ struct Softmax {
   float o[kHeadDim / (kOnWarpTile ? 16 : 8)][4] = {};  // O accumulator, C fragments of kHeadDim/8 n8 tiles
 };
 
-template <class Policy>
+// kPow2Pages: the page size is a power of two (the host accepts no other, paged_decode.cu), so
+// the division is a shift by its bit index.
+template <class Policy, bool kPow2Pages = false>
 __device__ __forceinline__ int page_of(const Params& a, int seq, int tile) {
-  return a.block_table[std::int64_t(seq) * a.max_pages_per_seq + (tile * kDecodeTileTokens) / a.page_size];
+  if constexpr (kPow2Pages)
+    return a.block_table[std::int64_t(seq) * a.max_pages_per_seq + ((tile * kDecodeTileTokens) >> (__ffs(a.page_size) - 1))];
+  else
+    return a.block_table[std::int64_t(seq) * a.max_pages_per_seq + (tile * kDecodeTileTokens) / a.page_size];
 }
 
 // Fault injection (Policy::kFault, tests only): whether `tile` is the one a fault of kind
@@ -214,11 +219,11 @@ __device__ __forceinline__ bool fault_hits(int tile, int first_key, int seq_len)
 // STAGE issue: async copies of the K and V tile into this warp's buffer (16-bit KV: at rows
 // row0 .. row0 + 15 of the layout Dst, which the warpgroup body's steps use). Offsets are
 // 64-bit (a pool can pass 4 GiB); tokens past seq_len are zero-filled, not read.
-template <class Policy, DType kKv, int kHeadDim, class Dst = TileOf<Policy, kKv, kHeadDim>>
+template <class Policy, DType kKv, int kHeadDim, class Dst = TileOf<Policy, kKv, kHeadDim>, bool kPow2Pages = false>
 __device__ __forceinline__ void issue_tile(const Params& a, unsigned char* k_buf, unsigned char* v_buf, int kvh,
                                            int tile, int page, int seq_len, int row0 = 0) {
   using T = TileOf<Policy, kKv, kHeadDim>;
-  const int slot0 = (tile * kDecodeTileTokens) % a.page_size;
+  const int slot0 = kPow2Pages ? (tile * kDecodeTileTokens) & (a.page_size - 1) : (tile * kDecodeTileTokens) % a.page_size;
   const std::int64_t base =
       ((std::int64_t(page) * a.kv_heads + kvh) * a.page_size + slot0) * std::int64_t(T::kRawRowBytes);
 #pragma unroll
@@ -347,7 +352,12 @@ __device__ __forceinline__ void qk_scores(float (&s)[2][4], const std::uint32_t 
 // O, and pack P as the A operand of kTiles / 2 k16 steps of P V (the C layout of two n8 tiles
 // is the A layout of one k16 step). The warp body takes 16 keys at a time, the warpgroup body
 // 64. A dropped-tile fault masks the 16-key tile it hits (first_key and seq_len place it).
-template <class Policy, DType kKv, int kHeadDim, int kTiles>
+// kMask false: every key is visible (the caller knows the step lies inside the range).
+// kLean (the warpgroup body's DecodePolicy::kRowTileLeanStep): the maximum is taken over the
+// unscaled scores and scaled once (the scale is > 0, validated on the host, so the two orders
+// give the same max), each exponent is one FFMA, and O *= corr is skipped when no row of the
+// warp moved its max (corr is then exactly 1).
+template <class Policy, DType kKv, int kHeadDim, int kTiles, bool kMask = true, bool kLean = false>
 __device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHeadDim>& st,
                                              std::uint32_t (&pa)[kTiles / 2][4], float scale_log2, int key0,
                                              int first_key, int key_end, int seq_len) {
@@ -357,32 +367,50 @@ __device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHea
   for (int n = 0; n < kTiles; ++n)
 #pragma unroll
     for (int i = 0; i < 4; ++i) {
-      const int key = key0 + n * 8 + 2 * t + (i % 2);
-      const bool dropped = fault_hits<Policy, DecodeFault::drop_tile>(key / kDecodeTileTokens, first_key, seq_len);
-      s[n][i] = (key >= first_key && key < key_end && !dropped) ? s[n][i] * scale_log2 : -INFINITY;
+      if constexpr (kMask) {
+        const int key = key0 + n * 8 + 2 * t + (i % 2);
+        const bool dropped = fault_hits<Policy, DecodeFault::drop_tile>(key / kDecodeTileTokens, first_key, seq_len);
+        const bool visible = key >= first_key && key < key_end && !dropped;
+        s[n][i] = visible ? (kLean ? s[n][i] : s[n][i] * scale_log2) : -INFINITY;
+      } else if constexpr (!kLean) {
+        s[n][i] *= scale_log2;
+      }
       tile_max[i / 2] = fmaxf(tile_max[i / 2], s[n][i]);
     }
+  float corr[2];
+  bool moved = false;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
     tile_max[r] = fmaxf(tile_max[r], gpu::shfl_xor(tile_max[r], 1));  // the 4 lanes of a row
     tile_max[r] = fmaxf(tile_max[r], gpu::shfl_xor(tile_max[r], 2));
+    if constexpr (kLean) tile_max[r] *= scale_log2;
     const float m_new = fmaxf(st.m[r], tile_max[r]);
     // A fully masked tile keeps m at -inf; subtracting a finite stand-in avoids inf - inf.
     const float m_use = m_new == -INFINITY ? 0.f : m_new;
-    const float corr = gpu::mma::fast_exp2(st.m[r] - m_use);
+    corr[r] = gpu::mma::fast_exp2(st.m[r] - m_use);
+    moved = moved || m_new != st.m[r];
     st.m[r] = m_new;
-    st.l[r] *= corr;
+    st.l[r] *= corr[r];
+    if constexpr (!kLean) {
 #pragma unroll
-    for (int n = 0; n < kHeadDim / 8; ++n) {
-      st.o[n][2 * r] *= corr;
-      st.o[n][2 * r + 1] *= corr;
+      for (int n = 0; n < kHeadDim / 8; ++n) {
+        st.o[n][2 * r] *= corr[r];
+        st.o[n][2 * r + 1] *= corr[r];
+      }
     }
 #pragma unroll
     for (int n = 0; n < kTiles; ++n) {
-      s[n][2 * r] = gpu::mma::fast_exp2(s[n][2 * r] - m_use);
-      s[n][2 * r + 1] = gpu::mma::fast_exp2(s[n][2 * r + 1] - m_use);
+      s[n][2 * r] = gpu::mma::fast_exp2(kLean ? fmaf(s[n][2 * r], scale_log2, -m_use) : s[n][2 * r] - m_use);
+      s[n][2 * r + 1] = gpu::mma::fast_exp2(kLean ? fmaf(s[n][2 * r + 1], scale_log2, -m_use) : s[n][2 * r + 1] - m_use);
       st.l[r] += s[n][2 * r] + s[n][2 * r + 1];
     }
+  }
+  // A row whose max stayed has corr exactly 1 (and one still at -inf has O = 0 and l = 0).
+  if (kLean && Policy::kFault != DecodeFault::stale_max && gpu::warp_any(moved)) {
+#pragma unroll
+    for (int n = 0; n < kHeadDim / 8; ++n)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) st.o[n][i] *= corr[i / 2];
   }
 #pragma unroll
   for (int kk = 0; kk < kTiles / 2; ++kk) {
@@ -1030,28 +1058,42 @@ __device__ __forceinline__ void group_pv(Softmax<kHeadDim>& st, const std::uint3
   gpu::wgmma::commit();
 }
 
-// fp8 KV in the warpgroup body: a warp's landed raw tile (16 tokens, Tile::raw_offset) to f16
-// rows row0 .. row0 + 15 of the step's 16-bit operand, exactly (every e4m3 value is an f16);
-// the scales stay where the warp body applies them (k_scale in the softmax scale, v_scale at
-// the end).
-template <int kHeadDim, class KV>
+// fp8 KV in the warpgroup body: a warp's landed raw K and V tiles (16 tokens, Tile::raw_offset;
+// V kVOffset bytes after K) to f16 rows row0 .. row0 + 15 of the step's 16-bit K and V operands
+// (V KV::kBytes after K), exactly (every e4m3 value is an f16); the scales stay where the warp
+// body applies them (k_scale in the softmax scale, v_scale at the end). Every load is issued
+// before the first conversion, so the warp waits on one shared-memory round trip, not eight.
+template <int kHeadDim, class KV, int kVOffset>
 __device__ __forceinline__ void convert_fp8_rows(unsigned char* dst, const unsigned char* raw, int row0) {
   using T = Tile<DType::fp8_e4m3, kHeadDim>;
   auto f16x2 = [](std::uint32_t w, int half) { return gpu::mma::fp8x2_to_f16x2(static_cast<std::uint16_t>(w >> (16 * half))); };
+  static_assert(kDecodeTileTokens * T::kRawChunksPerRow % kWarpSize == 0, "whole chunks per lane");
+  constexpr int kIters = kDecodeTileTokens * T::kRawChunksPerRow / kWarpSize;
+  uint4 v[2][kIters];  // [K, V][chunk]
 #pragma unroll
-  for (int i = gpu::lane_id(); i < kDecodeTileTokens * T::kRawChunksPerRow; i += kWarpSize) {
-    const int row = i / T::kRawChunksPerRow, c = i % T::kRawChunksPerRow;
-    const uint4 v = *reinterpret_cast<const uint4*>(raw + T::raw_offset(row, c));
-    *reinterpret_cast<uint4*>(dst + KV::offset(row0 + row, 2 * c)) = uint4{f16x2(v.x, 0), f16x2(v.x, 1), f16x2(v.y, 0), f16x2(v.y, 1)};
-    *reinterpret_cast<uint4*>(dst + KV::offset(row0 + row, 2 * c + 1)) = uint4{f16x2(v.z, 0), f16x2(v.z, 1), f16x2(v.w, 0), f16x2(v.w, 1)};
-  }
+  for (int kv = 0; kv < 2; ++kv)
+#pragma unroll
+    for (int it = 0; it < kIters; ++it) {
+      const int i = gpu::lane_id() + it * kWarpSize;
+      v[kv][it] = *reinterpret_cast<const uint4*>(raw + kv * kVOffset + T::raw_offset(i / T::kRawChunksPerRow, i % T::kRawChunksPerRow));
+    }
+#pragma unroll
+  for (int kv = 0; kv < 2; ++kv)
+#pragma unroll
+    for (int it = 0; it < kIters; ++it) {
+      const int i = gpu::lane_id() + it * kWarpSize, row = i / T::kRawChunksPerRow, c = i % T::kRawChunksPerRow;
+      const uint4& x = v[kv][it];
+      unsigned char* d = dst + kv * KV::kBytes;
+      *reinterpret_cast<uint4*>(d + KV::offset(row0 + row, 2 * c)) = uint4{f16x2(x.x, 0), f16x2(x.x, 1), f16x2(x.y, 0), f16x2(x.y, 1)};
+      *reinterpret_cast<uint4*>(d + KV::offset(row0 + row, 2 * c + 1)) = uint4{f16x2(x.z, 0), f16x2(x.z, 1), f16x2(x.w, 0), f16x2(x.w, 1)};
+    }
 }
 
 template <class Policy, DType kKv, int kHeadDim>
 __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu::WaitProbe& probe) {
   using G = GroupSmem<Policy, kKv, kHeadDim>;
   constexpr int kWarps = G::kWarps, kStagesHere = G::kStages, kTiles = G::kTokens / 8;
-  constexpr bool kFp8 = G::kFp8;
+  constexpr bool kFp8 = G::kFp8, kLean = Policy::kRowTileLeanStep;
   const int unit_rows = kDecodeMaxGroup * a.row_tiles;
   const int chunks = (a.q_heads / a.kv_heads + unit_rows - 1) / unit_rows;
   const CtaWork cw = cta_work<Policy>(a, a.kv_heads * chunks);
@@ -1065,7 +1107,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   unsigned char* converted = smem + G::kConverted;                   // fp8: the step as f16 operands
   // Warp w's tile of step j is range tile j kWarps + w; its page id is fetched a step ahead.
   auto own = [&](int j) { return range.x + j * kWarps + w; };
-  auto page_at = [&](int j) { return own(j) < range.y ? page_of<Policy>(a, u.seq, own(j)) : 0; };
+  auto page_at = [&](int j) { return own(j) < range.y ? page_of<Policy, kLean>(a, u.seq, own(j)) : 0; };
   auto issue = [&](int j, int page) {  // one commit group per step, empty past the last
     if (j < steps) {
       const int tile = own(j);
@@ -1074,12 +1116,12 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
         valid_to = u.seq_len;
         if (fault_hits<Policy, DecodeFault::stale_tile>(tile, u.first_key, u.seq_len) && tile >= 2) {
           copied = tile - 2;  // a stale-tile fault copies an earlier tile in its place
-          page = page_of<Policy>(a, u.seq, copied);
+          page = page_of<Policy, kLean>(a, u.seq, copied);
         }
       }
       unsigned char* k = k_stage(j % kStagesHere);
-      issue_tile<Policy, kKv, kHeadDim, typename G::KV>(a, k, k + G::kVOffset, u.kvh, copied, page, valid_to,
-                                                         w * kDecodeTileTokens);
+      issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean>(a, k, k + G::kVOffset, u.kvh, copied, page, valid_to,
+                                                                w * kDecodeTileTokens);
     }
     gpu::async_commit();
   };
@@ -1128,8 +1170,14 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   auto products = [&](int j, const unsigned char* v) {  // S of step j issued: softmax, O += P V
     gpu::wgmma::wait<0>();
     gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kTiles * 4]>(s));
-    softmax_keys<Policy, kKv, kHeadDim, kTiles>(s, st, pa, scale_log2, own(j) * kDecodeTileTokens - w * kDecodeTileTokens,
-                                                u.first_key, key_end, u.seq_len);
+    const int key0 = (range.x + j * kWarps) * kDecodeTileTokens;  // the step's first key
+    // A lean step masks only where a key can be hidden: the range's ends, or a dropped-tile fault.
+    const bool whole = kLean && Policy::kFault != DecodeFault::drop_tile && key0 >= u.first_key &&
+                       key0 + G::kTokens <= key_end;
+    if (whole)
+      softmax_keys<Policy, kKv, kHeadDim, kTiles, false, kLean>(s, st, pa, scale_log2, key0, u.first_key, key_end, u.seq_len);
+    else
+      softmax_keys<Policy, kKv, kHeadDim, kTiles, true, kLean>(s, st, pa, scale_log2, key0, u.first_key, key_end, u.seq_len);
     group_pv<G, Operand<kKv>, kHeadDim, kTiles>(st, pa, v);
     gpu::wgmma::wait<0>();
     gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kHeadDim / 2]>(st.o));
@@ -1146,8 +1194,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       gpu::warp_sync();
       probe.after(gpu::WaitPoint::AsyncCopy);
       const unsigned char* raw = k_stage(c % kStagesHere);
-      convert_fp8_rows<kHeadDim, typename G::KV>(converted_step(c), raw, w * kDecodeTileTokens);
-      convert_fp8_rows<kHeadDim, typename G::KV>(converted_step(c) + G::KV::kBytes, raw + G::kVOffset, w * kDecodeTileTokens);
+      convert_fp8_rows<kHeadDim, typename G::KV, G::kVOffset>(converted_step(c), raw, w * kDecodeTileTokens);
       gpu::warp_sync();
       issue(c + kStagesHere, next_page);
       next_page = page_at(c + kStagesHere + 1);

@@ -43,6 +43,7 @@ DecodeKernel with_schedule(DecodeFault fault) {
     case DecodeFault::drop_tile: return at_head_dim_128<Faulty<DecodeFault::drop_tile, kS>>();
     case DecodeFault::stale_tile: return at_head_dim_128<Faulty<DecodeFault::stale_tile, kS>>();
     case DecodeFault::lose_split: return at_head_dim_128<Faulty<DecodeFault::lose_split, kS>>();
+    case DecodeFault::stale_max: return at_head_dim_128<Faulty<DecodeFault::stale_max, kS>>();
     case DecodeFault::none: break;
   }
   throw std::invalid_argument("decode_fault_kernel: no fault named");

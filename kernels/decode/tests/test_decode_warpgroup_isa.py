@@ -15,7 +15,11 @@ report's when it is fresh, else compiled here by scripts/resource_report.py) and
     e4m3 unpacks sit between a step's last S = Q K^T HGMMA and its first P V HGMMA, i.e. the
     next step is converted while S runs; converted in the step (`split`, `token_balanced`) none do;
   - `token_balanced_warp_rows` (RowTileMma::warp) has no warpgroup kernel at all, and its
-    16-bit row-tile kernels use HMMA only.
+    16-bit row-tile kernels use HMMA only;
+  - the lean step (DecodePolicy::kRowTileLeanStep, every warpgroup variant but
+    `token_balanced_plain_step`): the warp's vote on whether a row moved its max (VOTE.ANY,
+    twice: the masked and the unmasked softmax) and fewer integer divisions (I2F.RP, the start
+    of each) than the plain step, whose page lookups divide by the page size every step.
 Run: python3 -m pytest -q kernels/decode/tests
 """
 from __future__ import annotations
@@ -108,3 +112,15 @@ def test_fp8_conversion_overlaps_s(kernels, variant, ahead):
             assert unpacks > 0, f"{where}: nothing converted while S runs"
         else:
             assert unpacks == 0, f"{where}: {unpacks} unpacks while S runs"
+
+
+@pytest.mark.parametrize("variant", ["split", "token_balanced", "token_balanced_convert_ahead"])
+def test_lean_step_votes_and_does_not_divide(kernels, variant):
+    for dtype in (BF16, F16, FP8):
+        for head_dim in (64, 128):
+            where = f"{variant} dtype {dtype} head dim {head_dim}"
+            lean = kernels[(variant, dtype, head_dim, WARPGROUP_ROWS)]
+            plain = kernels[("token_balanced_plain_step", dtype, head_dim, WARPGROUP_ROWS)]
+            assert _count(lean, r"\bVOTE\.ANY") == 2, f"{where}: no vote on moved maxima in both softmax forms"
+            assert _count(plain, r"\bVOTE\.ANY") == 0, f"{where}: the plain step votes"
+            assert _count(lean, r"\bI2F\.RP") < _count(plain, r"\bI2F\.RP"), f"{where}: as many divisions as the plain step"
