@@ -7,7 +7,8 @@
 // by the CTA as one warpgroup (kRowTileMma); token_balanced_warp_rows computes those row tiles
 // warp by warp instead, the same plan otherwise; token_balanced_convert_ahead converts fp8
 // tiles a step before the step that uses them (kRowTileConvertAhead); token_balanced_plain_step
-// computes the warpgroup body's step with the warp body's instructions (kRowTileLeanStep).
+// computes the warpgroup body's step with the warp body's instructions (kRowTileLeanStep);
+// token_balanced_q_shared reads Q from shared memory in every S = Q K^T (kRowTileQInRegisters).
 #pragma once
 #include "kernels/decode/decode_policy.hpp"
 
@@ -38,6 +39,10 @@ struct token_balanced_convert_ahead : token_balanced {
 // multiplied into each score, O rescaled every step, page lookups by division.
 struct token_balanced_plain_step : token_balanced {
   /* RowTileLeanStep = */ static constexpr bool kRowTileLeanStep = false;
+};
+// The warpgroup body's S = Q K^T reading Q from shared memory every step.
+struct token_balanced_q_shared : token_balanced {
+  /* RowTileQInRegisters = */ static constexpr bool kRowTileQInRegisters = false;
 };
 struct persistent : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;

@@ -103,6 +103,10 @@ struct DecodePolicy {
   // max, and page lookups shift and mask by the power-of-two page size instead of dividing.
   // false: the same step as the warp body's softmax, 16 tiles wide.
   /* RowTileLeanStep = */ static constexpr bool kRowTileLeanStep = true;
+  // The warpgroup form's S = Q K^T with Q from registers (true: each warp loads its rows' A
+  // fragments once, 32 registers at head dim 128) or from shared memory (false: every k16 step
+  // reads Q's 64 x 16 operand again, 16 KiB a step at head dim 128 beside K's 16 KiB).
+  /* RowTileQInRegisters = */ static constexpr bool kRowTileQInRegisters = true;
   /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only
 };
 

@@ -1034,15 +1034,22 @@ __device__ void decode_row_tiles(const Params& a, unsigned char* smem, gpu::Wait
 // softmax takes the step's 64 keys in the warp body's fragment layout (warp w holds rows
 // 16 w ..), and O += P V takes P from registers and V from shared memory. Tokens past the
 // range's end are zero-filled and masked, so a range need not be a multiple of a step.
-template <class G, class Op, int kHeadDim, int kTiles>
-__device__ __forceinline__ void group_qk(float (&s)[kTiles][4], const unsigned char* q, const unsigned char* k) {
+// Q is the A operand: from shared memory (q), or from registers (qa, kRowTileQInRegisters),
+// each warp holding its 16 rows' fragments for the whole loop.
+template <class G, class Op, int kHeadDim, int kTiles, bool kQRegs>
+__device__ __forceinline__ void group_qk(float (&s)[kTiles][4], const unsigned char* q,
+                                         const std::uint32_t (&qa)[kHeadDim / 16][4], const unsigned char* k) {
   auto& d = reinterpret_cast<float (&)[kTiles * 4]>(s);
   gpu::wgmma::fence();
 #pragma unroll
   for (int kk = 0; kk < kHeadDim / 16; ++kk) {  // a k16 step: 32 bytes of a 128-byte box row
     const int box = kk / 4, in_row = (kk % 4) * 32;
-    gpu::wgmma::mma_ss<kTiles * 8, Op>(d, gpu::wgmma::descriptor(q + box * G::Q::kBoxBytes + in_row, 16, 1024),
-                                       gpu::wgmma::descriptor(k + box * G::KV::kBoxBytes + in_row, 16, 1024), kk > 0);
+    const std::uint64_t b = gpu::wgmma::descriptor(k + box * G::KV::kBoxBytes + in_row, 16, 1024);
+    if constexpr (kQRegs)
+      gpu::wgmma::mma_rs<kTiles * 8, Op, false>(d, qa[kk], b, kk > 0);  // K is K-major
+    else
+      gpu::wgmma::mma_ss<kTiles * 8, Op>(d, gpu::wgmma::descriptor(q + box * G::Q::kBoxBytes + in_row, 16, 1024), b,
+                                         kk > 0);
   }
   gpu::wgmma::commit();
 }
@@ -1063,6 +1070,9 @@ __device__ __forceinline__ void group_pv(Softmax<kHeadDim>& st, const std::uint3
 // (V KV::kBytes after K), exactly (every e4m3 value is an f16); the scales stay where the warp
 // body applies them (k_scale in the softmax scale, v_scale at the end). Every load is issued
 // before the first conversion, so the warp waits on one shared-memory round trip, not eight.
+// Lane l takes chunk c of row l % 16: the 8 lanes of a 16-byte access phase are 8 rows of one
+// chunk, which both swizzles (the raw rows' and the BoxTile's) put in 8 bank groups; 8 chunks
+// of one row would land the two BoxTile boxes' even chunks on the same 4 groups.
 template <int kHeadDim, class KV, int kVOffset>
 __device__ __forceinline__ void convert_fp8_rows(unsigned char* dst, const unsigned char* raw, int row0) {
   using T = Tile<DType::fp8_e4m3, kHeadDim>;
@@ -1075,13 +1085,13 @@ __device__ __forceinline__ void convert_fp8_rows(unsigned char* dst, const unsig
 #pragma unroll
     for (int it = 0; it < kIters; ++it) {
       const int i = gpu::lane_id() + it * kWarpSize;
-      v[kv][it] = *reinterpret_cast<const uint4*>(raw + kv * kVOffset + T::raw_offset(i / T::kRawChunksPerRow, i % T::kRawChunksPerRow));
+      v[kv][it] = *reinterpret_cast<const uint4*>(raw + kv * kVOffset + T::raw_offset(i % kDecodeTileTokens, i / kDecodeTileTokens));
     }
 #pragma unroll
   for (int kv = 0; kv < 2; ++kv)
 #pragma unroll
     for (int it = 0; it < kIters; ++it) {
-      const int i = gpu::lane_id() + it * kWarpSize, row = i / T::kRawChunksPerRow, c = i % T::kRawChunksPerRow;
+      const int i = gpu::lane_id() + it * kWarpSize, row = i % kDecodeTileTokens, c = i / kDecodeTileTokens;
       const uint4& x = v[kv][it];
       unsigned char* d = dst + kv * KV::kBytes;
       *reinterpret_cast<uint4*>(d + KV::offset(row0 + row, 2 * c)) = uint4{f16x2(x.x, 0), f16x2(x.x, 1), f16x2(x.y, 0), f16x2(x.y, 1)};
@@ -1093,7 +1103,7 @@ template <class Policy, DType kKv, int kHeadDim>
 __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu::WaitProbe& probe) {
   using G = GroupSmem<Policy, kKv, kHeadDim>;
   constexpr int kWarps = G::kWarps, kStagesHere = G::kStages, kTiles = G::kTokens / 8;
-  constexpr bool kFp8 = G::kFp8, kLean = Policy::kRowTileLeanStep;
+  constexpr bool kFp8 = G::kFp8, kLean = Policy::kRowTileLeanStep, kQRegs = Policy::kRowTileQInRegisters;
   const int unit_rows = kDecodeMaxGroup * a.row_tiles;
   const int chunks = (a.q_heads / a.kv_heads + unit_rows - 1) / unit_rows;
   const CtaWork cw = cta_work<Policy>(a, a.kv_heads * chunks);
@@ -1164,6 +1174,15 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       *reinterpret_cast<uint4*>(q_smem + G::Q::offset(i / kChunks, i % kChunks)) = v[c];
     }
   }
+  // kQRegs: each warp's 16 rows of Q as A fragments (ldmatrix: lane l gives row l % 8 of
+  // matrix l / 8: rows +8 for matrices 1 and 3, columns +8 for 2 and 3).
+  std::uint32_t qa[kHeadDim / 16][4];
+  if constexpr (kQRegs) {
+    gpu::block_sync_shared();  // every warp's Q rows are written
+    const int lane = gpu::lane_id(), row = kDecodeMaxGroup * w + lane % 8 + 8 * ((lane / 8) % 2);
+#pragma unroll
+    for (int kk = 0; kk < kHeadDim / 16; ++kk) gpu::mma::ldmatrix_x4(qa[kk], q_smem + G::Q::offset(row, 2 * kk + lane / 16));
+  }
   Softmax<kHeadDim> st;
   float s[kTiles][4];
   std::uint32_t pa[kTiles / 2][4];
@@ -1214,7 +1233,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
         convert(j);
         barrier();  // every warp's rows of step j are written
       }
-      group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, converted_step(j));
+      group_qk<G, Operand<kKv>, kHeadDim, kTiles, kQRegs>(s, q_smem, qa, converted_step(j));
       if (G::kConvertAhead && j + 1 < steps) convert(j + 1);  // while S of step j runs
       products(j, converted_step(j) + G::KV::kBytes);
       // Every product of step j done (its converted step is overwritten next), and with
@@ -1231,7 +1250,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       probe.before();
       gpu::block_sync_shared();  // step j has landed; every product of step j - 1 is done
       probe.after(gpu::WaitPoint::BlockBarrier);
-      group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, k);
+      group_qk<G, Operand<kKv>, kHeadDim, kTiles, kQRegs>(s, q_smem, qa, k);
       issue(j + kStagesHere - 1, next_page);  // into step j - 1's stage, while S is computed
       next_page = page_at(j + kStagesHere);
       products(j, k + G::kVOffset);

@@ -5,8 +5,10 @@ RowTileMma chooses how that CTA computes. Reads decode_work_partition's SASS (th
 report's when it is fresh, else compiled here by scripts/resource_report.py) and checks:
   - `split` and `token_balanced` (RowTileMma::warpgroup): their row-tile kernels (bf16, f16 and
     fp8 e4m3 KV; head dim 64 and 128) are the warpgroup body (DecodeBody::warpgroup_rows): per
-    64-key step, head_dim / 16 HGMMA.64x64x16 for S = Q K^T with both operands in shared memory
-    and 4 HGMMA.64x<head_dim>x16 for O += P V with P from registers; no mma.sync (HMMA); no local
+    64-key step, head_dim / 16 HGMMA.64x64x16 for S = Q K^T with Q from registers and K from
+    shared memory, K-major (DecodePolicy::kRowTileQInRegisters; `token_balanced_q_shared`: both
+    from shared memory) and 4 HGMMA.64x<head_dim>x16 for O += P V with P from registers and V
+    transposed (MN-major); no mma.sync (HMMA); no local
     memory; a proxy fence (FENCE.VIEW.ASYNC.S) before the CTA barrier that precedes the first
     HGMMA, since the async copies (and fp8's conversion stores) land through the generic proxy
     and wgmma reads through the async one. fp8's products are f16 (its tiles are converted in
@@ -60,15 +62,21 @@ def _count(body: list[str], pattern: str) -> int:
     return sum(1 for ins in body if re.search(pattern, ins))
 
 
-@pytest.mark.parametrize("variant", ["split", "token_balanced", "token_balanced_convert_ahead"])
-def test_row_tiles_are_one_warpgroup(kernels, variant):
+@pytest.mark.parametrize("variant,q_regs", [("split", True), ("token_balanced", True),
+                                            ("token_balanced_convert_ahead", True), ("token_balanced_q_shared", False)])
+def test_row_tiles_are_one_warpgroup(kernels, variant, q_regs):
     for dtype in (BF16, F16, FP8):
         for head_dim in (64, 128):
             where = f"{variant} dtype {dtype} head dim {head_dim}"
             assert (variant, dtype, head_dim, ROW_TILES) not in kernels, f"{where}: a warp row-tile kernel is left"
             body = kernels[(variant, dtype, head_dim, WARPGROUP_ROWS)]
-            first_qk = _count(body, r"\bHGMMA\.64x64x16\.F32\S* R\d+, gdesc\[UR\d+\], RZ")
-            qk = first_qk + _count(body, r"\bHGMMA\.64x64x16\.F32\S* R\d+, gdesc\[UR\d+\], R\d+")
+            a = r"R\d+, " if q_regs else ""  # Q's A fragments, or nothing before B's descriptor
+            first_qk = _count(body, rf"\bHGMMA\.64x64x16\.F32\S* R\d+, {a}gdesc\[UR\d+\], RZ")
+            qk = first_qk + _count(body, rf"\bHGMMA\.64x64x16\.F32\S* R\d+, {a}gdesc\[UR\d+\], R\d+")
+            other = r"gdesc" if q_regs else r"R\d+, gdesc"
+            # (P V at head dim 64 is also 64x64x16, but its B descriptor is transposed: "].tnspB")
+            assert _count(body, rf"\bHGMMA\.64x64x16\.F32\S* R\d+, {other}\[UR\d+\],") == 0, \
+                f"{where}: Q from the other source"
             pv = _count(body, rf"\bHGMMA\.64x{head_dim}x16\.F32\S* R\d+, R\d+, gdesc\[UR\d+\]\.tnspB")
             assert first_qk >= 1 and qk % (head_dim // 16) == 0, f"{where}: S = Q K^T is not head_dim / 16 HGMMA ({qk})"
             assert pv >= 4 and pv % 4 == 0, f"{where}: O += P V is not 4 HGMMA a step with P from registers ({pv})"
@@ -93,7 +101,7 @@ def test_warp_rows_variant_has_no_warpgroup_kernel(kernels):
 
 def _unpacks_while_s_runs(body: list[str], head_dim: int) -> int:
     """e4m3 unpacks between an S = Q K^T HGMMA and the next P V HGMMA (the first step's pair)."""
-    qk = [i for i, ins in enumerate(body) if re.search(r"\bHGMMA\.64x64x16\.F32\S* R\d+, gdesc", ins)]
+    qk = [i for i, ins in enumerate(body) if re.search(r"\bHGMMA\.64x64x16\.F32\S* R\d+, (R\d+, )?gdesc", ins)]
     pv = [i for i, ins in enumerate(body) if re.search(rf"\bHGMMA\.64x{head_dim}x16\.F32\S* R\d+, R\d+, gdesc", ins)]
     assert qk and pv, "no S or P V HGMMA"
     first_pv = next((i for i in pv if i > qk[0]), None)

@@ -6,6 +6,7 @@
 // Matrix Multiply-Accumulate" and "Parallel Synchronization and Communication").
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "common/gpu/backend/cuda/device.hpp"
 #include "common/gpu/backend/cuda/warp_mma.hpp"
@@ -113,11 +114,13 @@ __device__ __forceinline__ void mma_ss(float (&d)[kN / 2], std::uint64_t a, std:
   detail::Op<kN, T>::ss(d, a, b, accumulate);
 }
 // The same with A from registers (the m16n8k16 A-fragment layout per warp, warp w of the
-// warpgroup holding rows 16w..16w+15) and B from shared memory, MN-major.
-template <int kN, class T>
+// warpgroup holding rows 16w..16w+15) and B from shared memory, MN-major (kTransB, 16-bit
+// operands only) or K-major.
+template <int kN, class T, bool kTransB = true>
 __device__ __forceinline__ void mma_rs(float (&d)[kN / 2], const std::uint32_t (&a)[4], std::uint64_t b,
                                        bool accumulate) {
-  detail::Op<kN, T>::rs(d, a, b, accumulate);
+  if constexpr (std::is_same_v<T, E4m3>) detail::Op<kN, T>::rs(d, a, b, accumulate);
+  else detail::Op<kN, T>::template rs<kTransB>(d, a, b, accumulate);
 }
 
 }  // namespace wgmma
