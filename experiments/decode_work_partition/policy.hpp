@@ -8,7 +8,7 @@
 // warp by warp instead, the same plan otherwise; token_balanced_convert_ahead converts fp8
 // tiles a step before the step that uses them (kRowTileConvertAhead); token_balanced_plain_step
 // computes the warpgroup body's step with the warp body's instructions (kRowTileLeanStep);
-// token_balanced_q_shared reads Q from shared memory in every S = Q K^T (kRowTileQInRegisters).
+// token_balanced_q_regs holds Q in registers for S = Q K^T (kRowTileQInRegisters).
 #pragma once
 #include "kernels/decode/decode_policy.hpp"
 
@@ -40,9 +40,9 @@ struct token_balanced_convert_ahead : token_balanced {
 struct token_balanced_plain_step : token_balanced {
   /* RowTileLeanStep = */ static constexpr bool kRowTileLeanStep = false;
 };
-// The warpgroup body's S = Q K^T reading Q from shared memory every step.
-struct token_balanced_q_shared : token_balanced {
-  /* RowTileQInRegisters = */ static constexpr bool kRowTileQInRegisters = false;
+// The warpgroup body's S = Q K^T with Q's A fragments held in registers for the whole loop.
+struct token_balanced_q_regs : token_balanced {
+  /* RowTileQInRegisters = */ static constexpr bool kRowTileQInRegisters = true;
 };
 struct persistent : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;

@@ -105,8 +105,11 @@ struct DecodePolicy {
   /* RowTileLeanStep = */ static constexpr bool kRowTileLeanStep = true;
   // The warpgroup form's S = Q K^T with Q from registers (true: each warp loads its rows' A
   // fragments once, 32 registers at head dim 128) or from shared memory (false: every k16 step
-  // reads Q's 64 x 16 operand again, 16 KiB a step at head dim 128 beside K's 16 KiB).
-  /* RowTileQInRegisters = */ static constexpr bool kRowTileQInRegisters = true;
+  // reads Q's 64 x 16 operand again, 16 KiB a step at head dim 128 beside K's 16 KiB). On the
+  // H200 registers measured no faster on fp8 MQA (experiments/decode_work_partition/README.md),
+  // and ptxas 13.0 reused Q's registers for P in one instantiation (the plain step, bf16, head
+  // dim 64: the next step's S read P; the GPU tests caught it), so shared memory is the default.
+  /* RowTileQInRegisters = */ static constexpr bool kRowTileQInRegisters = false;
   /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only
 };
 

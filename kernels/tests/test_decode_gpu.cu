@@ -239,9 +239,9 @@ TEST(DecodeGpuRowTiles, WarpRowsMatchReference) {
 TEST(DecodeGpuRowTiles, ConvertAheadMatchesReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_convert_ahead>(true);
 }
-// S = Q K^T with Q read from shared memory every step (kRowTileQInRegisters false).
-TEST(DecodeGpuRowTiles, QSharedMatchesReference) {
-  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_q_shared>(true);
+// S = Q K^T with Q's fragments in registers (kRowTileQInRegisters).
+TEST(DecodeGpuRowTiles, QRegsMatchesReference) {
+  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_q_regs>(true);
 }
 // The warpgroup step with the warp body's instructions (kRowTileLeanStep false).
 TEST(DecodeGpuRowTiles, PlainStepMatchesReference) {

@@ -5,9 +5,9 @@ RowTileMma chooses how that CTA computes. Reads decode_work_partition's SASS (th
 report's when it is fresh, else compiled here by scripts/resource_report.py) and checks:
   - `split` and `token_balanced` (RowTileMma::warpgroup): their row-tile kernels (bf16, f16 and
     fp8 e4m3 KV; head dim 64 and 128) are the warpgroup body (DecodeBody::warpgroup_rows): per
-    64-key step, head_dim / 16 HGMMA.64x64x16 for S = Q K^T with Q from registers and K from
-    shared memory, K-major (DecodePolicy::kRowTileQInRegisters; `token_balanced_q_shared`: both
-    from shared memory) and 4 HGMMA.64x<head_dim>x16 for O += P V with P from registers and V
+    64-key step, head_dim / 16 HGMMA.64x64x16 for S = Q K^T with both operands in shared memory
+    (`token_balanced_q_regs`, DecodePolicy::kRowTileQInRegisters: Q from registers, K from shared
+    memory K-major) and 4 HGMMA.64x<head_dim>x16 for O += P V with P from registers and V
     transposed (MN-major); no mma.sync (HMMA); no local
     memory; a proxy fence (FENCE.VIEW.ASYNC.S) before the CTA barrier that precedes the first
     HGMMA, since the async copies (and fp8's conversion stores) land through the generic proxy
@@ -62,8 +62,8 @@ def _count(body: list[str], pattern: str) -> int:
     return sum(1 for ins in body if re.search(pattern, ins))
 
 
-@pytest.mark.parametrize("variant,q_regs", [("split", True), ("token_balanced", True),
-                                            ("token_balanced_convert_ahead", True), ("token_balanced_q_shared", False)])
+@pytest.mark.parametrize("variant,q_regs", [("split", False), ("token_balanced", False),
+                                            ("token_balanced_convert_ahead", False), ("token_balanced_q_regs", True)])
 def test_row_tiles_are_one_warpgroup(kernels, variant, q_regs):
     for dtype in (BF16, F16, FP8):
         for head_dim in (64, 128):
