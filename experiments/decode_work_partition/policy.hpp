@@ -8,7 +8,9 @@
 // warp by warp instead, the same plan otherwise; token_balanced_convert_ahead converts fp8
 // tiles a step before the step that uses them (kRowTileConvertAhead); token_balanced_plain_step
 // computes the warpgroup body's step with the warp body's instructions (kRowTileLeanStep);
-// token_balanced_q_regs holds Q in registers for S = Q K^T (kRowTileQInRegisters).
+// token_balanced_q_regs holds Q in registers for S = Q K^T (kRowTileQInRegisters);
+// token_balanced_fp8_three_ctas keeps fp8's raw tiles in one and a half steps of slots so that a
+// third CTA fits an SM (kRowTileFp8RawSlots).
 #pragma once
 #include "kernels/decode/decode_policy.hpp"
 
@@ -43,6 +45,12 @@ struct token_balanced_plain_step : token_balanced {
 // The warpgroup body's S = Q K^T with Q's A fragments held in registers for the whole loop.
 struct token_balanced_q_regs : token_balanced {
   /* RowTileQInRegisters = */ static constexpr bool kRowTileQInRegisters = true;
+};
+// fp8 KV in the warpgroup body: raw K and V in a ring of three one-step slots, so three CTAs
+// fit an SM (72 KiB each at head dim 128) instead of two with four steps of raw tiles.
+struct token_balanced_fp8_three_ctas : token_balanced {
+  /* RowTileFp8RawSlots = */ static constexpr int kRowTileFp8RawSlots = 3;
+  /* MinCtasPerSmRowTilesFp8 = */ static constexpr int kMinCtasPerSmRowTilesFp8 = 3;
 };
 struct persistent : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;

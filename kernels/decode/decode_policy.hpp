@@ -110,6 +110,16 @@ struct DecodePolicy {
   // and ptxas 13.0 reused Q's registers for P in one instantiation (the plain step, bf16, head
   // dim 64: the next step's S read P; the GPU tests caught it), so shared memory is the default.
   /* RowTileQInRegisters = */ static constexpr bool kRowTileQInRegisters = false;
+  // fp8 KV in the warpgroup form, converting in the step: the raw K and V tiles land in a ring
+  // of this many slots, each one step's K or V (8 KiB at head dim 128), K of step j in slot
+  // 2j mod n and V in 2j + 1 mod n, each slot refilled as soon as its tile is converted. 0: two
+  // slots a stage (kRowTileStages + 1 stages, 64 KiB at head dim 128: with the converted step
+  // and Q, 112 KiB, two CTAs per SM). 3: one and a half steps (24 KiB, 72 KiB in all), so three
+  // CTAs fit an SM (kMinCtasPerSmRowTilesFp8 3): a third warp per scheduler for each warp's
+  // chain of conversion, barrier, S, softmax and P V, against less of the memory's latency
+  // covered per CTA.
+  /* RowTileFp8RawSlots = */ static constexpr int kRowTileFp8RawSlots = 0;
+  /* MinCtasPerSmRowTilesFp8 = */ static constexpr int kMinCtasPerSmRowTilesFp8 = 2;
   /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only
 };
 
@@ -139,8 +149,10 @@ constexpr int decode_smem_bytes(int head_dim, DType kv, gpu::GpuArch arch, bool 
     const int stages = Policy::kRowTileStages + (fp8 ? (ahead ? -1 : 1) : 0);
     const int box = warps * kDecodeTileTokens * head_dim * 2;  // BoxTile<warps x 16 rows, head_dim>
     const int q_box = warps * kDecodeMaxGroup * head_dim * 2;
-    const int stage_bytes = fp8 ? warps * 2 * raw_tile : 2 * box;
-    const int q_offset = stages * stage_bytes + (fp8 ? (ahead ? 2 : 1) * 2 * box : 0);
+    // fp8: slots of one step's raw K or V tiles (kRowTileFp8RawSlots, 0: two a stage)
+    const int slots = fp8 ? (Policy::kRowTileFp8RawSlots > 0 && !ahead ? Policy::kRowTileFp8RawSlots : 2 * stages) : 0;
+    const int raw_bytes = fp8 ? slots * warps * raw_tile : stages * 2 * box;
+    const int q_offset = raw_bytes + (fp8 ? (ahead ? 2 : 1) * 2 * box : 0);
     return larger(q_offset + q_box, combine);
   }
   // Per warp kKvBuffers K+V stages (twice as many of fp8's half-size tiles), then with bulk

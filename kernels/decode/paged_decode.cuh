@@ -164,16 +164,26 @@ struct GroupSmem {
   using Q = BoxTile<kWarps * kDecodeMaxGroup, kHeadDim>;
   static constexpr int kRawTile = Tile<kKv, kHeadDim>::kRawBytes;  // fp8: one warp's 16 tokens of K (or V)
   static constexpr int kStageBytes = kFp8 ? kWarps * 2 * kRawTile : 2 * KV::kBytes;
-  static constexpr int kConverted = kStages * kStageBytes;
+  // fp8: the ring of raw slots, each one step's K or V tiles of every warp (a stage is two).
+  static constexpr int kRawSlots =
+      !kFp8 ? 0 : (Policy::kRowTileFp8RawSlots > 0 && !kConvertAhead ? Policy::kRowTileFp8RawSlots : 2 * kStages);
+  static constexpr int kSlotBytes = kWarps * kRawTile;
+  static constexpr int kConverted = kFp8 ? kRawSlots * kSlotBytes : kStages * kStageBytes;
   static constexpr int kQ = kConverted + (kFp8 ? kConvertedSteps * 2 * KV::kBytes : 0);
   static constexpr int kCombine = kWarps * kDecodeMaxGroup * (kHeadDim + 2) * 4;
   static constexpr int kBytes = kQ + Q::kBytes > kCombine ? kQ + Q::kBytes : kCombine;
   static_assert(!kWarpgroupRows<Policy, kKv> || (kWarps == 4 && Policy::kMaxRowTiles == 4),
                 "the warpgroup body is one warpgroup of four warps, one 16-row tile each");
   static_assert(kStages >= 2, "a step is computed while the next one lands");
-  // Where warp w copies its tile of stage b (K; V follows at v_offset).
-  static constexpr int k_offset(int b, int w) { return b * kStageBytes + (kFp8 ? w * 2 * kRawTile : 0); }
-  static constexpr int kVOffset = kFp8 ? kRawTile : KV::kBytes;
+  static_assert(!kFp8 || kRawSlots >= 3, "a step's K and V convert while the next step's K lands");
+  static_assert(!kConvertAhead || kRawSlots == 2 * kStages, "converting ahead keeps whole stages");
+  // Where warp w's raw K (kv 0) or V (kv 1) tile of step j lands (fp8, converting in the step).
+  static constexpr int raw_offset(int j, int kv, int w) {
+    return ((2 * j + kv) % (kRawSlots > 0 ? kRawSlots : 1)) * kSlotBytes + w * kRawTile;  // 16-bit: unused
+  }
+  // 16-bit: where warp w copies its tile of stage b (K; V follows at kVOffset).
+  static constexpr int k_offset(int b, int w) { return b * kStageBytes; }
+  static constexpr int kVOffset = KV::kBytes;
 };
 
 // Operand type of the matrix unit: fp8 KV is converted to f16 in registers, exactly (every
@@ -219,7 +229,9 @@ __device__ __forceinline__ bool fault_hits(int tile, int first_key, int seq_len)
 // STAGE issue: async copies of the K and V tile into this warp's buffer (16-bit KV: at rows
 // row0 .. row0 + 15 of the layout Dst, which the warpgroup body's steps use). Offsets are
 // 64-bit (a pool can pass 4 GiB); tokens past seq_len are zero-filled, not read.
-template <class Policy, DType kKv, int kHeadDim, class Dst = TileOf<Policy, kKv, kHeadDim>, bool kPow2Pages = false>
+// kParts: which of the tile's K (1) and V (2) this issue copies.
+template <class Policy, DType kKv, int kHeadDim, class Dst = TileOf<Policy, kKv, kHeadDim>, bool kPow2Pages = false,
+          int kParts = 3>
 __device__ __forceinline__ void issue_tile(const Params& a, unsigned char* k_buf, unsigned char* v_buf, int kvh,
                                            int tile, int page, int seq_len, int row0 = 0) {
   using T = TileOf<Policy, kKv, kHeadDim>;
@@ -232,8 +244,8 @@ __device__ __forceinline__ void issue_tile(const Params& a, unsigned char* k_buf
     const int row = chunk / (T::kRawRowBytes / 16), col = chunk % (T::kRawRowBytes / 16);
     const bool valid = tile * kDecodeTileTokens + row < seq_len;
     const int dst = T::kFp8 ? T::raw_offset(row, col) : Dst::offset(row0 + row, col);
-    gpu::async_copy_16(k_buf + dst, a.k_pool + base + chunk * 16, valid);
-    gpu::async_copy_16(v_buf + dst, a.v_pool + base + chunk * 16, valid);
+    if constexpr ((kParts & 1) != 0) gpu::async_copy_16(k_buf + dst, a.k_pool + base + chunk * 16, valid);
+    if constexpr ((kParts & 2) != 0) gpu::async_copy_16(v_buf + dst, a.v_pool + base + chunk * 16, valid);
   }
 }
 
@@ -1065,16 +1077,17 @@ __device__ __forceinline__ void group_pv(Softmax<kHeadDim>& st, const std::uint3
   gpu::wgmma::commit();
 }
 
-// fp8 KV in the warpgroup body: a warp's landed raw K and V tiles (16 tokens, Tile::raw_offset;
-// V kVOffset bytes after K) to f16 rows row0 .. row0 + 15 of the step's 16-bit K and V operands
+// fp8 KV in the warpgroup body: a warp's landed raw K and V tiles (16 tokens each,
+// Tile::raw_offset) to f16 rows row0 .. row0 + 15 of the step's 16-bit K and V operands
 // (V KV::kBytes after K), exactly (every e4m3 value is an f16); the scales stay where the warp
 // body applies them (k_scale in the softmax scale, v_scale at the end). Every load is issued
 // before the first conversion, so the warp waits on one shared-memory round trip, not eight.
 // Lane l takes chunk c of row l % 16: the 8 lanes of a 16-byte access phase are 8 rows of one
 // chunk, which both swizzles (the raw rows' and the BoxTile's) put in 8 bank groups; 8 chunks
 // of one row would land the two BoxTile boxes' even chunks on the same 4 groups.
-template <int kHeadDim, class KV, int kVOffset>
-__device__ __forceinline__ void convert_fp8_rows(unsigned char* dst, const unsigned char* raw, int row0) {
+template <int kHeadDim, class KV>
+__device__ __forceinline__ void convert_fp8_rows(unsigned char* dst, const unsigned char* k_raw, const unsigned char* v_raw,
+                                                 int row0) {
   using T = Tile<DType::fp8_e4m3, kHeadDim>;
   auto f16x2 = [](std::uint32_t w, int half) { return gpu::mma::fp8x2_to_f16x2(static_cast<std::uint16_t>(w >> (16 * half))); };
   static_assert(kDecodeTileTokens * T::kRawChunksPerRow % kWarpSize == 0, "whole chunks per lane");
@@ -1085,7 +1098,7 @@ __device__ __forceinline__ void convert_fp8_rows(unsigned char* dst, const unsig
 #pragma unroll
     for (int it = 0; it < kIters; ++it) {
       const int i = gpu::lane_id() + it * kWarpSize;
-      v[kv][it] = *reinterpret_cast<const uint4*>(raw + kv * kVOffset + T::raw_offset(i % kDecodeTileTokens, i / kDecodeTileTokens));
+      v[kv][it] = *reinterpret_cast<const uint4*>((kv ? v_raw : k_raw) + T::raw_offset(i % kDecodeTileTokens, i / kDecodeTileTokens));
     }
 #pragma unroll
   for (int kv = 0; kv < 2; ++kv)
@@ -1118,7 +1131,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   // Warp w's tile of step j is range tile j kWarps + w; its page id is fetched a step ahead.
   auto own = [&](int j) { return range.x + j * kWarps + w; };
   auto page_at = [&](int j) { return own(j) < range.y ? page_of<Policy, kLean>(a, u.seq, own(j)) : 0; };
-  auto issue = [&](int j, int page) {  // one commit group per step, empty past the last
+  auto issue = [&](int j, int page) {  // 16-bit: one commit group per step, empty past the last
     if (j < steps) {
       const int tile = own(j);
       int copied = tile, valid_to = 0;  // valid_to 0: zero-fill the whole tile
@@ -1135,17 +1148,46 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
     }
     gpu::async_commit();
   };
+  // fp8: half-tile t is the K (t even) or V (t odd) tile of step t / 2, one commit group each,
+  // into the ring of raw slots (GroupSmem::raw_offset); a V is issued after its K and copies the
+  // same tile from the same page.
+  int k_page = 0, k_copied = 0;
+  auto issue_half = [&](int t, int page) {
+    const int j = t / 2, kv = t % 2;
+    if (j < steps) {
+      const int tile = own(j), valid_to = tile < range.y ? u.seq_len : 0;  // 0: zero-fill the whole tile
+      if (kv == 0) {
+        k_copied = tile;
+        if (tile < range.y && fault_hits<Policy, DecodeFault::stale_tile>(tile, u.first_key, u.seq_len) && tile >= 2) {
+          k_copied = tile - 2;  // a stale-tile fault copies an earlier tile in its place
+          page = page_of<Policy, kLean>(a, u.seq, k_copied);
+        }
+        k_page = page;
+      }
+      unsigned char* dst = smem + G::raw_offset(j, kv, w);
+      if (kv == 0)
+        issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean, 1>(a, dst, nullptr, u.kvh, k_copied, k_page, valid_to);
+      else
+        issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean, 2>(a, nullptr, dst, u.kvh, k_copied, k_page, valid_to);
+    }
+    gpu::async_commit();
+  };
   // The first steps' page ids are fetched together and their copies issued before Q is loaded,
   // so a short range does not wait for block-table and Q round trips one after another before
   // its first copy; later page ids are fetched a step ahead of their copies.
-  // fp8 refills a raw stage as soon as its step is converted, so its first copies fill every
-  // stage; a 16-bit stage is refilled once the step before it is read, one stage fewer.
-  constexpr int kIssuedAhead = kFp8 ? kStagesHere : kStagesHere - 1;
+  // fp8 refills a raw slot as soon as its tile is converted, so its first copies fill every
+  // slot; a 16-bit stage is refilled once the step before it is read, one stage fewer.
+  constexpr int kIssuedAhead = kFp8 ? (G::kRawSlots + 1) / 2 : kStagesHere - 1;  // steps with a copy issued
   int pages[kIssuedAhead];
 #pragma unroll
   for (int j = 0; j < kIssuedAhead; ++j) pages[j] = page_at(j);
+  if constexpr (kFp8) {
 #pragma unroll
-  for (int j = 0; j < kIssuedAhead; ++j) issue(j, pages[j]);
+    for (int t = 0; t < G::kRawSlots; ++t) issue_half(t, pages[t / 2]);
+  } else {
+#pragma unroll
+    for (int j = 0; j < kIssuedAhead; ++j) issue(j, pages[j]);
+  }
   int next_page = page_at(kIssuedAhead);
   // Q's 64 rows (past the unit's rows: zeros) in shared memory as the operand type (fp8 KV:
   // bf16 queries to f16, as the warp body does), made visible to wgmma below.
@@ -1204,19 +1246,24 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   if constexpr (kFp8) {
     // Step c's converted K and V (16-bit BoxTiles, V at kVOffset = KV::kBytes).
     auto converted_step = [&](int c) { return converted + (c % G::kConvertedSteps) * 2 * G::KV::kBytes; };
-    // This warp's raw tiles of step c to f16 rows of converted step c; the raw stage is then
-    // refilled with step c + kStagesHere at once (its lanes read each other's bytes: warp
-    // barriers on both sides), and the writes fenced for wgmma (the async proxy).
+    // This warp's raw tiles of step c to f16 rows of converted step c; their two raw slots are
+    // then refilled with the next two half-tiles at once (its lanes read each other's bytes:
+    // warp barriers on both sides), and the writes fenced for wgmma (the async proxy). Before
+    // step c, 2 c + kRawSlots half-tiles were issued: those after c's two may be in flight.
     auto convert = [&](int c) {
       probe.before();
-      gpu::async_wait<kStagesHere - 1, 2 * TileOf<Policy, kKv, kHeadDim>::kRawChunksPerLane>();  // own tile of step c
+      gpu::async_wait<G::kRawSlots - 2, TileOf<Policy, kKv, kHeadDim>::kRawChunksPerLane>();  // own tiles of step c
       gpu::warp_sync();
       probe.after(gpu::WaitPoint::AsyncCopy);
-      const unsigned char* raw = k_stage(c % kStagesHere);
-      convert_fp8_rows<kHeadDim, typename G::KV, G::kVOffset>(converted_step(c), raw, w * kDecodeTileTokens);
+      convert_fp8_rows<kHeadDim, typename G::KV>(converted_step(c), smem + G::raw_offset(c, 0, w),
+                                                 smem + G::raw_offset(c, 1, w), w * kDecodeTileTokens);
       gpu::warp_sync();
-      issue(c + kStagesHere, next_page);
-      next_page = page_at(c + kStagesHere + 1);
+#pragma unroll
+      for (int i = 0; i < 2; ++i) {
+        const int t = G::kRawSlots + 2 * c + i;
+        issue_half(t, next_page);
+        if ((G::kRawSlots + i) % 2 == 0) next_page = page_at(t / 2 + 1);  // a K took it: the next step's
+      }
       gpu::fence_proxy_async_smem();
     };
     auto barrier = [&] {
@@ -1431,7 +1478,9 @@ constexpr bool smem_counted_on_host() {
 
 template <class Policy, DType kKv, int kHeadDim, DecodeBody kBody, class Dyn>
 __global__ void __launch_bounds__((kWarpsOf<Policy, kKv> * kWarpSize),
-                                  (kBody == DecodeBody::row_tiles || kBody == DecodeBody::warpgroup_rows
+                                  (kBody == DecodeBody::warpgroup_rows && kKv == DType::fp8_e4m3
+                                       ? Policy::kMinCtasPerSmRowTilesFp8
+                                       : kBody == DecodeBody::row_tiles || kBody == DecodeBody::warpgroup_rows
                                        ? Policy::kMinCtasPerSmRowTiles
                                        : kMinCtas<Policy, kKv>))
     paged_decode_kernel(const SCHEDLAB_GRID_CONSTANT Params a) {

@@ -243,6 +243,10 @@ TEST(DecodeGpuRowTiles, ConvertAheadMatchesReference) {
 TEST(DecodeGpuRowTiles, QRegsMatchesReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_q_regs>(true);
 }
+// fp8 raw tiles in a ring of three one-step slots, three CTAs per SM (kRowTileFp8RawSlots).
+TEST(DecodeGpuRowTiles, Fp8ThreeSlotsMatchReference) {
+  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_fp8_three_ctas>(true);
+}
 // The warpgroup step with the warp body's instructions (kRowTileLeanStep false).
 TEST(DecodeGpuRowTiles, PlainStepMatchesReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_plain_step>(true);
