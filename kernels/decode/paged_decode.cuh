@@ -1089,7 +1089,7 @@ template <int kHeadDim, class KV>
 __device__ __forceinline__ void convert_fp8_rows(unsigned char* dst, const unsigned char* k_raw, const unsigned char* v_raw,
                                                  int row0) {
   using T = Tile<DType::fp8_e4m3, kHeadDim>;
-  auto f16x2 = [](std::uint32_t w, int half) { return gpu::mma::fp8x2_to_f16x2(static_cast<std::uint16_t>(w >> (16 * half))); };
+  auto f16x2 = [](std::uint32_t w, int half) { return gpu::mma::fp8x2_half_to_f16x2(w, half); };
   static_assert(kDecodeTileTokens * T::kRawChunksPerRow % kWarpSize == 0, "whole chunks per lane");
   constexpr int kIters = kDecodeTileTokens * T::kRawChunksPerRow / kWarpSize;
   uint4 v[2][kIters];  // [K, V][chunk]
@@ -1131,7 +1131,9 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   // Warp w's tile of step j is range tile j kWarps + w; its page id is fetched a step ahead.
   auto own = [&](int j) { return range.x + j * kWarps + w; };
   auto page_at = [&](int j) { return own(j) < range.y ? page_of<Policy, kLean>(a, u.seq, own(j)) : 0; };
-  auto issue = [&](int j, int page) {  // 16-bit: one commit group per step, empty past the last
+  // One commit group per step, empty past the last: 16-bit K and V into stage j, fp8 with an
+  // even ring into their slots (a step's K and V land and free together).
+  auto issue = [&](int j, int page) {
     if (j < steps) {
       const int tile = own(j);
       int copied = tile, valid_to = 0;  // valid_to 0: zero-fill the whole tile
@@ -1142,15 +1144,17 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
           page = page_of<Policy, kLean>(a, u.seq, copied);
         }
       }
-      unsigned char* k = k_stage(j % kStagesHere);
-      issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean>(a, k, k + G::kVOffset, u.kvh, copied, page, valid_to,
+      unsigned char* k = kFp8 ? smem + G::raw_offset(j, 0, w) : k_stage(j % kStagesHere);
+      unsigned char* v = kFp8 ? smem + G::raw_offset(j, 1, w) : k + G::kVOffset;
+      issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean>(a, k, v, u.kvh, copied, page, valid_to,
                                                                 w * kDecodeTileTokens);
     }
     gpu::async_commit();
   };
-  // fp8: half-tile t is the K (t even) or V (t odd) tile of step t / 2, one commit group each,
-  // into the ring of raw slots (GroupSmem::raw_offset); a V is issued after its K and copies the
-  // same tile from the same page.
+  // fp8 with an odd ring (kRowTileFp8RawSlots 3): half-tile t is the K (t even) or V (t odd)
+  // tile of step t / 2, one commit group each; a V is issued after its K and copies the same
+  // tile from the same page.
+  constexpr bool kHalves = kFp8 && G::kRawSlots % 2 == 1;
   int k_page = 0, k_copied = 0;
   auto issue_half = [&](int t, int page) {
     const int j = t / 2, kv = t % 2;
@@ -1181,7 +1185,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   int pages[kIssuedAhead];
 #pragma unroll
   for (int j = 0; j < kIssuedAhead; ++j) pages[j] = page_at(j);
-  if constexpr (kFp8) {
+  if constexpr (kHalves) {
 #pragma unroll
     for (int t = 0; t < G::kRawSlots; ++t) issue_half(t, pages[t / 2]);
   } else {
@@ -1250,19 +1254,27 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
     // then refilled with the next two half-tiles at once (its lanes read each other's bytes:
     // warp barriers on both sides), and the writes fenced for wgmma (the async proxy). Before
     // step c, 2 c + kRawSlots half-tiles were issued: those after c's two may be in flight.
+    // (In steps: kRawSlots / 2 groups were issued before step c, those after c's may be in flight.)
     auto convert = [&](int c) {
+      constexpr int kChunks = TileOf<Policy, kKv, kHeadDim>::kRawChunksPerLane;
       probe.before();
-      gpu::async_wait<G::kRawSlots - 2, TileOf<Policy, kKv, kHeadDim>::kRawChunksPerLane>();  // own tiles of step c
+      if constexpr (kHalves) gpu::async_wait<G::kRawSlots - 2, kChunks>();  // own tiles of step c
+      else gpu::async_wait<G::kRawSlots / 2 - 1, 2 * kChunks>();
       gpu::warp_sync();
       probe.after(gpu::WaitPoint::AsyncCopy);
       convert_fp8_rows<kHeadDim, typename G::KV>(converted_step(c), smem + G::raw_offset(c, 0, w),
                                                  smem + G::raw_offset(c, 1, w), w * kDecodeTileTokens);
       gpu::warp_sync();
+      if constexpr (kHalves) {
 #pragma unroll
-      for (int i = 0; i < 2; ++i) {
-        const int t = G::kRawSlots + 2 * c + i;
-        issue_half(t, next_page);
-        if ((G::kRawSlots + i) % 2 == 0) next_page = page_at(t / 2 + 1);  // a K took it: the next step's
+        for (int i = 0; i < 2; ++i) {
+          const int t = G::kRawSlots + 2 * c + i;
+          issue_half(t, next_page);
+          if ((G::kRawSlots + i) % 2 == 0) next_page = page_at(t / 2 + 1);  // a K took it: the next step's
+        }
+      } else {
+        issue(c + G::kRawSlots / 2, next_page);
+        next_page = page_at(c + G::kRawSlots / 2 + 1);
       }
       gpu::fence_proxy_async_smem();
     };

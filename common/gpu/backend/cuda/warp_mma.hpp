@@ -72,6 +72,15 @@ __device__ __forceinline__ std::uint32_t fp8x2_to_f16x2(std::uint16_t v) {
   return out;
 }
 
+// The e4m3 pair in 16-bit half `half` of w: the PTX names the half, so ptxas reads it in place
+// (F2FP ... R.H1) where a shift would take an instruction of its own.
+__device__ __forceinline__ std::uint32_t fp8x2_half_to_f16x2(std::uint32_t w, int half) {
+  std::uint32_t out;
+  if (half == 0) asm("{\n .reg .b16 lo, hi;\n mov.b32 {lo, hi}, %1;\n cvt.rn.f16x2.e4m3x2 %0, lo;\n}\n" : "=r"(out) : "r"(w));
+  else asm("{\n .reg .b16 lo, hi;\n mov.b32 {lo, hi}, %1;\n cvt.rn.f16x2.e4m3x2 %0, hi;\n}\n" : "=r"(out) : "r"(w));
+  return out;
+}
+
 // Bytes of {hi:lo} picked by the selector's nibbles (PRMT).
 __device__ __forceinline__ std::uint32_t byte_perm(std::uint32_t lo, std::uint32_t hi, std::uint32_t selector) {
   return __byte_perm(lo, hi, selector);
