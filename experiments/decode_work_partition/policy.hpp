@@ -10,7 +10,8 @@
 // computes the warpgroup body's step with the warp body's instructions (kRowTileLeanStep);
 // token_balanced_q_regs holds Q in registers for S = Q K^T (kRowTileQInRegisters);
 // token_balanced_fp8_three_ctas keeps fp8's raw tiles in one and a half steps of slots so that a
-// third CTA fits an SM (kRowTileFp8RawSlots).
+// third CTA fits an SM (kRowTileFp8RawSlots); token_balanced_fp8_producers converts fp8 in a
+// producer warpgroup beside the computing one (kRowTileFp8Producers).
 #pragma once
 #include "kernels/decode/decode_policy.hpp"
 
@@ -51,6 +52,11 @@ struct token_balanced_q_regs : token_balanced {
 struct token_balanced_fp8_three_ctas : token_balanced {
   /* RowTileFp8RawSlots = */ static constexpr int kRowTileFp8RawSlots = 3;
   /* MinCtasPerSmRowTilesFp8 = */ static constexpr int kMinCtasPerSmRowTilesFp8 = 3;
+};
+// fp8 KV in the warpgroup body: a producer warpgroup copies and converts, the computing
+// warpgroup takes each converted step through named barriers (kRowTileFp8Producers).
+struct token_balanced_fp8_producers : token_balanced {
+  /* RowTileFp8Producers = */ static constexpr bool kRowTileFp8Producers = true;
 };
 struct persistent : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;

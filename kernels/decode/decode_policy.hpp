@@ -120,6 +120,17 @@ struct DecodePolicy {
   // covered per CTA.
   /* RowTileFp8RawSlots = */ static constexpr int kRowTileFp8RawSlots = 0;
   /* MinCtasPerSmRowTilesFp8 = */ static constexpr int kMinCtasPerSmRowTilesFp8 = 2;
+  // fp8 KV in the warpgroup form: a second warpgroup of producer warps (true) copies and
+  // converts each step's raw tiles into one of two converted steps, handing them to the
+  // computing warpgroup through named barriers (full / empty per converted step), as
+  // FlashAttention-3's producer warps transpose fp8 V; the computing warps' chain is then S,
+  // softmax and P V alone. Registers move by setmaxnreg (kRowTileProducerRegs to the
+  // producers, kRowTileConsumerRegs to the computing warps, 256 a thread pair in all so two
+  // CTAs of 256 threads fit an SM; ptxas 13.0 fails to allocate the producers' conversion in
+  // 64). Raw tiles: two steps (kRowTileFp8RawSlots 0 means 4 here).
+  /* RowTileFp8Producers = */ static constexpr bool kRowTileFp8Producers = false;
+  /* RowTileProducerRegs = */ static constexpr int kRowTileProducerRegs = 96;
+  /* RowTileConsumerRegs = */ static constexpr int kRowTileConsumerRegs = 160;
   /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only
 };
 
@@ -146,13 +157,17 @@ constexpr int decode_smem_bytes(int head_dim, DType kv, gpu::GpuArch arch, bool 
     // kStages steps of K and V (16-bit: BoxTiles of all warps' tokens; fp8: each warp's raw
     // tiles), fp8's converted 16-bit steps, then Q's BoxTile.
     const bool ahead = fp8 && Policy::kRowTileConvertAhead;
+    const bool producers = fp8 && !ahead && Policy::kRowTileFp8Producers;
     const int stages = Policy::kRowTileStages + (fp8 ? (ahead ? -1 : 1) : 0);
     const int box = warps * kDecodeTileTokens * head_dim * 2;  // BoxTile<warps x 16 rows, head_dim>
     const int q_box = warps * kDecodeMaxGroup * head_dim * 2;
-    // fp8: slots of one step's raw K or V tiles (kRowTileFp8RawSlots, 0: two a stage)
-    const int slots = fp8 ? (Policy::kRowTileFp8RawSlots > 0 && !ahead ? Policy::kRowTileFp8RawSlots : 2 * stages) : 0;
+    // fp8: slots of one step's raw K or V tiles (kRowTileFp8RawSlots; 0: two a stage, or two
+    // steps' with producer warps)
+    const int slots = !fp8 ? 0
+                      : Policy::kRowTileFp8RawSlots > 0 && !ahead ? Policy::kRowTileFp8RawSlots
+                      : producers ? 4 : 2 * stages;
     const int raw_bytes = fp8 ? slots * warps * raw_tile : stages * 2 * box;
-    const int q_offset = raw_bytes + (fp8 ? (ahead ? 2 : 1) * 2 * box : 0);
+    const int q_offset = raw_bytes + (fp8 ? (ahead || producers ? 2 : 1) * 2 * box : 0);
     return larger(q_offset + q_box, combine);
   }
   // Per warp kKvBuffers K+V stages (twice as many of fp8's half-size tiles), then with bulk

@@ -139,6 +139,12 @@ struct Smem {
   static constexpr int kBytes = kBarriers + (kBulk<Policy, kKv> ? kWarpsOf<Policy, kKv> * kStages<Policy, kKv> * 8 : 0);
 };
 
+// fp8 KV in the warpgroup body with a producer warpgroup beside the computing one
+// (DecodePolicy::kRowTileFp8Producers; not with conversion a step ahead).
+template <class Policy, DType kKv>
+inline constexpr bool kFp8Producers =
+    kKv == DType::fp8_e4m3 && !Policy::kRowTileConvertAhead && Policy::kRowTileFp8Producers;
+
 // The warpgroup row-tile body (RowTileMma::warpgroup): where it runs, and its shared memory.
 // A step is one 16-token tile per warp, 64 keys; K and V of a step, and Q's 64 rows, are
 // BoxTiles, each box 1024-byte aligned, as wgmma's 16-bit operands want them. fp8 KV lands in
@@ -156,7 +162,8 @@ template <class Policy, DType kKv, int kHeadDim>
 struct GroupSmem {
   static constexpr bool kFp8 = kKv == DType::fp8_e4m3;
   static constexpr bool kConvertAhead = kFp8 && Policy::kRowTileConvertAhead;
-  static constexpr int kConvertedSteps = kConvertAhead ? 2 : 1;
+  static constexpr bool kProducers = kFp8Producers<Policy, kKv>;
+  static constexpr int kConvertedSteps = kConvertAhead || kProducers ? 2 : 1;
   static constexpr int kWarps = kWarpsOf<Policy, kKv>;
   static constexpr int kStages = Policy::kRowTileStages + (kFp8 ? (kConvertAhead ? -1 : 1) : 0);
   static constexpr int kTokens = kWarps * kDecodeTileTokens;
@@ -165,8 +172,10 @@ struct GroupSmem {
   static constexpr int kRawTile = Tile<kKv, kHeadDim>::kRawBytes;  // fp8: one warp's 16 tokens of K (or V)
   static constexpr int kStageBytes = kFp8 ? kWarps * 2 * kRawTile : 2 * KV::kBytes;
   // fp8: the ring of raw slots, each one step's K or V tiles of every warp (a stage is two).
-  static constexpr int kRawSlots =
-      !kFp8 ? 0 : (Policy::kRowTileFp8RawSlots > 0 && !kConvertAhead ? Policy::kRowTileFp8RawSlots : 2 * kStages);
+  static constexpr int kRawSlots = !kFp8                                                   ? 0
+                                   : Policy::kRowTileFp8RawSlots > 0 && !kConvertAhead ? Policy::kRowTileFp8RawSlots
+                                   : kProducers                                        ? 4
+                                                                                       : 2 * kStages;
   static constexpr int kSlotBytes = kWarps * kRawTile;
   static constexpr int kConverted = kFp8 ? kRawSlots * kSlotBytes : kStages * kStageBytes;
   static constexpr int kQ = kConverted + (kFp8 ? kConvertedSteps * 2 * KV::kBytes : 0);
@@ -574,13 +583,44 @@ __device__ __forceinline__ void load_q(std::uint32_t (&qa)[kHeadDim / 16][4], co
 #include "kernels/decode/paged_decode_warp_tile.cuh"  // the stages above on the warp tile (kOnWarpTile)
 namespace schedlab::kernels::decode_detail {
 
+// Who takes part in a CTA's closing steps (finish_unit): every thread (kThreads 0, barrier 0),
+// or the kThreads computing threads alone through a named barrier, once producer warps have left.
+template <int kThreads>
+struct CtaSync {
+  static constexpr int kBarrier = 6;  // above the warpgroup body's full / empty / Q barriers
+  static __device__ __forceinline__ void sync() {
+    if constexpr (kThreads == 0) {
+      gpu::block_sync();
+    } else {
+#if SCHEDLAB_GPU_HAS_WGMMA
+      gpu::named_barrier_sync(kBarrier, kThreads);
+#endif
+    }
+  }
+  static __device__ __forceinline__ int threads() { return kThreads == 0 ? int(blockDim.x) : kThreads; }
+  template <int kWarpsIfAll>
+  static constexpr int kWarps = kThreads == 0 ? kWarpsIfAll : kThreads / kWarpSize;
+  // Whether `pred` holds on thread 0 (the others pass false), seen by every participant; `word`:
+  // a shared word no participant reads or writes meanwhile.
+  static __device__ __forceinline__ bool thread0_says(bool pred, int* word) {
+    if constexpr (kThreads == 0) {
+      return gpu::block_any_in_spent_smem(pred);
+    } else {
+      if (threadIdx.x == 0) *word = pred;
+      sync();
+      return *word != 0;
+    }
+  }
+};
+
 // Each warp writes its (m, l, O) rows; the CTA merges them and writes the final output
 // (`whole`: the CTA saw every key of its rows) or a normalized partial with its log-sum-exp.
 // With row tiles, warp w holds rows 16 (w % kRowTiles) .. + 15 of the CTA's `rows`, and the
 // warps holding the same rows are merged.
 // Columns: the tile whose o_column maps the accumulator's n8 tiles to head-dim columns (the
 // warp body's fp8 PV permutes them; the warpgroup body's are in order for every KV type).
-template <class Policy, DType kKv, int kHeadDim, int kRowTiles = 1, class Columns = Tile<kKv, kHeadDim>>
+template <class Policy, DType kKv, int kHeadDim, int kRowTiles = 1, class Columns = Tile<kKv, kHeadDim>,
+          class Sync = CtaSync<0>>
 __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& a, int seq, int kvh, int split,
                               int head0, int rows, bool whole) {
   constexpr int kStride = kHeadDim + 2;  // O row, then m and l
@@ -608,10 +648,10 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
       }
     }
   }
-  gpu::block_sync();
+  Sync::sync();
   using E = Element<kQueryType<kKv>>;
   const float v_scale = a.v_scale ? a.v_scale[kvh] : 1.f;
-  for (int idx = threadIdx.x; idx < rows * kHeadDim; idx += blockDim.x) {
+  for (int idx = threadIdx.x; idx < rows * kHeadDim; idx += Sync::threads()) {
     const int row = idx / kHeadDim, d = idx % kHeadDim;
     const int tile = kRowTiles == 1 ? 0 : row / kDecodeMaxGroup, tile_row = row - kDecodeMaxGroup * tile;
     auto at = [&](int i) { return smem + ((i * kRowTiles + tile) * kDecodeMaxGroup + tile_row) * kStride; };
@@ -653,11 +693,11 @@ __device__ __forceinline__ int unit_parts(const Params& a, int unit) {
     if (a.unit_partials) return a.unit_partials[unit];
   return a.num_splits;
 }
-template <class Policy, DType kKv, int kHeadDim>
-__device__ void merge_unit_if_last(const Params& a, int unit, int seq, int head0, int rows, int parts) {
+template <class Policy, DType kKv, int kHeadDim, class Sync = CtaSync<0>>
+__device__ void merge_unit_if_last(const Params& a, int unit, int seq, int head0, int rows, int parts, int* word) {
   constexpr int kCols = kHeadDim / kWarpSize;  // consecutive columns per lane
   gpu::fence_device();  // this thread's partial is visible before the CTA's arrival is counted
-  gpu::block_sync();
+  Sync::sync();
   bool last = false;
   if (threadIdx.x == 0) {
     last = atomicAdd(a.schedule + unit, 1) == parts - 1;
@@ -666,9 +706,9 @@ __device__ void merge_unit_if_last(const Params& a, int unit, int seq, int head0
   // The verdict reaches every thread through the barrier itself (__syncthreads_or; on AMD,
   // whose device library's keeps LDS of its own, through the shared memory, done with here):
   // a static shared word would pad every decode kernel's shared memory.
-  if (!gpu::block_any_in_spent_smem(last)) return;
+  if (!Sync::thread0_says(last, word)) return;
   const int lane = gpu::lane_id();
-  for (int row = gpu::warp_id(); row < rows; row += kWarpsOf<Policy, kKv>) {
+  for (int row = gpu::warp_id(); row < rows; row += Sync::template kWarps<kWarpsOf<Policy, kKv>>) {
     const std::size_t slot0 = (std::size_t(seq) * a.q_heads + head0 + row) * a.num_splits;
     float m = -INFINITY;
     for (int sp = lane; sp < parts; sp += kWarpSize) m = fmaxf(m, gpu::load_coherent(a.partial_lse + slot0 + sp));
@@ -967,19 +1007,21 @@ __device__ __forceinline__ CtaWork cta_work(const Params& a, int units_per_seq) 
 // merge their rows in shared memory (combine_warps) and write the output, whole when the unit
 // is one chunk, else a partial, which a token-balanced plan that merges in the kernel merges in
 // the unit's last chunk to finish.
-template <class Policy, DType kKv, int kHeadDim, int kRowTiles = 1, class Columns = Tile<kKv, kHeadDim>>
+template <class Policy, DType kKv, int kHeadDim, int kRowTiles = 1, class Columns = Tile<kKv, kHeadDim>,
+          class Sync = CtaSync<0>>
 __device__ __forceinline__ void finish_unit(Softmax<kHeadDim>& st, unsigned char* smem, const Params& a, const CtaWork& cw,
-                                            const WorkUnit& u, int chunks, gpu::WaitProbe& probe) {
+                                            const WorkUnit& u, int chunks, gpu::WaitProbe& probe, int* word = nullptr) {
   gpu::allow_dependent_launch();  // the split combine may be scheduled once every CTA is here
   probe.before();
-  gpu::block_sync();  // the K/V stages become the warps' combine space
+  Sync::sync();  // the K/V stages become the warps' combine space
   probe.after(gpu::WaitPoint::BlockBarrier);
   const int unit = cw.seq * a.kv_heads * chunks + cw.y;
   const int parts = unit_parts<Policy>(a, unit);
-  combine_warps<Policy, kKv, kHeadDim, kRowTiles, Columns>(st, reinterpret_cast<float*>(smem), a, u.seq, u.kvh,
-                                                           cw.split, u.head0, u.rows, parts == 1);
+  combine_warps<Policy, kKv, kHeadDim, kRowTiles, Columns, Sync>(st, reinterpret_cast<float*>(smem), a, u.seq, u.kvh,
+                                                                 cw.split, u.head0, u.rows, parts == 1);
   if constexpr (Policy::kTileSchedule == TileSchedule::token_balanced)
-    if (a.unit_partials && a.schedule && parts > 1) merge_unit_if_last<Policy, kKv, kHeadDim>(a, unit, u.seq, u.head0, u.rows, parts);
+    if (a.unit_partials && a.schedule && parts > 1)
+      merge_unit_if_last<Policy, kKv, kHeadDim, Sync>(a, unit, u.seq, u.head0, u.rows, parts, word);
 }
 
 template <class Policy, DType kKv, int kHeadDim>
@@ -1117,10 +1159,15 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   using G = GroupSmem<Policy, kKv, kHeadDim>;
   constexpr int kWarps = G::kWarps, kStagesHere = G::kStages, kTiles = G::kTokens / 8;
   constexpr bool kFp8 = G::kFp8, kLean = Policy::kRowTileLeanStep, kQRegs = Policy::kRowTileQInRegisters;
+  // kProducers: warps kWarps .. 2 kWarps - 1 copy and convert (warp kWarps + w the tiles warp w
+  // would), warps 0 .. kWarps - 1 compute.
+  constexpr bool kProducers = G::kProducers;
+  static_assert(!(kProducers && kQRegs), "with producer warps Q stays in shared memory");
   const int unit_rows = kDecodeMaxGroup * a.row_tiles;
   const int chunks = (a.q_heads / a.kv_heads + unit_rows - 1) / unit_rows;
   const CtaWork cw = cta_work<Policy>(a, a.kv_heads * chunks);
-  const int w = gpu::warp_id();
+  const int w = gpu::warp_id() % kWarps;
+  const bool producer = kProducers && gpu::warp_id() >= kWarps;
   const WorkUnit u(a, cw.seq, cw.y / chunks, cw.y % chunks, unit_rows);
   const float scale_log2 = a.scale_log2 * (a.k_scale ? a.k_scale[u.kvh] : 1.f);
   const int2 range = cw.range(a, u);
@@ -1182,21 +1229,24 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   // fp8 refills a raw slot as soon as its tile is converted, so its first copies fill every
   // slot; a 16-bit stage is refilled once the step before it is read, one stage fewer.
   constexpr int kIssuedAhead = kFp8 ? (G::kRawSlots + 1) / 2 : kStagesHere - 1;  // steps with a copy issued
-  int pages[kIssuedAhead];
+  int next_page = 0;
+  if (!kProducers || producer) {
+    int pages[kIssuedAhead];
 #pragma unroll
-  for (int j = 0; j < kIssuedAhead; ++j) pages[j] = page_at(j);
-  if constexpr (kHalves) {
+    for (int j = 0; j < kIssuedAhead; ++j) pages[j] = page_at(j);
+    if constexpr (kHalves) {
 #pragma unroll
-    for (int t = 0; t < G::kRawSlots; ++t) issue_half(t, pages[t / 2]);
-  } else {
+      for (int t = 0; t < G::kRawSlots; ++t) issue_half(t, pages[t / 2]);
+    } else {
 #pragma unroll
-    for (int j = 0; j < kIssuedAhead; ++j) issue(j, pages[j]);
+      for (int j = 0; j < kIssuedAhead; ++j) issue(j, pages[j]);
+    }
+    next_page = page_at(kIssuedAhead);
   }
-  int next_page = page_at(kIssuedAhead);
   // Q's 64 rows (past the unit's rows: zeros) in shared memory as the operand type (fp8 KV:
   // bf16 queries to f16, as the warp body does), made visible to wgmma below.
   unsigned char* q_smem = smem + G::kQ;
-  {
+  if (!producer) {
     // Every load issued before the first store: one round trip for the CTA's Q, not one per chunk.
     constexpr int kChunks = kHeadDim * 2 / 16, kThreads = kWarps * kWarpSize;
     constexpr int kPerThread = kWarps * kDecodeMaxGroup * kChunks / kThreads;
@@ -1283,11 +1333,40 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       gpu::block_sync_shared();
       probe.after(gpu::WaitPoint::BlockBarrier);
     };
+    if constexpr (kProducers) {
+      // Named barriers per converted step b: full (kFull + b: the producers wrote and fenced
+      // it) and empty (kEmpty + b: the computing warps' products of it are done).
+      constexpr int kFull = 1, kEmpty = 3, kQReady = 5, kPair = 2 * kWarps * kWarpSize;
+      if (producer) {
+        gpu::regs_decrease<Policy::kRowTileProducerRegs>();
+        for (int c = 0; c < steps; ++c) {
+          if (c >= G::kConvertedSteps) {
+            probe.before();
+            gpu::named_barrier_sync(kEmpty + c % 2, kPair);
+            probe.after(gpu::WaitPoint::BlockBarrier);
+          }
+          convert(c);
+          gpu::named_barrier_arrive(kFull + c % 2, kPair);
+        }
+      } else {
+        gpu::regs_increase<Policy::kRowTileConsumerRegs>();
+        gpu::fence_proxy_async_smem();  // Q, written by these warps, before wgmma reads it
+        gpu::named_barrier_sync(kQReady, kWarps * kWarpSize);
+        for (int j = 0; j < steps; ++j) {
+          probe.before();
+          gpu::named_barrier_sync(kFull + j % 2, kPair);
+          probe.after(gpu::WaitPoint::BlockBarrier);
+          group_qk<G, Operand<kKv>, kHeadDim, kTiles, kQRegs>(s, q_smem, qa, converted_step(j));
+          products(j, converted_step(j) + G::KV::kBytes);
+          if (j + G::kConvertedSteps < steps) gpu::named_barrier_arrive(kEmpty + j % 2, kPair);
+        }
+      }
+    }
     if constexpr (G::kConvertAhead) {
       if (steps > 0) convert(0);
       barrier();  // step 0 converted by every warp
     }
-    for (int j = 0; j < steps; ++j) {
+    for (int j = 0; j < steps && !kProducers; ++j) {
       if constexpr (!G::kConvertAhead) {
         convert(j);
         barrier();  // every warp's rows of step j are written
@@ -1316,7 +1395,11 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
     }
   }
   gpu::async_wait<0>();
-  finish_unit<Policy, kKv, kHeadDim, kWarps, Tile<DType::f16, kHeadDim>>(st, smem, a, cw, u, chunks, probe);
+  // Producer warps leave here: the computing warps close the unit among themselves.
+  if (producer) return;
+  using Sync = CtaSync<kProducers ? kWarps * kWarpSize : 0>;
+  finish_unit<Policy, kKv, kHeadDim, kWarps, Tile<DType::f16, kHeadDim>, Sync>(
+      st, smem, a, cw, u, chunks, probe, reinterpret_cast<int*>(smem + G::kQ));  // Q's bytes are spent
 }
 #endif  // SCHEDLAB_GPU_HAS_WGMMA
 
@@ -1475,6 +1558,10 @@ enum class DecodeBody { split, dynamic, row_tiles, warpgroup_rows };
 // The body of a group above 16 under this policy and KV type.
 template <class Policy, DType kKv>
 inline constexpr DecodeBody kRowTileBody = kWarpgroupRows<Policy, kKv> ? DecodeBody::warpgroup_rows : DecodeBody::row_tiles;
+// Threads of a body's CTA: the warpgroup body's producer warps are a second warpgroup.
+template <class Policy, DType kKv, DecodeBody kBody>
+inline constexpr int kThreadsOf =
+    kWarpsOf<Policy, kKv> * kWarpSize * (kBody == DecodeBody::warpgroup_rows && kFp8Producers<Policy, kKv> ? 2 : 1);
 template <class Policy, DType kKv, int kHeadDim, DecodeBody kBody>
 inline constexpr int kSmemBytes =
     kBody == DecodeBody::warpgroup_rows ? GroupSmem<Policy, kKv, kHeadDim>::kBytes : Smem<Policy, kKv, kHeadDim>::kBytes;
@@ -1489,7 +1576,7 @@ constexpr bool smem_counted_on_host() {
 }
 
 template <class Policy, DType kKv, int kHeadDim, DecodeBody kBody, class Dyn>
-__global__ void __launch_bounds__((kWarpsOf<Policy, kKv> * kWarpSize),
+__global__ void __launch_bounds__((kThreadsOf<Policy, kKv, kBody>),
                                   (kBody == DecodeBody::warpgroup_rows && kKv == DType::fp8_e4m3
                                        ? Policy::kMinCtasPerSmRowTilesFp8
                                        : kBody == DecodeBody::row_tiles || kBody == DecodeBody::warpgroup_rows
@@ -1609,8 +1696,8 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
     a.k_map = pool_tensor_map<kHeadDim>(args.k_pool, p);
     a.v_map = pool_tensor_map<kHeadDim>(args.v_pool, p);
   }
-  const dim3 block(kWarpsOf<Policy, kKv> * kWarpSize);
   auto run = [&]<DecodeBody kBody>(dim3 grid) {
+    const dim3 block(kThreadsOf<Policy, kKv, kBody>);
     constexpr int kBytes = kSmemBytes<Policy, kKv, kHeadDim, kBody>;
     auto kernel = decode_kernel<Policy, kKv, kHeadDim, kBody>();
     // Once per kernel: a runtime call between the timing events would be measured.
@@ -1684,7 +1771,7 @@ DecodePlan plan_for(const DecodeProblem& p, int forced_splits) {
     constexpr int kBodyBytes = kSmemBytes<Policy, kKv, kHeadDim, kBody>;  // checked by require_decode_fits
     auto kernel = decode_kernel<Policy, kKv, kHeadDim, kBody>();
     gpu::set_max_dynamic_smem(kernel, kBodyBytes);
-    return dev.sm_count * gpu::max_active_blocks(kernel, kWarpsOf<Policy, kKv> * kWarpSize, kBodyBytes);
+    return dev.sm_count * gpu::max_active_blocks(kernel, kThreadsOf<Policy, kKv, kBody>, kBodyBytes);
   };
   constexpr DecodeBody kBody = Policy::kTileSchedule == TileSchedule::persistent ? DecodeBody::dynamic : DecodeBody::split;
   int slots = 0;

@@ -247,6 +247,10 @@ TEST(DecodeGpuRowTiles, QRegsMatchesReference) {
 TEST(DecodeGpuRowTiles, Fp8ThreeSlotsMatchReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_fp8_three_ctas>(true);
 }
+// fp8 converted by a producer warpgroup, handed over through named barriers (kRowTileFp8Producers).
+TEST(DecodeGpuRowTiles, Fp8ProducersMatchReference) {
+  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_fp8_producers>(true);
+}
 // The warpgroup step with the warp body's instructions (kRowTileLeanStep false).
 TEST(DecodeGpuRowTiles, PlainStepMatchesReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_plain_step>(true);
