@@ -19,6 +19,6 @@ template void launch_paged_decode<experiments::decode_work_partition::token_bala
 template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced_q_regs>(const DecodeProblem&, int);
 template void launch_paged_decode<experiments::decode_work_partition::token_balanced_fp8_three_ctas>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
 template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced_fp8_three_ctas>(const DecodeProblem&, int);
-template void launch_paged_decode<experiments::decode_work_partition::token_balanced_fp8_producers>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
-template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced_fp8_producers>(const DecodeProblem&, int);
+template void launch_paged_decode<experiments::decode_work_partition::token_balanced_fp8_in_warps>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
+template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced_fp8_in_warps>(const DecodeProblem&, int);
 }  // namespace schedlab::kernels

@@ -10,8 +10,9 @@
 // computes the warpgroup body's step with the warp body's instructions (kRowTileLeanStep);
 // token_balanced_q_regs holds Q in registers for S = Q K^T (kRowTileQInRegisters);
 // token_balanced_fp8_three_ctas keeps fp8's raw tiles in one and a half steps of slots so that a
-// third CTA fits an SM (kRowTileFp8RawSlots); token_balanced_fp8_producers converts fp8 in a
-// producer warpgroup beside the computing one (kRowTileFp8Producers).
+// third CTA fits an SM (kRowTileFp8RawSlots), converting in the computing warps as
+// token_balanced_fp8_in_warps does, where the default converts fp8 in a producer warpgroup
+// beside the computing one (kRowTileFp8Producers).
 #pragma once
 #include "kernels/decode/decode_policy.hpp"
 
@@ -46,17 +47,20 @@ struct token_balanced_plain_step : token_balanced {
 // The warpgroup body's S = Q K^T with Q's A fragments held in registers for the whole loop.
 struct token_balanced_q_regs : token_balanced {
   /* RowTileQInRegisters = */ static constexpr bool kRowTileQInRegisters = true;
+  /* RowTileFp8Producers = */ static constexpr bool kRowTileFp8Producers = false;  // Q is read from shared memory there
 };
 // fp8 KV in the warpgroup body: raw K and V in a ring of three one-step slots, so three CTAs
 // fit an SM (72 KiB each at head dim 128) instead of two with four steps of raw tiles.
 struct token_balanced_fp8_three_ctas : token_balanced {
+  /* RowTileFp8Producers = */ static constexpr bool kRowTileFp8Producers = false;
   /* RowTileFp8RawSlots = */ static constexpr int kRowTileFp8RawSlots = 3;
   /* MinCtasPerSmRowTilesFp8 = */ static constexpr int kMinCtasPerSmRowTilesFp8 = 3;
 };
-// fp8 KV in the warpgroup body: a producer warpgroup copies and converts, the computing
-// warpgroup takes each converted step through named barriers (kRowTileFp8Producers).
-struct token_balanced_fp8_producers : token_balanced {
-  /* RowTileFp8Producers = */ static constexpr bool kRowTileFp8Producers = true;
+// fp8 KV in the warpgroup body converted by the computing warps themselves, each its own tile,
+// between two CTA barriers a step (kRowTileFp8Producers false; the default has a producer
+// warpgroup convert while the computing one takes each converted step through named barriers).
+struct token_balanced_fp8_in_warps : token_balanced {
+  /* RowTileFp8Producers = */ static constexpr bool kRowTileFp8Producers = false;
 };
 struct persistent : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;

@@ -247,9 +247,10 @@ TEST(DecodeGpuRowTiles, QRegsMatchesReference) {
 TEST(DecodeGpuRowTiles, Fp8ThreeSlotsMatchReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_fp8_three_ctas>(true);
 }
-// fp8 converted by a producer warpgroup, handed over through named barriers (kRowTileFp8Producers).
-TEST(DecodeGpuRowTiles, Fp8ProducersMatchReference) {
-  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_fp8_producers>(true);
+// fp8 converted by the computing warps (kRowTileFp8Producers false; the default, tested above,
+// has a producer warpgroup hand converted steps over through named barriers).
+TEST(DecodeGpuRowTiles, Fp8InWarpsMatchReference) {
+  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_fp8_in_warps>(true);
 }
 // The warpgroup step with the warp body's instructions (kRowTileLeanStep false).
 TEST(DecodeGpuRowTiles, PlainStepMatchesReference) {

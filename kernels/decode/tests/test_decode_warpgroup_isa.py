@@ -22,6 +22,11 @@ report's when it is fresh, else compiled here by scripts/resource_report.py) and
     `token_balanced_plain_step`): the warp's vote on whether a row moved its max (VOTE.ANY,
     twice: the masked and the unmasked softmax) and fewer integer divisions (I2F.RP, the start
     of each) than the plain step, whose page lookups divide by the page size every step.
+  - fp8 with a producer warpgroup (DecodePolicy::kRowTileFp8Producers, the default of `split` and
+    `token_balanced`): setmaxnreg takes the producers down to 96 registers and the computing
+    warps up to 160, the full / empty named barriers count 256 threads (BAR.ARV and BAR.SYNC
+    with 0x100), Q's and the closing steps' barriers the 128 computing threads; converting in
+    the computing warps (`token_balanced_fp8_in_warps`) and 16-bit KV have none of it.
 Run: python3 -m pytest -q kernels/decode/tests
 """
 from __future__ import annotations
@@ -132,3 +137,18 @@ def test_lean_step_votes_and_does_not_divide(kernels, variant):
             assert _count(lean, r"\bVOTE\.ANY") == 2, f"{where}: no vote on moved maxima in both softmax forms"
             assert _count(plain, r"\bVOTE\.ANY") == 0, f"{where}: the plain step votes"
             assert _count(lean, r"\bI2F\.RP") < _count(plain, r"\bI2F\.RP"), f"{where}: as many divisions as the plain step"
+
+
+def test_fp8_producer_warpgroup(kernels):
+    for variant in ("split", "token_balanced"):
+        for head_dim in (64, 128):
+            where = f"{variant} fp8 head dim {head_dim}"
+            body = kernels[(variant, FP8, head_dim, WARPGROUP_ROWS)]
+            assert _count(body, r"\bUSETMAXREG\.DEALLOC\S* 0x60\b") == 1, f"{where}: producers not down to 96"
+            assert _count(body, r"\bUSETMAXREG\.TRY_ALLOC\S* \S+, 0xa0\b") == 1, f"{where}: computing warps not up to 160"
+            assert _count(body, r"\bBAR\.ARV R\d+, 0x100\b") >= 2, f"{where}: no full / empty arrivals over 256 threads"
+            assert _count(body, r"\bBAR\.SYNC\S* R\d+, 0x100\b") >= 2, f"{where}: no full / empty waits over 256 threads"
+            assert _count(body, r"\bBAR\.SYNC\S* 0x5, 0x80\b") == 1, f"{where}: Q not published among 128 threads"
+    for key in [("token_balanced_fp8_in_warps", FP8, 128, WARPGROUP_ROWS), ("split", BF16, 128, WARPGROUP_ROWS)]:
+        body = kernels[key]
+        assert _count(body, r"\bUSETMAXREG") == 0 and _count(body, r", 0x100\b") == 0, key
