@@ -170,7 +170,7 @@ struct GroupSmem {
   using KV = BoxTile<kTokens, kHeadDim>;
   using Q = BoxTile<kWarps * kDecodeMaxGroup, kHeadDim>;
   static constexpr int kRawTile = Tile<kKv, kHeadDim>::kRawBytes;  // fp8: one warp's 16 tokens of K (or V)
-  static constexpr int kStageBytes = kFp8 ? kWarps * 2 * kRawTile : 2 * KV::kBytes;
+  static constexpr int kStageBytes = 2 * KV::kBytes;  // 16-bit: one step's K and V
   // fp8: the ring of raw slots, each one step's K or V tiles of every warp (a stage is two).
   static constexpr int kRawSlots = !kFp8                                                   ? 0
                                    : Policy::kRowTileFp8RawSlots > 0 && !kConvertAhead ? Policy::kRowTileFp8RawSlots
@@ -190,8 +190,8 @@ struct GroupSmem {
   static constexpr int raw_offset(int j, int kv, int w) {
     return ((2 * j + kv) % (kRawSlots > 0 ? kRawSlots : 1)) * kSlotBytes + w * kRawTile;  // 16-bit: unused
   }
-  // 16-bit: where warp w copies its tile of stage b (K; V follows at kVOffset).
-  static constexpr int k_offset(int b, int w) { return b * kStageBytes; }
+  // 16-bit: where stage b's K lies (every warp copies its rows into it; V follows at kVOffset).
+  static constexpr int k_offset(int b) { return b * kStageBytes; }
   static constexpr int kVOffset = KV::kBytes;
 };
 
@@ -1173,7 +1173,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   const int2 range = cw.range(a, u);
   const int steps = (range.y - range.x + kWarps - 1) / kWarps;
   const int key_end = min(u.seq_len, range.y * kDecodeTileTokens);
-  auto k_stage = [&](int b) { return smem + G::k_offset(b, w); };  // this warp's copy of stage b
+  auto k_stage = [&](int b) { return smem + G::k_offset(b); };  // 16-bit: stage b
   unsigned char* converted = smem + G::kConverted;                   // fp8: the step as f16 operands
   // Warp w's tile of step j is range tile j kWarps + w; its page id is fetched a step ahead.
   auto own = [&](int j) { return range.x + j * kWarps + w; };
