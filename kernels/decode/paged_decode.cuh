@@ -1180,17 +1180,19 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   auto page_at = [&](int j) { return own(j) < range.y ? page_of<Policy, kLean>(a, u.seq, own(j)) : 0; };
   // One commit group per step, empty past the last: 16-bit K and V into stage j, fp8 with an
   // even ring into their slots (a step's K and V land and free together).
+  // The tile a copy of `tile` reads (and `page` its page): a stale-tile fault copies the tile
+  // two before in its place.
+  auto source = [&](int tile, int& page) {
+    if (tile < range.y && fault_hits<Policy, DecodeFault::stale_tile>(tile, u.first_key, u.seq_len) && tile >= 2) {
+      page = page_of<Policy, kLean>(a, u.seq, tile - 2);
+      return tile - 2;
+    }
+    return tile;
+  };
   auto issue = [&](int j, int page) {
     if (j < steps) {
-      const int tile = own(j);
-      int copied = tile, valid_to = 0;  // valid_to 0: zero-fill the whole tile
-      if (tile < range.y) {
-        valid_to = u.seq_len;
-        if (fault_hits<Policy, DecodeFault::stale_tile>(tile, u.first_key, u.seq_len) && tile >= 2) {
-          copied = tile - 2;  // a stale-tile fault copies an earlier tile in its place
-          page = page_of<Policy, kLean>(a, u.seq, copied);
-        }
-      }
+      const int tile = own(j), valid_to = tile < range.y ? u.seq_len : 0;  // 0: zero-fill the whole tile
+      const int copied = source(tile, page);
       unsigned char* k = kFp8 ? smem + G::raw_offset(j, 0, w) : k_stage(j % kStagesHere);
       unsigned char* v = kFp8 ? smem + G::raw_offset(j, 1, w) : k + G::kVOffset;
       issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean>(a, k, v, u.kvh, copied, page, valid_to,
@@ -1208,11 +1210,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
     if (j < steps) {
       const int tile = own(j), valid_to = tile < range.y ? u.seq_len : 0;  // 0: zero-fill the whole tile
       if (kv == 0) {
-        k_copied = tile;
-        if (tile < range.y && fault_hits<Policy, DecodeFault::stale_tile>(tile, u.first_key, u.seq_len) && tile >= 2) {
-          k_copied = tile - 2;  // a stale-tile fault copies an earlier tile in its place
-          page = page_of<Policy, kLean>(a, u.seq, k_copied);
-        }
+        k_copied = source(tile, page);
         k_page = page;
       }
       unsigned char* dst = smem + G::raw_offset(j, kv, w);
