@@ -221,6 +221,26 @@ def _asm_function_facts(asm_text: str) -> dict[str, dict]:
     return facts
 
 
+_AMDHSA_KERNEL = re.compile(r"^\s*\.amdhsa_kernel\s+(\S+)")
+_AMDHSA_FIELD = re.compile(r"^\s*\.amdhsa_(\w+)\s+(-?\d+)\s*$")
+
+
+def amdhsa_descriptors(asm_text: str) -> dict[str, dict[str, int]]:
+    """Per kernel, the fields of its kernel descriptor block (.amdhsa_kernel SYM ...
+    .end_amdhsa_kernel) without the prefix: float_denorm_mode_16_64, next_free_vgpr, ...
+    These set the wave's MODE register at launch (the denormal modes, for example)."""
+    out: dict[str, dict[str, int]] = {}
+    current = None
+    for line in asm_text.splitlines():
+        if m := _AMDHSA_KERNEL.match(line):
+            current = out.setdefault(m.group(1), {})
+        elif line.strip() == ".end_amdhsa_kernel":
+            current = None
+        elif current is not None and (m := _AMDHSA_FIELD.match(line)):
+            current[m.group(1)] = int(m.group(2))
+    return out
+
+
 def _strip_asm_comment(line: str) -> str:
     return line.split(";", 1)[0].strip()
 

@@ -25,6 +25,7 @@
 #include "common/gpu/probe.hpp"
 #include "common/gpu/warp_mma.hpp"
 #include "common/gpu/warpgroup.hpp"
+#include "kernels/attention/pipeline.hpp"
 #include "kernels/common/element.hpp"
 #include "kernels/decode/decode_policy.hpp"
 #include "kernels/decode/paged_decode.hpp"
@@ -258,16 +259,14 @@ __device__ __forceinline__ void issue_tile(const Params& a, unsigned char* k_buf
   }
 }
 
-// STAGE issue with bulk tensor copies: lane 0 copies the K and V tile, 64 columns per box,
-// counted on the stage's mbarrier. Rows past the sequence end come along (a box is 16 rows)
-// and are dealt with in CopyPipe::wait.
+// STAGE issue with bulk tensor copies (lane 0 alone): the K and V tile, 64 columns per box,
+// counted on the stage's mbarrier `bar` (its arrival has announced 2 T::kRawBytes). Rows past
+// the sequence end come along (a box is 16 rows) and are dealt with in CopyPipe::wait.
 template <class Policy, DType kKv, int kHeadDim>
 __device__ __forceinline__ void issue_tile_bulk(const Params& a, unsigned char* k_buf, unsigned char* v_buf,
                                                 std::uint64_t* bar, int kvh, int tile, int page) {
   using T = TileOf<Policy, kKv, kHeadDim>;
-  if (gpu::lane_id() != 0) return;
   const int row = (page * a.kv_heads + kvh) * a.page_size + (tile * kDecodeTileTokens) % a.page_size;
-  gpu::mbarrier_arrive_expect_tx(bar, 2 * T::kRawBytes);
 #pragma unroll
   for (int box = 0; box < kHeadDim / T::kBoxCols; ++box) {
     gpu::bulk_tensor_copy_2d(k_buf + box * T::kBoxBytes, &a.k_map, box * T::kBoxCols, row, bar);
@@ -276,20 +275,23 @@ __device__ __forceinline__ void issue_tile_bulk(const Params& a, unsigned char* 
 }
 
 // A warp's K/V stages and how they are filled: per-lane async copies in commit groups, or bulk
-// copies signalling one mbarrier per stage (whose phase bit per stage lives in `phases`).
+// copies on the warp's own ring of full barriers (attention::FullPipeline: the warp reads a
+// stage before it refills it, so no empty barrier is needed). Stages are filled and waited
+// for in ring order, so `b` of issue() and wait() is the ring state's index.
 template <class Policy, DType kKv, int kHeadDim>
 struct CopyPipe {
   using T = TileOf<Policy, kKv, kHeadDim>;
   using S = Smem<Policy, kKv, kHeadDim>;
   static constexpr int kStagesHere = kStages<Policy, kKv>;
+  using Ring = attention::FullPipeline<kStagesHere>;
   unsigned char* base;
-  std::uint64_t* bars = nullptr;
-  unsigned phases = 0;
+  Ring* ring = nullptr;
+  attention::PipelineState<kStagesHere> issued, landed;  // bulk: the stage a copy fills, a wait finds full
   __device__ CopyPipe(unsigned char* smem, int warp) : base(smem + warp * S::kPerWarp) {
     if constexpr (kBulk<Policy, kKv>) {
-      bars = reinterpret_cast<std::uint64_t*>(smem + S::kBarriers) + warp * kStagesHere;
+      ring = reinterpret_cast<Ring*>(smem + S::kBarriers) + warp;
       if (gpu::lane_id() == 0) {
-        for (int b = 0; b < kStagesHere; ++b) gpu::mbarrier_init(bars + b, 1);
+        ring->init_full(1);
         gpu::mbarrier_init_fence();
       }
       gpu::warp_sync();
@@ -302,10 +304,13 @@ struct CopyPipe {
     return smem + warp * S::kPerWarp + b * 2 * T::kStageBytes;
   }
   // tile < 0: nothing to copy (a per-lane pipe still commits an empty group, which keeps its
-  // wait counts uniform).
+  // wait counts uniform; a bulk one passes the stage by).
   __device__ void issue(int b, const Params& a, int kvh, int tile, int page, int seq_len) {
     if constexpr (kBulk<Policy, kKv>) {
-      if (tile >= 0) issue_tile_bulk<Policy, kKv, kHeadDim>(a, k(b), v(b), bars + b, kvh, tile, page);
+      if (tile >= 0 && gpu::lane_id() == 0)
+        issue_tile_bulk<Policy, kKv, kHeadDim>(a, k(b), v(b), ring->producer_expect(issued, 2 * T::kRawBytes), kvh,
+                                               tile, page);
+      ++issued;
     } else {
       if (tile >= 0) issue_tile<Policy, kKv, kHeadDim>(a, k(b), v(b), kvh, tile, page, seq_len);
       gpu::async_commit();
@@ -316,8 +321,8 @@ struct CopyPipe {
   // is 0 there but 0 x a stale NaN is not (K rows there are masked to -inf whatever they hold).
   __device__ void wait(int b, int valid_rows) {
     if constexpr (kBulk<Policy, kKv>) {
-      gpu::mbarrier_wait(bars + b, (phases >> b) & 1u);
-      phases ^= 1u << b;
+      ring->consumer_wait(landed);
+      ++landed;
       if (valid_rows < kDecodeTileTokens) {
         constexpr int kChunks = T::kRowBytes / 16;
         for (int i = gpu::lane_id(); i < (kDecodeTileTokens - valid_rows) * kChunks; i += kWarpSize)
@@ -1332,19 +1337,19 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       probe.after(gpu::WaitPoint::BlockBarrier);
     };
     if constexpr (kProducers) {
-      // Named barriers per converted step b: full (kFull + b: the producers wrote and fenced
-      // it) and empty (kEmpty + b: the computing warps' products of it are done).
-      constexpr int kFull = 1, kEmpty = 3, kQReady = 5, kPair = 2 * kWarps * kWarpSize;
+      // The converted steps are a ring between the two warpgroups on named barriers 1-4
+      // (full: the producers wrote and fenced the step; empty: the computing warps' products of
+      // it are done); barrier 5 is Q's, among the computing warps.
+      using Ring = attention::NamedBarrierPipeline<G::kConvertedSteps, 1, 2 * kWarps * kWarpSize>;
+      constexpr int kQReady = Ring::kEmpty + G::kConvertedSteps;
       if (producer) {
         gpu::regs_decrease<Policy::kRowTileProducerRegs>();
         for (int c = 0; c < steps; ++c) {
-          if (c >= G::kConvertedSteps) {
-            probe.before();
-            gpu::named_barrier_sync(kEmpty + c % 2, kPair);
-            probe.after(gpu::WaitPoint::BlockBarrier);
-          }
+          probe.before();
+          Ring::producer_acquire(c);
+          probe.after(gpu::WaitPoint::BlockBarrier);
           convert(c);
-          gpu::named_barrier_arrive(kFull + c % 2, kPair);
+          Ring::producer_commit(c);
         }
       } else {
         gpu::regs_increase<Policy::kRowTileConsumerRegs>();
@@ -1352,11 +1357,11 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
         gpu::named_barrier_sync(kQReady, kWarps * kWarpSize);
         for (int j = 0; j < steps; ++j) {
           probe.before();
-          gpu::named_barrier_sync(kFull + j % 2, kPair);
+          Ring::consumer_wait(j);
           probe.after(gpu::WaitPoint::BlockBarrier);
           group_qk<G, Operand<kKv>, kHeadDim, kTiles, kQRegs>(s, q_smem, qa, converted_step(j));
           products(j, converted_step(j) + G::KV::kBytes);
-          if (j + G::kConvertedSteps < steps) gpu::named_barrier_arrive(kEmpty + j % 2, kPair);
+          Ring::consumer_release(j, steps);
         }
       }
     }

@@ -157,6 +157,31 @@ def test_vgpr_count_is_the_unified_total(compiler_output, name):
         assert k["vgpr_count"] == (-(-arch // 4) * 4 + k["agpr_count"] if k["agpr_count"] else arch)
 
 
+@pytest.mark.parametrize("arch", ["gfx942", "gfx950"])
+def test_amdhsa_descriptors_fixture(compiler_output, arch):
+    """clang's default for HIP keeps f16/f64 and f32 subnormals (mode 3: flush none)."""
+    text = compiler_output(f"toy_two_stage.{arch}.s")
+    descriptors = isa.amdhsa_descriptors(text)
+    assert set(descriptors) == set(isa.parse_amdgpu_metadata(text))
+    for d in descriptors.values():
+        assert d["float_denorm_mode_16_64"] == 3 and d["float_denorm_mode_32"] == 3
+        assert d["private_segment_fixed_size"] == 0
+
+
+def test_amdhsa_descriptors_by_hand():
+    text = """\t.amdhsa_kernel k1
+\t\t.amdhsa_float_denorm_mode_32 0
+\t\t.amdhsa_float_denorm_mode_16_64 3
+\t.end_amdhsa_kernel
+\t.amdhsa_float_denorm_mode_32 1
+\t.amdhsa_kernel k2
+\t\t.amdhsa_next_free_vgpr 12
+\t.end_amdhsa_kernel
+"""
+    assert isa.amdhsa_descriptors(text) == {"k1": {"float_denorm_mode_32": 0, "float_denorm_mode_16_64": 3},
+                                            "k2": {"next_free_vgpr": 12}}
+
+
 def test_amdgpu_metadata_by_hand():
     asm = """
 \t.type\t_Z1kv,@function

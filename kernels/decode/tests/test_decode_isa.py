@@ -12,6 +12,11 @@ every paged_decode_kernel instantiation:
     scratch bytes, no spilled VGPRs, no scratch_ or buffer stores);
   - fp8 KV becomes f16 operands by byte permutes (v_perm_b32), not by the hardware's fp8
     conversions, which read FNUZ on gfx942;
+  - e4m3 subnormals reach the MFMA as f16 subnormals: no f16 arithmetic in the tile loops
+    (the K/V bits go from the permutes to v_mfma; the only f16 VALU work is P's conversion
+    from f32), and the kernel descriptor keeps f16 subnormals (float_denorm_mode_16_64 3,
+    flush none) for that conversion. The f16 MFMA itself ignores MODE's denormal field and
+    keeps subnormal inputs on CDNA3 and CDNA4 (kernels/decode/README.md, "AMD");
   - at least one workgroup per CU wherever the kernel's LDS fits the target at all (the
     `wide` and `triple_buffer` variants at head dim 128 ask for more LDS than gfx942 has).
 Run: python3 -m pytest -q kernels/decode/tests
@@ -118,6 +123,26 @@ def test_fp8_kv_is_converted_by_byte_permutes(compiled):
         for loop in tile_loops:
             assert isa.has_instruction(loop, r"^v_perm_b32"), where
             assert not isa.has_instruction(loop, r"^v_cvt_\w*(fp8|bf8)"), f"{where}: a hardware fp8 conversion"
+
+
+# f16 arithmetic that could flush or round a converted K/V operand before the MFMA.
+F16_ARITHMETIC = r"^v_(pk_)?(add|sub|subrev|mul|fma|fmac|mad|mac|max|min|max3|min3|ldexp)_f16(_e32|_e64|_dpp|_sdwa)?\s"
+
+
+def test_fp8_subnormals_reach_the_mfma(compiled):
+    _, texts = compiled
+    checked = 0
+    for name, target, symbol, dtype, _, text in _decode_kernels(texts):
+        if dtype != 3:
+            continue
+        where = f"{target} {name} {symbol}"
+        descriptor = isa.amdhsa_descriptors(text)[symbol]
+        assert descriptor["float_denorm_mode_16_64"] == 3, f"{where}: f16 subnormals flushed"
+        for loop in isa.loops(text, symbol).values():
+            if isa.has_instruction(loop, r"^v_mfma"):
+                assert not isa.has_instruction(loop, F16_ARITHMETIC), f"{where}: f16 arithmetic in the tile loop"
+                checked += 1
+    assert checked
 
 
 def test_a_workgroup_per_cu_wherever_the_lds_fits(compiled):

@@ -30,8 +30,10 @@ What is checked, honestly:
   - prefill_lds_buffers, sm_90a: one buffer waits four times per tile (BAR.SYNC) against
     one for two buffers; padded rows cost more shared memory than swizzled ones.
   - fp8 e4m3 kernels (prefill_kv_tiles), gfx942 and gfx950: both products are
-    v_mfma_f32_16x16x32_fp8_fp8 (no 16-bit v_mfma), P is packed by v_cvt_pk_fp8_f32, and
-    nothing goes to scratch. sm_90a: mma.sync m16n8k32 e4m3 is not a native instruction
+    v_mfma_f32_16x16x32_fp8_fp8 (no 16-bit v_mfma), P is packed by v_cvt_pk_fp8_f32,
+    nothing goes to scratch, and the kernel descriptor flushes no subnormals (denormal
+    modes 3: P's f32 inputs to the conversion keep theirs; the fp8 MFMA keeps subnormal
+    inputs whatever the mode, kernels/decode/README.md, "AMD"). sm_90a: mma.sync m16n8k32 e4m3 is not a native instruction
     there: ptxas lowers each to F2FP.F16.E4M3.UNPACK_B conversions and two
     HMMA.16816.F32 (native QMMA.16832.F32.E4M3.E4M3 exists on sm_89 and sm_120 only);
     the test pins that lowering, the e4m3 P pack and the PRMT byte permutes of V, so a
@@ -323,6 +325,8 @@ def test_amd_fp8_uses_fp8_mfma(compiled):
                 assert not isa.has_instruction(body, r"^v_mfma_f32_16x16x16"), (target, symbol)
                 assert isa.has_instruction(body, r"^v_cvt_pk_fp8_f32"), (target, symbol)
                 assert not isa.has_instruction(body, r"^scratch_"), (target, symbol)
+                descriptor = isa.amdhsa_descriptors(text)[symbol]
+                assert descriptor["float_denorm_mode_32"] == descriptor["float_denorm_mode_16_64"] == 3, (target, symbol)
 
 
 def test_sm90a_fp8_mma_lowering(compiled):

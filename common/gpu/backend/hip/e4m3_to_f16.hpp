@@ -5,9 +5,11 @@
 //
 // An e4m3 byte s eeee mmm placed as the f16 bits s 0eeee mmm0000000 is the same value times
 // 2^-8 (f16's exponent bias is 15, e4m3's 7), exactly, subnormals included (e4m3 m x 2^-9
-// becomes the f16 subnormal m x 2^-17). The caller multiplies the products back by
-// kE4m3AsF16Scale, once per score or output, not once per element. The e4m3 NaN bytes (0x7F,
-// 0xFF) become +-480: inputs are expected finite, as in the prefill fp8 tile.
+// becomes the f16 subnormal m x 2^-17; the f16 MFMA keeps subnormal inputs on gfx942 and
+// gfx950 whatever the MODE register says: kernels/decode/README.md). The caller multiplies
+// the products back by kE4m3AsF16Scale, once per score or output, not once per element. The
+// e4m3 NaN bytes (0x7F, 0xFF) become +-480: inputs are expected finite, as in the prefill
+// fp8 tile.
 // Two bytes at a time: v_perm_b32 puts them at the top of the two 16-bit halves of a word
 // (byte_pair_selector), three more instructions finish the pair (f16x2_from_high_bytes).
 // Plain constexpr functions, no vendor header: host and device code alike, so a CPU test
