@@ -14,6 +14,7 @@
 # of the binaries the ncu phase profiles; a token-balanced decode run is one launch, no combine).
 # An older build in .carry/old (pack_carry.sh's OLDER_BUILD) is timed before and after the sweep.
 set -uo pipefail
+source "$(dirname "$0")/bench_names.sh"
 export LD_LIBRARY_PATH=$PWD/.carry/lib:${LD_LIBRARY_PATH:-}
 # The commit the carried binaries and this working tree are (scripts/pack_carry.sh): the
 # device machine's .git can lag behind the tree it was sent.
@@ -169,14 +170,14 @@ if [ "$PHASE" != bench ] && command -v ncu >/dev/null; then
       local tag=${t%/manual_time}
       ncu --clock-control none --csv --page raw --print-units base --metrics "$metrics" -k "regex:$regex" \
         --launch-skip "$n" --launch-count "$n" --log-file "$R/ncu/${tag//\//+}.csv" \
-        "$b" --schedlab_profile_once --benchmark_filter="^$t\$" >>"$OUT/logs/ncu.txt" 2>&1
+        "$b" --schedlab_profile_once --benchmark_filter="^$(literal_regex "$t")\$" >>"$OUT/logs/ncu.txt" 2>&1
       echo "ncu $tag rc=$?"
       # Timing pass: only gpu__time_duration (one replay pass), TIME_RUNS runs; the ingest
       # step compares the median run with the harness's median.
       mkdir -p "$R/ncu_time"
       ncu --clock-control none --csv --page raw --print-units base --metrics gpu__time_duration.sum -k "regex:$regex" \
         --launch-skip "$n" --launch-count $((n * ${TIME_RUNS:-5})) --log-file "$R/ncu_time/${tag//\//+}.csv" \
-        "$b" --schedlab_profile_launches="${TIME_RUNS:-5}" --benchmark_filter="^$t\$" >>"$OUT/logs/ncu.txt" 2>&1
+        "$b" --schedlab_profile_launches="${TIME_RUNS:-5}" --benchmark_filter="^$(literal_regex "$t")\$" >>"$OUT/logs/ncu.txt" 2>&1
     done
   }
   for b in $B/bench_decode_*; do
