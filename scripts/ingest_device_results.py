@@ -55,6 +55,11 @@ def write_gzip(data: bytes, dest: Path) -> None:
 def copy_results(stage: Path, results: Path) -> dict[tuple[str, str], Path]:
     """Copies every benchmark results file; returns (device, experiment) -> newest copy."""
     newest: dict[tuple[str, str], Path] = {}
+    # An older build timed in the same call (scripts/device_full.sh, .carry/old) writes
+    # results/<device>/builds/<experiment>/: stored alike, but never an experiment's newest.
+    for f in sorted((stage / "results").glob("*/builds/*/*.json")):
+        dest = results / f.parts[-4] / "builds" / f.parts[-2] / (f.name + ".gz")
+        store_compressed(f, dest)
     for f in sorted((stage / "results").glob("*/*/*.json")):
         device, experiment = f.parts[-3], f.parts[-2]
         if experiment == "sweeps":  # scripts/sweep.py's summary of the run: kept as it is
@@ -65,18 +70,22 @@ def copy_results(stage: Path, results: Path) -> dict[tuple[str, str], Path]:
             continue
         # Committed compressed: the tree travels to the device with every call (load.py reads both).
         dest = results / device / experiment / (f.name + ".gz")
-        if dest.exists():
-            # The same archive ingested again (with a later one of the same session): fine.
-            if gzip.decompress(dest.read_bytes()) != f.read_bytes():
-                raise SystemExit(f"{dest} exists and differs: results are never written over")
-            newest[(device, experiment)] = dest
-            print(f"already  {dest}")
-            continue
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        write_gzip(f.read_bytes(), dest)
+        store_compressed(f, dest)
         newest[(device, experiment)] = dest
-        print(f"results  {dest}")
     return newest
+
+
+def store_compressed(f: Path, dest: Path) -> None:
+    """f gzip-compressed at dest; the same archive ingested again (with a later one of the same
+    session) is fine, a different file of that name is an error: results are never written over."""
+    if dest.exists():
+        if gzip.decompress(dest.read_bytes()) != f.read_bytes():
+            raise SystemExit(f"{dest} exists and differs: results are never written over")
+        print(f"already  {dest}")
+        return
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    write_gzip(f.read_bytes(), dest)
+    print(f"results  {dest}")
 
 
 def median_us(results_file: Path, benchmark: str) -> float | None:

@@ -52,3 +52,20 @@ def test_sweep_summary_is_kept(tmp_path):
     assert ingest.main([str(tgz), "--results", str(results)]) == 0
     assert (results / "h200" / "sweeps" / summary.name).read_bytes() == summary.read_bytes()
     assert ingest.main([str(tgz), "--results", str(results)]) == 0
+
+
+def test_an_older_builds_files_are_kept_beside_the_experiments(tmp_path):
+    tgz = _archive(tmp_path, "a", 1.0)
+    with tarfile.open(tgz, "r:gz") as tar:
+        tar.extractall(tmp_path / "re")
+    older = tmp_path / "re" / "results" / "h200" / "builds" / "toy_experiment" / "20260101T000001Z-0123456789.json"
+    older.parent.mkdir(parents=True)
+    older.write_text(json.dumps({"benchmarks": [{"run_name": "toy/a", "aggregate_name": "median", "real_time": 2.0}]}))
+    with tarfile.open(tgz, "w:gz") as tar:
+        tar.add(tmp_path / "re", arcname=".")
+    results = tmp_path / "results"
+    assert ingest.main([str(tgz), "--results", str(results)]) == 0
+    kept = results / "h200" / "builds" / "toy_experiment" / (older.name + ".gz")
+    assert gzip.decompress(kept.read_bytes()) == older.read_bytes()
+    assert [p.name for p in (results / "h200" / "toy_experiment").glob("*")] == ["20260101T000000Z-abcdef1234.json.gz"]
+    assert ingest.main([str(tgz), "--results", str(results)]) == 0
