@@ -1605,7 +1605,6 @@ __global__ void __launch_bounds__((kThreadsOf<Policy, kKv, kBody>),
 // splits, showed 11 us outside the decode CTAs, most of it the old one-thread-per-column
 // walk). Launched dependent on the decode kernel: its launch overlaps that kernel's tail.
 inline constexpr int kCombineWarps = 8;
-inline constexpr int kCombineBatch = 4;  // partials a warp has in flight (below)
 // kRowTiles: units of 16 x a.row_tiles query heads (the row-tile body's), else of 16.
 template <DType kQ, int kHeadDim, bool kRowTiles>
 __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kernel(Params a) {
@@ -1635,27 +1634,12 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
   for (int i = 1; i < kCombineWarps; ++i) m = fmaxf(m, warp_max[i]);
   float o[kCols] = {}, wsum = 0.f;
   if (m != -INFINITY) {
-    // A warp loads kCombineBatch partials before it adds any: a row with many partials (a long
-    // sequence cut into 70 chunks) costs a few round trips to L2, not one per partial.
-    for (int sp0 = w; sp0 < slots; sp0 += kCombineWarps * kCombineBatch) {
-      float lse[kCombineBatch], val[kCombineBatch][kCols];
+    for (int sp = w; sp < slots; sp += kCombineWarps) {
+      const float wgt = gpu::mma::fast_exp2(a.partial_lse[slot0 + sp] - m);
+      const float* src = a.partial_o + (slot0 + sp) * kHeadDim + lane * kCols;
+      wsum += wgt;
 #pragma unroll
-      for (int b = 0; b < kCombineBatch; ++b) {
-        const int sp = sp0 + b * kCombineWarps;
-        const bool here = sp < slots;
-        const float* src = a.partial_o + (slot0 + (here ? sp : 0)) * kHeadDim + lane * kCols;
-        lse[b] = here ? a.partial_lse[slot0 + sp] : -INFINITY;
-#pragma unroll
-        for (int c = 0; c < kCols; ++c) val[b][c] = here ? src[c] : 0.f;
-      }
-#pragma unroll
-      for (int b = 0; b < kCombineBatch; ++b) {
-        if (sp0 + b * kCombineWarps >= slots) break;
-        const float wgt = gpu::mma::fast_exp2(lse[b] - m);
-        wsum += wgt;
-#pragma unroll
-        for (int c = 0; c < kCols; ++c) o[c] += wgt * val[b][c];
-      }
+      for (int c = 0; c < kCols; ++c) o[c] += wgt * src[c];
     }
   }
 #pragma unroll
