@@ -12,7 +12,8 @@
 // token_balanced_fp8_three_ctas keeps fp8's raw tiles in one and a half steps of slots so that a
 // third CTA fits an SM (kRowTileFp8RawSlots), converting in the computing warps as
 // token_balanced_fp8_in_warps does, where the default converts fp8 in a producer warpgroup
-// beside the computing one (kRowTileFp8Producers).
+// beside the computing one (kRowTileFp8Producers); token_balanced_merge_by_unit sends only the
+// units whose merge is too long for one CTA to the combine kernel (kMergeByUnit).
 #pragma once
 #include "kernels/decode/decode_policy.hpp"
 
@@ -61,6 +62,12 @@ struct token_balanced_fp8_three_ctas : token_balanced {
 // warpgroup convert while the computing one takes each converted step through named barriers).
 struct token_balanced_fp8_in_warps : token_balanced {
   /* RowTileFp8Producers = */ static constexpr bool kRowTileFp8Producers = false;
+};
+// A unit cut into more chunks than its last CTA merges quickly goes to the combine kernel
+// alone; the others still merge in the decode kernel (the default sends every cut unit of such
+// a plan to the combine kernel, which then launches a CTA per query row of the batch).
+struct token_balanced_merge_by_unit : token_balanced {
+  /* MergeByUnit = */ static constexpr bool kMergeByUnit = true;
 };
 struct persistent : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;

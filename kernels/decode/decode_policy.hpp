@@ -70,6 +70,13 @@ struct DecodePolicy {
   // uniform batch whole; up to about 36 it still cuts the long sequence into two waves' worth.
   /* ChunkOverheadTiles = */ static constexpr int kChunkOverheadTiles = 4;
   /* ChunkOverheadTilesFp8 = */ static constexpr int kChunkOverheadTilesFp8 = 24;
+  // With a token-balanced schedule, where a unit cut into chunks is merged: by its last chunk's
+  // CTA (a warp per row over the unit's partials) unless that merge is too long for one CTA
+  // (kMaxInKernelMergeSteps, paged_decode.hpp); such a unit is merged by the combine kernel.
+  // false: once one unit needs the combine kernel, every cut unit goes there (the combine then
+  // launches a CTA per query row of the batch). true: only those units do, the others still
+  // merge in the decode kernel, and the combine's other CTAs return at once.
+  /* MergeByUnit = */ static constexpr bool kMergeByUnit = false;
   // Query rows one CTA covers, in 16-row tiles of the matrix instruction. A GQA group larger
   // than 16 (MQA: 64 query heads on one KV head) is otherwise cut into CTAs of 16 rows that
   // each read the whole KV again. Above 1, such a group is one CTA of up to kMaxRowTiles row

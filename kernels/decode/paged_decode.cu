@@ -14,7 +14,7 @@
 namespace schedlab::kernels {
 
 DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits, TileSchedule schedule,
-                       int chunk_overhead_tiles, int max_row_tiles) {
+                       int chunk_overhead_tiles, int max_row_tiles, bool merge_by_unit) {
   if (cta_slots < 1 || warps < 1) throw std::invalid_argument("plan_decode: no CTA slots or warps");
   // Before any launch and any allocation: a bad batch description (a length below 1, a page id
   // outside the pool, a length needing more pages than its block-table row) is an
@@ -44,9 +44,18 @@ DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int for
     plan.work_chunks = static_cast<int>(w.chunks.size());
     plan.work.reserve(4 * w.chunks.size() + w.partial_count.size());
     for (const DecodeWorkChunk& c : w.chunks) plan.work.insert(plan.work.end(), {c.seq * heads + c.head, c.first_tile, c.tiles, c.partial});
-    plan.work.insert(plan.work.end(), w.partial_count.begin(), w.partial_count.end());
+    // The most partials a unit's last CTA merges itself: a warp per row, one step per row and
+    // partial. A unit of more goes to the combine kernel (its count negated in the work list):
+    // with merge_by_unit that unit alone, else every cut unit once one needs it.
     const int unit_rows = std::min(p.q_heads / p.kv_heads, kDecodeMaxGroup * row_tiles);
-    plan.merge_in_kernel = (unit_rows + warps - 1) / warps * w.max_partials <= kMaxInKernelMergeSteps;
+    const int kernel_parts = std::max(1, kMaxInKernelMergeSteps / ((unit_rows + warps - 1) / warps));
+    const bool all_to_combine = !merge_by_unit && w.max_partials > kernel_parts;
+    for (int parts : w.partial_count) {
+      const bool combine = parts > 1 && (all_to_combine || parts > kernel_parts);
+      plan.work.push_back(combine ? -parts : parts);
+      plan.combine_merges = plan.combine_merges || combine;
+      plan.kernel_merges = plan.kernel_merges || (parts > 1 && !combine);
+    }
     return plan;
   }
   if (schedule == TileSchedule::persistent && forced_splits <= 0) {

@@ -9,7 +9,7 @@
 // thread per column then walked every split serially, and at batch 1 with 32 splits it cost
 // more than the launch it saved.) Token-balanced chunks do merge in the last CTA of each unit,
 // a warp per row over the unit's own partials (merge_unit_if_last), unless the plan finds that
-// merge too long for one CTA (DecodePlan::merge_in_kernel) and launches the combine instead.
+// merge too long for one CTA and leaves the unit to the combine kernel (DecodePlan).
 // Scheduling knobs come from the Policy (decode_policy.hpp); the body is shared.
 #pragma once
 #include <climits>
@@ -50,7 +50,7 @@ struct Params {
   int* schedule;                    // shared tail or persistent: the counters of struct Schedule; token-balanced
                                     // with partials: one arrival counter per unit; else null
   const int* work;                  // token-balanced: 4 ints per CTA (unit, first tile, tiles, partial), else null
-  const int* unit_partials;         // token-balanced: the partials of each unit, else null
+  const int* unit_partials;         // token-balanced: the partials of each unit (negated: merged by the combine kernel), else null
   int units;                        // (sequence, KV head, chunk) work units
   bool persistent;                  // the grid is persistent (the combine reads its join counts)
   int q_heads, kv_heads, page_size, max_pages_per_seq, window, num_splits, tiles_per_split;
@@ -691,7 +691,9 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
 // the counter zero for the next launch. This replaces the split combine's second kernel, whose
 // launch and wave (one CTA per sequence and head) were about a tenth of the one-long fp8
 // batch's time on the H200.
-// The partials of a unit: a token-balanced plan's own count per unit, else the grid's splits.
+// The partials of a unit: a token-balanced plan's own count per unit (negated where the combine
+// kernel merges them: never 1, never above 1, so neither a whole output nor a merge here), else
+// the grid's splits.
 template <class Policy>
 __device__ __forceinline__ int unit_parts(const Params& a, int unit) {
   if constexpr (Policy::kTileSchedule == TileSchedule::token_balanced)
@@ -1621,8 +1623,13 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
   const int unit_rows = kRowTiles ? kDecodeMaxGroup * a.row_tiles : kDecodeMaxGroup;
   const int group = a.q_heads / a.kv_heads, chunks = (group + unit_rows - 1) / unit_rows;
   const int unit = (seq * a.kv_heads + head / group) * chunks + (head % group) / unit_rows;
-  const int slots = a.persistent ? Schedule(a).published[unit] : a.unit_partials ? a.unit_partials[unit] : a.num_splits;
-  if (a.unit_partials && slots == 1) return;  // a token-balanced unit of one chunk wrote its output whole
+  int slots = a.persistent ? Schedule(a).published[unit] : a.unit_partials ? a.unit_partials[unit] : a.num_splits;
+  // A token-balanced unit merged here carries its partial count negated; the others wrote their
+  // output whole (one chunk) or were merged by their last chunk in the decode kernel.
+  if (a.unit_partials) {
+    if (slots > 0) return;
+    slots = -slots;
+  }
   // A shared tail's counter is zeroed for the next launch here, the decode grid being done.
   if (a.schedule && !a.persistent && threadIdx.x == 0 && head % group % unit_rows == 0) a.schedule[unit] = 0;
   float m = -INFINITY;
@@ -1785,7 +1792,7 @@ DecodePlan plan_for(const DecodeProblem& p, int forced_splits) {
   if (slots == 0) slots = slots_of.template operator()<kBody>();
   constexpr int kOverhead = kKv == DType::fp8_e4m3 ? Policy::kChunkOverheadTilesFp8 : Policy::kChunkOverheadTiles;
   return plan_decode(p, slots, kWarpsOf<Policy, kKv>, forced_splits, Policy::kTileSchedule, kOverhead,
-                     Policy::kMaxRowTiles);
+                     Policy::kMaxRowTiles, Policy::kMergeByUnit);
 }
 }  // namespace decode_detail
 

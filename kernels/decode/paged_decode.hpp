@@ -59,19 +59,21 @@ struct DecodePlan {
   int ctas = 0;              // persistent CTAs (TileSchedule::persistent); 0: a (split, head, sequence) grid
   bool shared_tail = false;  // split CTAs share each unit's last tiles
   // Token-balanced: 4 ints per chunk (unit, first tile, tile count, partial index), then the
-  // partial count of each unit. Empty otherwise.
+  // partial count of each unit (negated for a unit the combine kernel merges). Empty otherwise.
   std::vector<int> work;
   int work_chunks = 0;
   // Token-balanced: a unit cut into several chunks is merged in the decode kernel by its last
   // chunk to finish (counted on one arrival counter per unit), unless that merge would be too
-  // long for one CTA (kMaxInKernelMergeSteps): then the combine kernel merges those units.
-  bool merge_in_kernel = true;
+  // long for one CTA (kMaxInKernelMergeSteps): then the combine kernel merges it, and the work
+  // list holds its partial count negated. Which units go there: DecodePolicy::kMergeByUnit.
+  bool kernel_merges = false;   // some unit is merged in the decode kernel
+  bool combine_merges = false;  // some unit is merged by the combine kernel
   bool dynamic() const { return ctas > 0; }
   bool balanced() const { return work_chunks > 0; }
   // Partials are written whenever a row's keys are cut among CTAs or warps.
   bool needs_partials() const { return dynamic() || num_splits > 1; }
-  bool needs_combine() const { return needs_partials() && !(balanced() && merge_in_kernel); }
-  bool needs_schedule() const { return dynamic() || shared_tail || (balanced() && num_splits > 1 && merge_in_kernel); }
+  bool needs_combine() const { return needs_partials() && (!balanced() || combine_merges); }
+  bool needs_schedule() const { return dynamic() || shared_tail || (balanced() && kernel_merges); }
 };
 // The longest merge a token-balanced unit's last CTA does itself, in steps of one warp (one
 // query row of one partial, head_dim columns over the lanes): rows per warp x partials. Each
@@ -108,9 +110,11 @@ inline constexpr int kDynamicJoins = 16;
 // forced_splits > 0 forces the (split, head, sequence) grid with that many splits, for any
 // schedule (a persistent one then runs as shared_tail).
 // max_row_tiles: DecodePolicy::kMaxRowTiles (1: a group above 16 is cut into 16-row CTAs).
+// merge_by_unit: DecodePolicy::kMergeByUnit.
 DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits = 0,
                        TileSchedule schedule = TileSchedule::split,
-                       int chunk_overhead_tiles = DecodePolicy::kChunkOverheadTiles, int max_row_tiles = 1);
+                       int chunk_overhead_tiles = DecodePolicy::kChunkOverheadTiles, int max_row_tiles = 1,
+                       bool merge_by_unit = DecodePolicy::kMergeByUnit);
 
 // The 16-row tiles of query heads one CTA covers: more than one only for a group above 16
 // under a split or token-balanced schedule whose policy allows it (at most max_row_tiles).

@@ -252,6 +252,22 @@ TEST(DecodeGpuRowTiles, Fp8ThreeSlotsMatchReference) {
 TEST(DecodeGpuRowTiles, Fp8InWarpsMatchReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_fp8_in_warps>(true);
 }
+// Only the units whose merge is too long for one CTA go to the combine kernel
+// (kMergeByUnit): the row-tile shapes, then a batch whose plan mixes the two merges (a long
+// sequence cut into dozens of chunks, two of middle length into a few, short ones whole).
+TEST(DecodeGpuRowTiles, MergeByUnitMatchesReference) {
+  using Policy = experiments::decode_work_partition::token_balanced_merge_by_unit;
+  expect_row_tiles_match_reference<Policy>(true);
+  std::uint64_t seed = std::random_device{}();
+  for (DType kv : {DType::bf16, DType::fp8_e4m3}) {
+    const DecodeProblem p = make_decode_problem(5, 64, 2, 128, 16, {20000, 1000, 1000, 1, 200}, kv, ++seed,
+                                                /*spare_pages=*/3);
+    const std::string where = std::string("group 32, mixed merges, ") + dtype_name(kv);
+    DecodeCase c(p, DecodeKernel::of<Policy>());
+    EXPECT_TRUE(c.plan().kernel_merges && c.plan().combine_merges) << where << ": both merges in one plan";
+    launch_twice_and_check(c, seed, where);
+  }
+}
 // The warpgroup step with the warp body's instructions (kRowTileLeanStep false).
 TEST(DecodeGpuRowTiles, PlainStepMatchesReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_plain_step>(true);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <numeric>
 #include <stdexcept>
 #include <string>
@@ -156,7 +157,8 @@ TEST(DecodeRowTiles, TokenBalancedWorkListCountsRowTileUnits) {
     ASSERT_LT(plan.work[4 * c], units);
     ++seen[plan.work[4 * c]];
   }
-  for (int u = 0; u < units; ++u) EXPECT_EQ(seen[u], plan.work[4 * plan.work_chunks + u]) << "unit " << u;
+  // (A count is negated where the combine kernel merges the unit.)
+  for (int u = 0; u < units; ++u) EXPECT_EQ(seen[u], std::abs(plan.work[4 * plan.work_chunks + u])) << "unit " << u;
   const DecodeWorkPartition w =
       partition_decode_work(p.context_lens, 2, kDecodeTileTokens, kSlots, kWarps * kMinTilesPerWarp);
   EXPECT_EQ(plan.work_chunks, int(w.chunks.size()));
@@ -303,7 +305,8 @@ TEST(DecodePlan, TokenBalancedUploadsItsWorkList) {
   // buffer); the last to arrive merges them in the kernel, so no combine kernel is launched.
   EXPECT_TRUE(plan.needs_partials());
   EXPECT_TRUE(plan.needs_schedule());
-  EXPECT_TRUE(plan.merge_in_kernel);
+  EXPECT_TRUE(plan.kernel_merges);
+  EXPECT_FALSE(plan.combine_merges);
   EXPECT_FALSE(plan.needs_combine());
   EXPECT_GE(decode_schedule_ints(p), units);
   // Units of many rows cut into many chunks (groups of 32 in two 16-row units, the long
@@ -313,9 +316,15 @@ TEST(DecodePlan, TokenBalancedUploadsItsWorkList) {
   const DecodePlan combined = plan_decode(wide, kSlots, kWarps, 0, TileSchedule::token_balanced);
   ASSERT_TRUE(combined.balanced());
   ASSERT_GT((kDecodeMaxGroup + kWarps - 1) / kWarps * combined.num_splits, kMaxInKernelMergeSteps);
-  EXPECT_FALSE(combined.merge_in_kernel);
+  EXPECT_FALSE(combined.kernel_merges);
+  EXPECT_TRUE(combined.combine_merges);
   EXPECT_TRUE(combined.needs_partials() && combined.needs_combine());
   EXPECT_FALSE(combined.needs_schedule());
+  // Every cut unit's count is negated (the combine kernel merges it); whole units keep 1.
+  for (int u = 0; u < decode_work_pairs(wide); ++u) {
+    const int parts = combined.work[4 * combined.work_chunks + u];
+    EXPECT_TRUE(parts == 1 || parts < -1) << "unit " << u << ": " << parts;
+  }
   // With every unit in one chunk there is nothing to merge: no partials, no counters.
   const DecodeProblem short_only = make_decode_problem(4, 64, 2, 128, 16, {1, 30, 17, 64}, DType::bf16, 1);
   const DecodePlan whole = plan_decode(short_only, kSlots, kWarps, 0, TileSchedule::token_balanced);
@@ -324,6 +333,48 @@ TEST(DecodePlan, TokenBalancedUploadsItsWorkList) {
   EXPECT_FALSE(whole.needs_partials() || whole.needs_schedule() || whole.needs_combine());
   // Forced splits use the split grid, as for the other schedules.
   EXPECT_FALSE(plan_decode(p, kSlots, kWarps, 3, TileSchedule::token_balanced).balanced());
+}
+
+// DecodePolicy::kMergeByUnit: only the units whose merge is too long for one CTA go to the
+// combine kernel (count negated); the other cut units still merge in the decode kernel, so the
+// plan needs both the arrival counters and the combine. Group 32 in units of two row tiles
+// (16 rows a warp: at most 8 partials merged in the kernel), a long sequence cut into dozens
+// of chunks, two of middle length into a few, and short ones whole.
+TEST(DecodePlan, MergeByUnitSendsOnlyLongMergesToTheCombine) {
+  const DecodeProblem p = make_decode_problem(5, 64, 2, 128, 16, {20000, 1000, 1000, 1, 200}, DType::bf16, 1);
+  const DecodePlan by_unit = plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced,
+                                         DecodePolicy::kChunkOverheadTiles, 4, /*merge_by_unit=*/true);
+  const DecodePlan all = plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced,
+                                     DecodePolicy::kChunkOverheadTiles, 4, /*merge_by_unit=*/false);
+  ASSERT_TRUE(by_unit.balanced() && all.balanced());
+  ASSERT_EQ(by_unit.row_tiles, 2);
+  const int kernel_parts = kMaxInKernelMergeSteps / (2 * kDecodeMaxGroup / kWarps);
+  const int units = decode_work_pairs(p, by_unit.row_tiles);
+  int to_kernel = 0, to_combine = 0, whole = 0;
+  for (int u = 0; u < units; ++u) {
+    const int parts = by_unit.work[4 * by_unit.work_chunks + u];
+    const int parts_all = all.work[4 * all.work_chunks + u];
+    EXPECT_EQ(std::abs(parts), std::abs(parts_all)) << "unit " << u << ": the same cut either way";
+    EXPECT_NE(parts, 0) << "unit " << u;
+    if (parts == 1) {
+      ++whole;
+    } else if (parts > 1) {
+      ++to_kernel;
+      EXPECT_LE(parts, kernel_parts) << "unit " << u;
+    } else {
+      ++to_combine;
+      EXPECT_GT(-parts, kernel_parts) << "unit " << u;
+    }
+    if (parts_all != 1) {
+      EXPECT_LT(parts_all, -1) << "unit " << u << ": every cut unit to the combine";
+    }
+  }
+  EXPECT_GT(to_kernel, 0);
+  EXPECT_GT(to_combine, 0);
+  EXPECT_GT(whole, 0);
+  EXPECT_TRUE(by_unit.kernel_merges && by_unit.combine_merges);
+  EXPECT_TRUE(by_unit.needs_schedule() && by_unit.needs_combine());
+  EXPECT_TRUE(all.combine_merges && !all.kernel_merges && !all.needs_schedule());
 }
 
 std::int64_t total_keys(const DecodeShape& s) {
