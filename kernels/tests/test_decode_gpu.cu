@@ -262,7 +262,7 @@ TEST(DecodeGpuRowTiles, MergeByUnitMatchesReference) {
   for (DType kv : {DType::bf16, DType::fp8_e4m3}) {
     const DecodeProblem p = make_decode_problem(5, 64, 2, 128, 16, {20000, 1000, 1000, 1, 200}, kv, ++seed,
                                                 /*spare_pages=*/3);
-    const std::string where = std::string("group 32, mixed merges, ") + dtype_name(kv);
+    const std::string where = "group 32, mixed merges, " + std::string(dtype_name(kv));
     DecodeCase c(p, DecodeKernel::of<Policy>());
     EXPECT_TRUE(c.plan().kernel_merges && c.plan().combine_merges) << where << ": both merges in one plan";
     launch_twice_and_check(c, seed, where);
