@@ -13,7 +13,9 @@
 // third CTA fits an SM (kRowTileFp8RawSlots), converting in the computing warps as
 // token_balanced_fp8_in_warps does, where the default converts fp8 in a producer warpgroup
 // beside the computing one (kRowTileFp8Producers); token_balanced_merge_by_unit sends only the
-// units whose merge is too long for one CTA to the combine kernel (kMergeByUnit).
+// units whose merge is too long for one CTA to the combine kernel (kMergeByUnit), and
+// token_balanced_row_tiles_combine every unit of more than four rows a warp
+// (kMaxInKernelMergeRowsPerWarp).
 #pragma once
 #include "kernels/decode/decode_policy.hpp"
 
@@ -68,6 +70,12 @@ struct token_balanced_fp8_in_warps : token_balanced {
 // a plan to the combine kernel, which then launches a CTA per query row of the batch).
 struct token_balanced_merge_by_unit : token_balanced {
   /* MergeByUnit = */ static constexpr bool kMergeByUnit = true;
+};
+// Units of more than four query rows a warp (groups above 16 in row tiles) merge in the
+// combine kernel, a CTA per row, instead of in their last CTA, a warp walking eight or sixteen
+// rows in series.
+struct token_balanced_row_tiles_combine : token_balanced {
+  /* MaxInKernelMergeRowsPerWarp = */ static constexpr int kMaxInKernelMergeRowsPerWarp = 4;
 };
 struct persistent : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;

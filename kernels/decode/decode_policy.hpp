@@ -77,6 +77,12 @@ struct DecodePolicy {
   // launches a CTA per query row of the batch). true: only those units do, the others still
   // merge in the decode kernel, and the combine's other CTAs return at once.
   /* MergeByUnit = */ static constexpr bool kMergeByUnit = false;
+  // The most query rows a warp merges in series in a unit's last CTA: a unit of more rows per
+  // warp (a row-tile unit: 8 at a group of 32, 16 at MQA) goes to the combine kernel whatever
+  // its partials, which spreads its rows over a CTA each. On the uniform group-32 batch the
+  // split grid (combine kernel) and the token-balanced plan (merged in its last CTAs) cut the
+  // same chunks, and the split grid was the faster.
+  /* MaxInKernelMergeRowsPerWarp = */ static constexpr int kMaxInKernelMergeRowsPerWarp = 16;
   // Query rows one CTA covers, in 16-row tiles of the matrix instruction. A GQA group larger
   // than 16 (MQA: 64 query heads on one KV head) is otherwise cut into CTAs of 16 rows that
   // each read the whole KV again. Above 1, such a group is one CTA of up to kMaxRowTiles row

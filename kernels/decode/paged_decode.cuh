@@ -1792,7 +1792,7 @@ DecodePlan plan_for(const DecodeProblem& p, int forced_splits) {
   if (slots == 0) slots = slots_of.template operator()<kBody>();
   constexpr int kOverhead = kKv == DType::fp8_e4m3 ? Policy::kChunkOverheadTilesFp8 : Policy::kChunkOverheadTiles;
   return plan_decode(p, slots, kWarpsOf<Policy, kKv>, forced_splits, Policy::kTileSchedule, kOverhead,
-                     Policy::kMaxRowTiles, Policy::kMergeByUnit);
+                     Policy::kMaxRowTiles, Policy::kMergeByUnit, Policy::kMaxInKernelMergeRowsPerWarp);
 }
 }  // namespace decode_detail
 

@@ -110,11 +110,13 @@ inline constexpr int kDynamicJoins = 16;
 // forced_splits > 0 forces the (split, head, sequence) grid with that many splits, for any
 // schedule (a persistent one then runs as shared_tail).
 // max_row_tiles: DecodePolicy::kMaxRowTiles (1: a group above 16 is cut into 16-row CTAs).
-// merge_by_unit: DecodePolicy::kMergeByUnit.
+// merge_by_unit, max_merge_rows_per_warp: DecodePolicy::kMergeByUnit,
+// DecodePolicy::kMaxInKernelMergeRowsPerWarp.
 DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits = 0,
                        TileSchedule schedule = TileSchedule::split,
                        int chunk_overhead_tiles = DecodePolicy::kChunkOverheadTiles, int max_row_tiles = 1,
-                       bool merge_by_unit = DecodePolicy::kMergeByUnit);
+                       bool merge_by_unit = DecodePolicy::kMergeByUnit,
+                       int max_merge_rows_per_warp = DecodePolicy::kMaxInKernelMergeRowsPerWarp);
 
 // The 16-row tiles of query heads one CTA covers: more than one only for a group above 16
 // under a split or token-balanced schedule whose policy allows it (at most max_row_tiles).

@@ -268,6 +268,11 @@ TEST(DecodeGpuRowTiles, MergeByUnitMatchesReference) {
     launch_twice_and_check(c, seed, where);
   }
 }
+// Units of more than four rows a warp merged by the combine kernel
+// (kMaxInKernelMergeRowsPerWarp 4): every row-tile unit cut into chunks.
+TEST(DecodeGpuRowTiles, RowTilesCombineMatchesReference) {
+  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_row_tiles_combine>(true);
+}
 // The warpgroup step with the warp body's instructions (kRowTileLeanStep false).
 TEST(DecodeGpuRowTiles, PlainStepMatchesReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_plain_step>(true);

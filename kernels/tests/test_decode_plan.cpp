@@ -377,6 +377,31 @@ TEST(DecodePlan, MergeByUnitSendsOnlyLongMergesToTheCombine) {
   EXPECT_TRUE(all.combine_merges && !all.kernel_merges && !all.needs_schedule());
 }
 
+// DecodePolicy::kMaxInKernelMergeRowsPerWarp: a unit of more query rows a warp than that
+// merges in the combine kernel whatever its partials. The uniform group-32 batch (units of 32
+// rows, 8 a warp, cut in four) merges in its last CTAs by default, in the combine kernel at a
+// limit of 4 rows; a group of 4 (one row a warp) merges in the kernel either way.
+TEST(DecodePlan, RowsPerWarpLimitSendsRowTileMergesToTheCombine) {
+  const DecodeProblem g32 = make_decode_problem(32, 64, 2, 128, 16, std::vector<int>(32, 2592), DType::bf16, 1);
+  const DecodeProblem g4 = make_decode_problem(8, 32, 8, 128, 16, std::vector<int>(8, 2592), DType::bf16, 1);
+  auto plan = [](const DecodeProblem& p, int rows) {
+    return plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced, DecodePolicy::kChunkOverheadTiles, 4,
+                       false, rows);
+  };
+  const DecodePlan g32_kernel = plan(g32, DecodePolicy::kMaxInKernelMergeRowsPerWarp), g32_combine = plan(g32, 4);
+  ASSERT_EQ(g32_kernel.row_tiles, 2);
+  ASSERT_GT(g32_kernel.num_splits, 1);
+  EXPECT_EQ(g32_kernel.work_chunks, g32_combine.work_chunks);  // the same cut
+  EXPECT_TRUE(g32_kernel.kernel_merges && !g32_kernel.combine_merges && !g32_kernel.needs_combine());
+  EXPECT_TRUE(!g32_combine.kernel_merges && g32_combine.combine_merges && g32_combine.needs_combine());
+  EXPECT_FALSE(g32_combine.needs_schedule());
+  const DecodePlan g4_limited = plan(g4, 4);
+  if (g4_limited.num_splits > 1) {
+    EXPECT_TRUE(g4_limited.kernel_merges && !g4_limited.combine_merges);
+  }
+  EXPECT_THROW(plan(g32, 0), std::invalid_argument);
+}
+
 std::int64_t total_keys(const DecodeShape& s) {
   return std::accumulate(s.context_lens.begin(), s.context_lens.end(), std::int64_t(0));
 }
