@@ -77,6 +77,11 @@ struct token_balanced_merge_by_unit : token_balanced {
 struct token_balanced_row_tiles_combine : token_balanced {
   /* MaxInKernelMergeRowsPerWarp = */ static constexpr int kMaxInKernelMergeRowsPerWarp = 4;
 };
+// fp8: S of step j + 1 issued before P V of step j, the softmax of j + 1 under that product
+// (kRowTileOverlapPV); 16-bit batches run the token_balanced kernels.
+struct token_balanced_overlap_pv : token_balanced {
+  /* RowTileOverlapPV = */ static constexpr bool kRowTileOverlapPV = true;
+};
 struct persistent : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;
 };

@@ -146,6 +146,14 @@ struct DecodePolicy {
   /* RowTileFp8Producers = */ static constexpr bool kRowTileFp8Producers = true;
   /* RowTileProducerRegs = */ static constexpr int kRowTileProducerRegs = 96;
   /* RowTileConsumerRegs = */ static constexpr int kRowTileConsumerRegs = 160;
+  // With the producer warpgroup (fp8): the computing warps issue S = Q K^T of step j + 1 before
+  // O += P V of step j, and the softmax of step j + 1 runs while that product is on the matrix
+  // unit (FlashAttention-3's overlap inside a warpgroup); O takes the step's rescale once the
+  // product is done. The K and V halves of a converted step then go through rings of their own
+  // (K freed once S is read, V once P V is), so the producers refill a step's K while its V is
+  // still being read. false: S, softmax and P V of a step in series, the step freed at its end.
+  // (16-bit KV has no producer warpgroup and ignores it.)
+  /* RowTileOverlapPV = */ static constexpr bool kRowTileOverlapPV = false;
   /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only
 };
 

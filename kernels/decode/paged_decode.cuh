@@ -17,6 +17,7 @@
 #include <map>
 #include <optional>
 #include <stdexcept>
+#include <type_traits>
 #include <utility>
 
 #include "common/gpu/device.hpp"
@@ -383,10 +384,25 @@ __device__ __forceinline__ void qk_scores(float (&s)[2][4], const std::uint32_t 
 // unscaled scores and scaled once (the scale is > 0, validated on the host, so the two orders
 // give the same max), each exponent is one FFMA, and O *= corr is skipped when no row of the
 // warp moved its max (corr is then exactly 1).
+// deferred (lean only): O is left alone and its rescale returned there, for a caller whose
+// P V of the step before is still running on the matrix unit (apply_rescale once it is done).
+struct Rescale {
+  float corr[2];
+  bool moved;
+};
+template <class Policy, int kHeadDim>
+__device__ __forceinline__ void apply_rescale(Softmax<kHeadDim>& st, const Rescale& r) {
+  if (Policy::kFault != DecodeFault::stale_max && gpu::warp_any(r.moved)) {
+#pragma unroll
+    for (int n = 0; n < kHeadDim / 8; ++n)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) st.o[n][i] *= r.corr[i / 2];
+  }
+}
 template <class Policy, DType kKv, int kHeadDim, int kTiles, bool kMask = true, bool kLean = false>
 __device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHeadDim>& st,
                                              std::uint32_t (&pa)[kTiles / 2][4], float scale_log2, int key0,
-                                             int first_key, int key_end, int seq_len) {
+                                             int first_key, int key_end, int seq_len, Rescale* deferred = nullptr) {
   const int t = gpu::mma::frag_lane() % 4;
   float tile_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
@@ -432,11 +448,9 @@ __device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHea
     }
   }
   // A row whose max stayed has corr exactly 1 (and one still at -inf has O = 0 and l = 0).
-  if (kLean && Policy::kFault != DecodeFault::stale_max && gpu::warp_any(moved)) {
-#pragma unroll
-    for (int n = 0; n < kHeadDim / 8; ++n)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) st.o[n][i] *= corr[i / 2];
+  if constexpr (kLean) {
+    if (deferred) *deferred = Rescale{{corr[0], corr[1]}, moved};
+    else apply_rescale<Policy>(st, Rescale{{corr[0], corr[1]}, moved});
   }
 #pragma unroll
   for (int kk = 0; kk < kTiles / 2; ++kk) {
@@ -1134,7 +1148,8 @@ __device__ __forceinline__ void group_pv(Softmax<kHeadDim>& st, const std::uint3
 // Lane l takes chunk c of row l % 16: the 8 lanes of a 16-byte access phase are 8 rows of one
 // chunk, which both swizzles (the raw rows' and the BoxTile's) put in 8 bank groups; 8 chunks
 // of one row would land the two BoxTile boxes' even chunks on the same 4 groups.
-template <int kHeadDim, class KV>
+// kParts: which of the two, K (bit 0) and V (bit 1).
+template <int kHeadDim, class KV, int kParts = 3>
 __device__ __forceinline__ void convert_fp8_rows(unsigned char* dst, const unsigned char* k_raw, const unsigned char* v_raw,
                                                  int row0) {
   using T = Tile<DType::fp8_e4m3, kHeadDim>;
@@ -1146,6 +1161,7 @@ __device__ __forceinline__ void convert_fp8_rows(unsigned char* dst, const unsig
   for (int kv = 0; kv < 2; ++kv)
 #pragma unroll
     for (int it = 0; it < kIters; ++it) {
+      if (!(kParts >> kv & 1)) continue;
       const int i = gpu::lane_id() + it * kWarpSize;
       v[kv][it] = *reinterpret_cast<const uint4*>((kv ? v_raw : k_raw) + T::raw_offset(i % kDecodeTileTokens, i / kDecodeTileTokens));
     }
@@ -1153,6 +1169,7 @@ __device__ __forceinline__ void convert_fp8_rows(unsigned char* dst, const unsig
   for (int kv = 0; kv < 2; ++kv)
 #pragma unroll
     for (int it = 0; it < kIters; ++it) {
+      if (!(kParts >> kv & 1)) continue;
       const int i = gpu::lane_id() + it * kWarpSize, row = i % kDecodeTileTokens, c = i / kDecodeTileTokens;
       const uint4& x = v[kv][it];
       unsigned char* d = dst + kv * KV::kBytes;
@@ -1169,6 +1186,10 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   // kProducers: warps kWarps .. 2 kWarps - 1 copy and convert (warp kWarps + w the tiles warp w
   // would), warps 0 .. kWarps - 1 compute.
   constexpr bool kProducers = G::kProducers;
+  // kOverlapPV: the computing warps issue S of step j + 1 before P V of step j (with producers).
+  constexpr bool kOverlapPV = kProducers && Policy::kRowTileOverlapPV;
+  static_assert(!Policy::kRowTileOverlapPV || !kFp8 || kProducers, "the P V overlap is built on the producer warpgroup");
+  static_assert(!kOverlapPV || kLean, "the P V overlap defers the lean step's rescale");
   static_assert(!(kProducers && kQRegs), "with producer warps Q stays in shared memory");
   const int unit_rows = kDecodeMaxGroup * a.row_tiles;
   const int chunks = (a.q_heads / a.kv_heads + unit_rows - 1) / unit_rows;
@@ -1287,17 +1308,23 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   Softmax<kHeadDim> st;
   float s[kTiles][4];
   std::uint32_t pa[kTiles / 2][4];
-  auto products = [&](int j, const unsigned char* v) {  // S of step j issued: softmax, O += P V
-    gpu::wgmma::wait<0>();
-    gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kTiles * 4]>(s));
+  // The softmax of step j (S landed) into P; deferred: O's rescale returned there (lean only).
+  auto softmax = [&](int j, Rescale* deferred) {
     const int key0 = (range.x + j * kWarps) * kDecodeTileTokens;  // the step's first key
     // A lean step masks only where a key can be hidden: the range's ends, or a dropped-tile fault.
     const bool whole = kLean && Policy::kFault != DecodeFault::drop_tile && key0 >= u.first_key &&
                        key0 + G::kTokens <= key_end;
     if (whole)
-      softmax_keys<Policy, kKv, kHeadDim, kTiles, false, kLean>(s, st, pa, scale_log2, key0, u.first_key, key_end, u.seq_len);
+      softmax_keys<Policy, kKv, kHeadDim, kTiles, false, kLean>(s, st, pa, scale_log2, key0, u.first_key, key_end,
+                                                                u.seq_len, deferred);
     else
-      softmax_keys<Policy, kKv, kHeadDim, kTiles, true, kLean>(s, st, pa, scale_log2, key0, u.first_key, key_end, u.seq_len);
+      softmax_keys<Policy, kKv, kHeadDim, kTiles, true, kLean>(s, st, pa, scale_log2, key0, u.first_key, key_end,
+                                                               u.seq_len, deferred);
+  };
+  auto products = [&](int j, const unsigned char* v) {  // S of step j issued: softmax, O += P V
+    gpu::wgmma::wait<0>();
+    gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kTiles * 4]>(s));
+    softmax(j, nullptr);
     group_pv<G, Operand<kKv>, kHeadDim, kTiles>(st, pa, v);
     gpu::wgmma::wait<0>();
     gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kHeadDim / 2]>(st.o));
@@ -1310,15 +1337,25 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
     // warp barriers on both sides), and the writes fenced for wgmma (the async proxy). Before
     // step c, 2 c + kRawSlots half-tiles were issued: those after c's two may be in flight.
     // (In steps: kRawSlots / 2 groups were issued before step c, those after c's may be in flight.)
-    auto convert = [&](int c) {
+    // parts: K (1), V (2) or both (3); a K alone waits for the step's copies, a V alone (after
+    // its K) refills the raw slots.
+    constexpr std::integral_constant<int, 3> kBoth{};
+    auto convert = [&](int c, auto parts) {
+      constexpr int kParts = decltype(parts)::value;
       constexpr int kChunks = TileOf<Policy, kKv, kHeadDim>::kRawChunksPerLane;
-      probe.before();
-      if constexpr (kHalves) gpu::async_wait<G::kRawSlots - 2, kChunks>();  // own tiles of step c
-      else gpu::async_wait<G::kRawSlots / 2 - 1, 2 * kChunks>();
-      gpu::warp_sync();
-      probe.after(gpu::WaitPoint::AsyncCopy);
-      convert_fp8_rows<kHeadDim, typename G::KV>(converted_step(c), smem + G::raw_offset(c, 0, w),
-                                                 smem + G::raw_offset(c, 1, w), w * kDecodeTileTokens);
+      if constexpr (kParts & 1) {
+        probe.before();
+        if constexpr (kHalves) gpu::async_wait<G::kRawSlots - 2, kChunks>();  // own tiles of step c
+        else gpu::async_wait<G::kRawSlots / 2 - 1, 2 * kChunks>();
+        gpu::warp_sync();
+        probe.after(gpu::WaitPoint::AsyncCopy);
+      }
+      convert_fp8_rows<kHeadDim, typename G::KV, kParts>(converted_step(c), smem + G::raw_offset(c, 0, w),
+                                                         smem + G::raw_offset(c, 1, w), w * kDecodeTileTokens);
+      if constexpr (!(kParts & 2)) {
+        gpu::fence_proxy_async_smem();
+        return;
+      }
       gpu::warp_sync();
       if constexpr (kHalves) {
 #pragma unroll
@@ -1344,13 +1381,68 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       // it are done); barrier 5 is Q's, among the computing warps.
       using Ring = attention::NamedBarrierPipeline<G::kConvertedSteps, 1, 2 * kWarps * kWarpSize>;
       constexpr int kQReady = Ring::kEmpty + G::kConvertedSteps;
-      if (producer) {
+      // kOverlapPV: Ring carries the steps' K halves alone and VRing (barriers 7-10, above the
+      // CTA sync's 6) their V halves, each freed as soon as its product is done.
+      using VRing = attention::NamedBarrierPipeline<G::kConvertedSteps, CtaSync<0>::kBarrier + 1, 2 * kWarps * kWarpSize>;
+      if (producer && kOverlapPV) {
         gpu::regs_decrease<Policy::kRowTileProducerRegs>();
         for (int c = 0; c < steps; ++c) {
           probe.before();
           Ring::producer_acquire(c);
           probe.after(gpu::WaitPoint::BlockBarrier);
-          convert(c);
+          convert(c, std::integral_constant<int, 1>{});
+          Ring::producer_commit(c);
+          probe.before();
+          VRing::producer_acquire(c);
+          probe.after(gpu::WaitPoint::BlockBarrier);
+          convert(c, std::integral_constant<int, 2>{});
+          VRing::producer_commit(c);
+        }
+      } else if (!producer && kOverlapPV) {
+        // S of step j is issued, then P V of step j - 1 behind it; the softmax of step j runs
+        // while that product is on the matrix unit, and O takes step j's rescale once it is done.
+        gpu::regs_increase<Policy::kRowTileConsumerRegs>();
+        gpu::fence_proxy_async_smem();  // Q, written by these warps, before wgmma reads it
+        gpu::named_barrier_sync(kQReady, kWarps * kWarpSize);
+        std::uint32_t p_prev[kTiles / 2][4];
+        auto& p_flat = reinterpret_cast<std::uint32_t (&)[kTiles * 2]>(p_prev);
+        for (int j = 0; j < steps; ++j) {
+          probe.before();
+          Ring::consumer_wait(j);
+          probe.after(gpu::WaitPoint::BlockBarrier);
+          group_qk<G, Operand<kKv>, kHeadDim, kTiles, kQRegs>(s, q_smem, qa, converted_step(j));
+          if (j > 0) {
+            VRing::consumer_wait(j - 1);
+            group_pv<G, Operand<kKv>, kHeadDim, kTiles>(st, p_prev, converted_step(j - 1) + G::KV::kBytes);
+            gpu::wgmma::wait<1>();  // S of step j; P V of step j - 1 may still run
+          } else {
+            gpu::wgmma::wait<0>();
+          }
+          gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kTiles * 4]>(s));
+          Ring::consumer_release(j, steps);  // K of step j is read
+          Rescale r;
+          softmax(j, &r);
+          gpu::wgmma::wait<0>();
+          gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kHeadDim / 2]>(st.o));
+          gpu::wgmma::fence_operands(p_flat);  // P of step j - 1 was read until here
+          if (j > 0) VRing::consumer_release(j - 1, steps);
+          apply_rescale<Policy>(st, r);
+#pragma unroll
+          for (int i = 0; i < kTiles * 2; ++i) p_flat[i] = reinterpret_cast<std::uint32_t (&)[kTiles * 2]>(pa)[i];
+        }
+        if (steps > 0) {
+          VRing::consumer_wait(steps - 1);
+          group_pv<G, Operand<kKv>, kHeadDim, kTiles>(st, p_prev, converted_step(steps - 1) + G::KV::kBytes);
+          gpu::wgmma::wait<0>();
+          gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kHeadDim / 2]>(st.o));
+        }
+      } else if (producer) {
+        gpu::regs_decrease<Policy::kRowTileProducerRegs>();
+        for (int c = 0; c < steps; ++c) {
+          probe.before();
+          Ring::producer_acquire(c);
+          probe.after(gpu::WaitPoint::BlockBarrier);
+          convert(c, kBoth);
           Ring::producer_commit(c);
         }
       } else {
@@ -1368,16 +1460,16 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       }
     }
     if constexpr (G::kConvertAhead) {
-      if (steps > 0) convert(0);
+      if (steps > 0) convert(0, kBoth);
       barrier();  // step 0 converted by every warp
     }
     for (int j = 0; j < steps && !kProducers; ++j) {
       if constexpr (!G::kConvertAhead) {
-        convert(j);
+        convert(j, kBoth);
         barrier();  // every warp's rows of step j are written
       }
       group_qk<G, Operand<kKv>, kHeadDim, kTiles, kQRegs>(s, q_smem, qa, converted_step(j));
-      if (G::kConvertAhead && j + 1 < steps) convert(j + 1);  // while S of step j runs
+      if (G::kConvertAhead && j + 1 < steps) convert(j + 1, kBoth);  // while S of step j runs
       products(j, converted_step(j) + G::KV::kBytes);
       // Every product of step j done (its converted step is overwritten next), and with
       // conversion ahead every warp's rows of step j + 1 written.

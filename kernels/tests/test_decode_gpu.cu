@@ -215,8 +215,8 @@ TEST(DecodeGpuRowTiles, TokenBalancedMatchesReference) {
 }
 // Small shapes for compute-sanitizer (memcheck, racecheck): the warpgroup row-tile body and the token-balanced merge, MQA 64/1 and a group of 32, a length of 1,
 // a range that is no multiple of a warpgroup step, and one unit cut into several chunks.
-TEST(DecodeGpuRowTiles, SmallShapesForSanitizer) {
-  using Policy = experiments::decode_work_partition::token_balanced;
+template <class Policy>
+void expect_small_row_tile_shapes_match_reference() {
   const std::vector<int> lens = {1, 75, 1200};
   std::uint64_t seed = std::random_device{}();
   for (const auto& [q_heads, kv_heads] : {std::pair{64, 1}, std::pair{64, 2}})
@@ -228,6 +228,11 @@ TEST(DecodeGpuRowTiles, SmallShapesForSanitizer) {
         launch_twice_and_check(c, seed, std::to_string(q_heads) + "/" + std::to_string(kv_heads) + ", " +
                                             std::string(dtype_name(kv)) + ", forced splits " + std::to_string(forced));
       }
+}
+// The default, and S of a step issued before P V of the step before (kRowTileOverlapPV, fp8).
+TEST(DecodeGpuRowTiles, SmallShapesForSanitizer) {
+  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced>();
+  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_overlap_pv>();
 }
 
 // The same shapes with the row tiles computed warp by warp (RowTileMma::warp), the body the
@@ -267,6 +272,11 @@ TEST(DecodeGpuRowTiles, MergeByUnitMatchesReference) {
     EXPECT_TRUE(c.plan().kernel_merges && c.plan().combine_merges) << where << ": both merges in one plan";
     launch_twice_and_check(c, seed, where);
   }
+}
+// fp8: S of step j + 1 issued before P V of step j, its softmax under that product, K and V
+// of a converted step freed through rings of their own (kRowTileOverlapPV).
+TEST(DecodeGpuRowTiles, OverlapPVMatchesReference) {
+  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_overlap_pv>(true);
 }
 // Units of more than four rows a warp merged by the combine kernel
 // (kMaxInKernelMergeRowsPerWarp 4): every row-tile unit cut into chunks.

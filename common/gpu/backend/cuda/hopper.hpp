@@ -106,6 +106,13 @@ __device__ __forceinline__ void fence_operands(float (&d)[kN]) {
 #pragma unroll
   for (int i = 0; i < kN; ++i) asm volatile("" : "+f"(d[i])::"memory");
 }
+// The same for A fragments read from registers: they stay live (and unchanged) until here,
+// so the compiler cannot hand a running wgmma's A registers to later values.
+template <int kN>
+__device__ __forceinline__ void fence_operands(std::uint32_t (&a)[kN]) {
+#pragma unroll
+  for (int i = 0; i < kN; ++i) asm volatile("" : "+r"(a[i])::"memory");
+}
 
 // D (64 x kN per warpgroup, kN / 2 floats per thread) (+)= A B: A and B from shared memory,
 // both K-major.
