@@ -1147,37 +1147,53 @@ __device__ __forceinline__ void group_pv(Softmax<kHeadDim>& st, const std::uint3
 // before the first conversion, so the warp waits on one shared-memory round trip, not eight.
 // Lane l takes chunk c of row l % 16: the 8 lanes of a 16-byte access phase are 8 rows of one
 // chunk, which both swizzles (the raw rows' and the BoxTile's) put in 8 bank groups; 8 chunks
-// of one row would land the two BoxTile boxes' even chunks on the same 4 groups.
-// kParts: which of the two, K (bit 0) and V (bit 1).
-template <int kHeadDim, class KV, int kParts = 3>
+// of one row would land the two BoxTile boxes' even chunks on the same 4 groups. Fp8Rows holds
+// the two raw tiles between load() and store() (kParts: K, bit 0, and / or V, bit 1), so a
+// producer can publish K before it converts V.
+// In its place where no tile waits between the two (the same calls, no registers).
+struct NoFp8Rows {
+  __device__ void load(const unsigned char*, const unsigned char*) {}
+  template <class KV, int kParts>
+  __device__ void store(unsigned char*, int) const {}
+};
+template <int kHeadDim>
+struct Fp8Rows {
+  using T = Tile<DType::fp8_e4m3, kHeadDim>;
+  static_assert(kDecodeTileTokens * T::kRawChunksPerRow % kWarpSize == 0, "whole chunks per lane");
+  static constexpr int kIters = kDecodeTileTokens * T::kRawChunksPerRow / kWarpSize;
+  uint4 v[2][kIters];  // [K, V][chunk]
+  __device__ __forceinline__ void load(const unsigned char* k_raw, const unsigned char* v_raw) {
+#pragma unroll
+    for (int kv = 0; kv < 2; ++kv)
+#pragma unroll
+      for (int it = 0; it < kIters; ++it) {
+        const int i = gpu::lane_id() + it * kWarpSize;
+        v[kv][it] = *reinterpret_cast<const uint4*>((kv ? v_raw : k_raw) + T::raw_offset(i % kDecodeTileTokens, i / kDecodeTileTokens));
+      }
+  }
+  template <class KV, int kParts = 3>
+  __device__ __forceinline__ void store(unsigned char* dst, int row0) const {
+    auto f16x2 = [](std::uint32_t w, int half) { return gpu::mma::fp8x2_half_to_f16x2(w, half); };
+#pragma unroll
+    for (int kv = 0; kv < 2; ++kv)
+#pragma unroll
+      for (int it = 0; it < kIters; ++it) {
+        if (!(kParts >> kv & 1)) continue;
+        const int i = gpu::lane_id() + it * kWarpSize, row = i % kDecodeTileTokens, c = i / kDecodeTileTokens;
+        const uint4& x = v[kv][it];
+        unsigned char* d = dst + kv * KV::kBytes;
+        *reinterpret_cast<uint4*>(d + KV::offset(row0 + row, 2 * c)) = uint4{f16x2(x.x, 0), f16x2(x.x, 1), f16x2(x.y, 0), f16x2(x.y, 1)};
+        *reinterpret_cast<uint4*>(d + KV::offset(row0 + row, 2 * c + 1)) = uint4{f16x2(x.z, 0), f16x2(x.z, 1), f16x2(x.w, 0), f16x2(x.w, 1)};
+      }
+  }
+};
+template <int kHeadDim, class KV>
 __device__ __forceinline__ void convert_fp8_rows(unsigned char* dst, const unsigned char* k_raw, const unsigned char* v_raw,
                                                  int row0) {
-  using T = Tile<DType::fp8_e4m3, kHeadDim>;
-  auto f16x2 = [](std::uint32_t w, int half) { return gpu::mma::fp8x2_half_to_f16x2(w, half); };
-  static_assert(kDecodeTileTokens * T::kRawChunksPerRow % kWarpSize == 0, "whole chunks per lane");
-  constexpr int kIters = kDecodeTileTokens * T::kRawChunksPerRow / kWarpSize;
-  uint4 v[2][kIters];  // [K, V][chunk]
-#pragma unroll
-  for (int kv = 0; kv < 2; ++kv)
-#pragma unroll
-    for (int it = 0; it < kIters; ++it) {
-      if (!(kParts >> kv & 1)) continue;
-      const int i = gpu::lane_id() + it * kWarpSize;
-      v[kv][it] = *reinterpret_cast<const uint4*>((kv ? v_raw : k_raw) + T::raw_offset(i % kDecodeTileTokens, i / kDecodeTileTokens));
-    }
-#pragma unroll
-  for (int kv = 0; kv < 2; ++kv)
-#pragma unroll
-    for (int it = 0; it < kIters; ++it) {
-      if (!(kParts >> kv & 1)) continue;
-      const int i = gpu::lane_id() + it * kWarpSize, row = i % kDecodeTileTokens, c = i / kDecodeTileTokens;
-      const uint4& x = v[kv][it];
-      unsigned char* d = dst + kv * KV::kBytes;
-      *reinterpret_cast<uint4*>(d + KV::offset(row0 + row, 2 * c)) = uint4{f16x2(x.x, 0), f16x2(x.x, 1), f16x2(x.y, 0), f16x2(x.y, 1)};
-      *reinterpret_cast<uint4*>(d + KV::offset(row0 + row, 2 * c + 1)) = uint4{f16x2(x.z, 0), f16x2(x.z, 1), f16x2(x.w, 0), f16x2(x.w, 1)};
-    }
+  Fp8Rows<kHeadDim> rows;
+  rows.load(k_raw, v_raw);
+  rows.template store<KV>(dst, row0);
 }
-
 template <class Policy, DType kKv, int kHeadDim>
 __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu::WaitProbe& probe) {
   using G = GroupSmem<Policy, kKv, kHeadDim>;
@@ -1337,9 +1353,12 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
     // warp barriers on both sides), and the writes fenced for wgmma (the async proxy). Before
     // step c, 2 c + kRawSlots half-tiles were issued: those after c's two may be in flight.
     // (In steps: kRawSlots / 2 groups were issued before step c, those after c's may be in flight.)
-    // parts: K (1), V (2) or both (3); a K alone waits for the step's copies, a V alone (after
-    // its K) refills the raw slots.
+    // parts: K (1), V (2) or both (3). A K alone waits for the step's copies and loads both
+    // tiles (one shared-memory round trip), a V alone (after its K) converts the V it holds and
+    // refills the raw slots.
     constexpr std::integral_constant<int, 3> kBoth{};
+    // K and V converted apart (kOverlapPV) keep the tiles here in between.
+    [[maybe_unused]] std::conditional_t<kOverlapPV, Fp8Rows<kHeadDim>, NoFp8Rows> rows;
     auto convert = [&](int c, auto parts) {
       constexpr int kParts = decltype(parts)::value;
       constexpr int kChunks = TileOf<Policy, kKv, kHeadDim>::kRawChunksPerLane;
@@ -1350,8 +1369,13 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
         gpu::warp_sync();
         probe.after(gpu::WaitPoint::AsyncCopy);
       }
-      convert_fp8_rows<kHeadDim, typename G::KV, kParts>(converted_step(c), smem + G::raw_offset(c, 0, w),
-                                                         smem + G::raw_offset(c, 1, w), w * kDecodeTileTokens);
+      if constexpr (kParts == 3) {  // both at once: the tiles in this warp's registers no longer
+        convert_fp8_rows<kHeadDim, typename G::KV>(converted_step(c), smem + G::raw_offset(c, 0, w),
+                                                   smem + G::raw_offset(c, 1, w), w * kDecodeTileTokens);
+      } else {
+        if constexpr (kParts & 1) rows.load(smem + G::raw_offset(c, 0, w), smem + G::raw_offset(c, 1, w));
+        rows.template store<typename G::KV, kParts>(converted_step(c), w * kDecodeTileTokens);
+      }
       if constexpr (!(kParts & 2)) {
         gpu::fence_proxy_async_smem();
         return;
