@@ -77,6 +77,11 @@ struct token_balanced_merge_by_unit : token_balanced {
 struct token_balanced_row_tiles_combine : token_balanced {
   /* MaxInKernelMergeRowsPerWarp = */ static constexpr int kMaxInKernelMergeRowsPerWarp = 4;
 };
+// Row-tile units to the combine kernel as token_balanced_row_tiles_combine, which merges them
+// a warp per row, eight rows a CTA (kCombineWarpPerRow) instead of a CTA per row.
+struct token_balanced_warp_combine : token_balanced_row_tiles_combine {
+  /* CombineWarpPerRow = */ static constexpr bool kCombineWarpPerRow = true;
+};
 // fp8: S of step j + 1 issued before P V of step j, the softmax of j + 1 under that product
 // (kRowTileOverlapPV); 16-bit batches run the token_balanced kernels.
 struct token_balanced_overlap_pv : token_balanced {

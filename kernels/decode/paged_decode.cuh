@@ -714,9 +714,35 @@ __device__ __forceinline__ int unit_parts(const Params& a, int unit) {
     if (a.unit_partials) return a.unit_partials[unit];
   return a.num_splits;
 }
+// One query row (row: sequence x q_heads + head) merged by one warp: its `parts` partials
+// weighted by 2^(lse - max lse), the columns over the lanes, then normalized into O. Coherent
+// loads: the partials may come from other CTAs of the same kernel.
+template <DType kQ, int kHeadDim>
+__device__ __forceinline__ void merge_row_in_warp(const Params& a, std::size_t row, int parts) {
+  constexpr int kCols = kHeadDim / kWarpSize;  // consecutive columns per lane
+  const int lane = gpu::lane_id();
+  const std::size_t slot0 = row * a.num_splits;
+  float m = -INFINITY;
+  for (int sp = lane; sp < parts; sp += kWarpSize) m = fmaxf(m, gpu::load_coherent(a.partial_lse + slot0 + sp));
+  for (int off = kWarpSize / 2; off > 0; off /= 2) m = fmaxf(m, gpu::shfl_xor(m, off));
+  float o[kCols] = {}, wsum = 0.f;
+  if (m != -INFINITY) {
+#pragma unroll 4
+    for (int sp = 0; sp < parts; ++sp) {
+      const float wgt = gpu::mma::fast_exp2(gpu::load_coherent(a.partial_lse + slot0 + sp) - m);
+      const float* src = a.partial_o + (slot0 + sp) * kHeadDim + lane * kCols;
+      wsum += wgt;
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) o[c] += wgt * gpu::load_coherent(src + c);
+    }
+  }
+  using E = Element<kQ>;
+#pragma unroll
+  for (int c = 0; c < kCols; ++c)  // no visible key: zeros, as the reference
+    E::store(static_cast<typename E::storage*>(a.o), row * kHeadDim + lane * kCols + c, wsum > 0.f ? o[c] / wsum : 0.f);
+}
 template <class Policy, DType kKv, int kHeadDim, class Sync = CtaSync<0>>
 __device__ void merge_unit_if_last(const Params& a, int unit, int seq, int head0, int rows, int parts, int* word) {
-  constexpr int kCols = kHeadDim / kWarpSize;  // consecutive columns per lane
   gpu::fence_device();  // this thread's partial is visible before the CTA's arrival is counted
   Sync::sync();
   bool last = false;
@@ -728,29 +754,8 @@ __device__ void merge_unit_if_last(const Params& a, int unit, int seq, int head0
   // whose device library's keeps LDS of its own, through the shared memory, done with here):
   // a static shared word would pad every decode kernel's shared memory.
   if (!Sync::thread0_says(last, word)) return;
-  const int lane = gpu::lane_id();
-  for (int row = gpu::warp_id(); row < rows; row += Sync::template kWarps<kWarpsOf<Policy, kKv>>) {
-    const std::size_t slot0 = (std::size_t(seq) * a.q_heads + head0 + row) * a.num_splits;
-    float m = -INFINITY;
-    for (int sp = lane; sp < parts; sp += kWarpSize) m = fmaxf(m, gpu::load_coherent(a.partial_lse + slot0 + sp));
-    for (int off = kWarpSize / 2; off > 0; off /= 2) m = fmaxf(m, gpu::shfl_xor(m, off));
-    float o[kCols] = {}, wsum = 0.f;
-    if (m != -INFINITY) {
-#pragma unroll 4
-      for (int sp = 0; sp < parts; ++sp) {
-        const float wgt = gpu::mma::fast_exp2(gpu::load_coherent(a.partial_lse + slot0 + sp) - m);
-        const float* src = a.partial_o + (slot0 + sp) * kHeadDim + lane * kCols;
-        wsum += wgt;
-#pragma unroll
-        for (int c = 0; c < kCols; ++c) o[c] += wgt * gpu::load_coherent(src + c);
-      }
-    }
-    using E = Element<kQueryType<kKv>>;
-#pragma unroll
-    for (int c = 0; c < kCols; ++c)  // no visible key: zeros, as the reference
-      E::store(static_cast<typename E::storage*>(a.o), (std::size_t(seq) * a.q_heads + head0 + row) * kHeadDim + lane * kCols + c,
-               wsum > 0.f ? o[c] / wsum : 0.f);
-  }
+  for (int row = gpu::warp_id(); row < rows; row += Sync::template kWarps<kWarpsOf<Policy, kKv>>)
+    merge_row_in_warp<kQueryType<kKv>, kHeadDim>(a, std::size_t(seq) * a.q_heads + head0 + row, parts);
   if (threadIdx.x == 0) a.schedule[unit] = 0;
 }
 
@@ -1724,15 +1729,21 @@ __global__ void __launch_bounds__((kThreadsOf<Policy, kKv, kBody>),
 // walk). Launched dependent on the decode kernel: its launch overlaps that kernel's tail.
 inline constexpr int kCombineWarps = 8;
 // kRowTiles: units of 16 x a.row_tiles query heads (the row-tile body's), else of 16.
-template <DType kQ, int kHeadDim, bool kRowTiles>
+// kWarpPerRow (DecodePolicy::kCombineWarpPerRow): a warp per (sequence, head) instead, the CTA's
+// warps on consecutive heads, each walking its row's partials in series (merge_row_in_warp):
+// for many rows of few partials, where a CTA per row leaves most of its warps idle and its
+// grid of batch x heads CTAs (2048 at group 32, batch 32) takes more than one wave.
+template <DType kQ, int kHeadDim, bool kRowTiles, bool kWarpPerRow = false>
 __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kernel(Params a) {
   constexpr int kCols = kHeadDim / kWarpSize;  // consecutive columns per lane
   static_assert(kHeadDim % kWarpSize == 0, "whole columns per lane");
   using E = Element<kQ>;
-  __shared__ float part[kCombineWarps][kHeadDim + 1];  // per warp: weighted O sum, then the weight sum
+  __shared__ float part[kWarpPerRow ? 1 : kCombineWarps][kHeadDim + 1];  // per warp: weighted O sum, then the weight sum
   __shared__ float warp_max[kCombineWarps];
   gpu::wait_prior_grid();  // the decode kernel's partials are complete and visible
-  const int head = blockIdx.x, seq = blockIdx.y, w = gpu::warp_id(), lane = gpu::lane_id();
+  const int w = gpu::warp_id(), lane = gpu::lane_id(), seq = blockIdx.y;
+  const int head = kWarpPerRow ? blockIdx.x * kCombineWarps + w : blockIdx.x;
+  if (kWarpPerRow && head >= a.q_heads) return;
   const std::size_t slot0 = (std::size_t(seq) * a.q_heads + head) * a.num_splits;
   // Splits fill every slot; a persistent grid as many as warps worked on the head's unit, a
   // token-balanced one as many as the plan cut it into.
@@ -1747,7 +1758,12 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
     slots = -slots;
   }
   // A shared tail's counter is zeroed for the next launch here, the decode grid being done.
-  if (a.schedule && !a.persistent && threadIdx.x == 0 && head % group % unit_rows == 0) a.schedule[unit] = 0;
+  if (a.schedule && !a.persistent && (kWarpPerRow ? lane : threadIdx.x) == 0 && head % group % unit_rows == 0)
+    a.schedule[unit] = 0;
+  if constexpr (kWarpPerRow) {
+    merge_row_in_warp<kQ, kHeadDim>(a, std::size_t(seq) * a.q_heads + head, slots);
+    return;
+  }
   float m = -INFINITY;
   for (int sp = threadIdx.x; sp < slots; sp += blockDim.x) m = fmaxf(m, a.partial_lse[slot0 + sp]);
   for (int off = kWarpSize / 2; off > 0; off /= 2) m = fmaxf(m, gpu::shfl_xor(m, off));
@@ -1844,12 +1860,14 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
     run.template operator()<DecodeBody::split>(grid);
   }
   if (plan.needs_combine()) {
-    auto combine = decode_combine_kernel<kQueryType<kKv>, kHeadDim, false>;
+    constexpr bool kWarpPerRow = Policy::kCombineWarpPerRow;
+    auto combine = decode_combine_kernel<kQueryType<kKv>, kHeadDim, false, kWarpPerRow>;
     if constexpr (Policy::kMaxRowTiles > 1) {
-      if (row_tiles) combine = decode_combine_kernel<kQueryType<kKv>, kHeadDim, true>;
+      if (row_tiles) combine = decode_combine_kernel<kQueryType<kKv>, kHeadDim, true, kWarpPerRow>;
     }
+    const int row_ctas = kWarpPerRow ? (p.q_heads + kCombineWarps - 1) / kCombineWarps : p.q_heads;
     gpu::launch("decode_combine", combine,
-                gpu::LaunchConfig{dim3(p.q_heads, p.batch), dim3(kCombineWarps * kWarpSize), 0, stream,
+                gpu::LaunchConfig{dim3(row_ctas, p.batch), dim3(kCombineWarps * kWarpSize), 0, stream,
                                   /*overlap_prior=*/true},
                 a);
   }

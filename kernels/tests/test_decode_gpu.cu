@@ -273,6 +273,23 @@ TEST(DecodeGpuRowTiles, MergeByUnitMatchesReference) {
     launch_twice_and_check(c, seed, where);
   }
 }
+// The combine kernel a warp per row (kCombineWarpPerRow), every row-tile unit cut into chunks
+// merged there, and forced splits (a partial per split of every row) through the same kernel.
+// Last, 36 query heads (groups of 18): the last combine CTA of each sequence has 4 warps with
+// no row.
+TEST(DecodeGpuRowTiles, WarpCombineMatchesReference) {
+  using Policy = experiments::decode_work_partition::token_balanced_warp_combine;
+  expect_row_tiles_match_reference<Policy>(true);
+  std::uint64_t seed = std::random_device{}();
+  for (DType kv : {DType::bf16, DType::fp8_e4m3})
+    for (int forced : {0, 3}) {
+      const DecodeProblem p = make_decode_problem(4, 36, 2, 128, 16, {9000, 300, 1, 2500}, kv, ++seed,
+                                                  /*spare_pages=*/3);
+      DecodeCase c(p, DecodeKernel::of<Policy>(), forced);
+      ASSERT_TRUE(c.plan().needs_combine()) << "36/2, " << dtype_name(kv) << ", forced splits " << forced;
+      launch_twice_and_check(c, seed, "36/2, " + std::string(dtype_name(kv)) + ", forced splits " + std::to_string(forced));
+    }
+}
 // fp8: S of step j + 1 issued before P V of step j, its softmax under that product, K and V
 // of a converted step freed through rings of their own (kRowTileOverlapPV).
 TEST(DecodeGpuRowTiles, OverlapPVMatchesReference) {
