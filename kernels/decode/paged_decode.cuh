@@ -1729,11 +1729,13 @@ __global__ void __launch_bounds__((kThreadsOf<Policy, kKv, kBody>),
 // walk). Launched dependent on the decode kernel: its launch overlaps that kernel's tail.
 inline constexpr int kCombineWarps = 8;
 // kRowTiles: units of 16 x a.row_tiles query heads (the row-tile body's), else of 16.
-// kWarpPerRow (DecodePolicy::kCombineWarpPerRow): a warp per (sequence, head) instead, the CTA's
-// warps on consecutive heads, each walking its row's partials in series (merge_row_in_warp):
-// for many rows of few partials, where a CTA per row leaves most of its warps idle and its
-// grid of batch x heads CTAs (2048 at group 32, batch 32) takes more than one wave.
-template <DType kQ, int kHeadDim, bool kRowTiles, bool kWarpPerRow = false>
+// kWarpPerRow (DecodePolicy::kCombineWarpPerRow): a row of at most kWarpRowParts partials is
+// merged by one warp instead, walking them in series (merge_row_in_warp), the first
+// ceil(heads / kCombineWarps) CTAs of a sequence holding a warp per head; the CTAs after them,
+// one per head, merge only the rows of more partials and return at once for the others. For
+// many rows of few partials, where a CTA per row leaves most of its warps idle and its grid of
+// batch x heads CTAs (2048 at group 32, batch 32) takes more than one wave.
+template <DType kQ, int kHeadDim, bool kRowTiles, bool kWarpPerRow = false, int kWarpRowParts = 0>
 __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kernel(Params a) {
   constexpr int kCols = kHeadDim / kWarpSize;  // consecutive columns per lane
   static_assert(kHeadDim % kWarpSize == 0, "whole columns per lane");
@@ -1742,8 +1744,10 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
   __shared__ float warp_max[kCombineWarps];
   gpu::wait_prior_grid();  // the decode kernel's partials are complete and visible
   const int w = gpu::warp_id(), lane = gpu::lane_id(), seq = blockIdx.y;
-  const int head = kWarpPerRow ? blockIdx.x * kCombineWarps + w : blockIdx.x;
-  if (kWarpPerRow && head >= a.q_heads) return;
+  const int warp_ctas = kWarpPerRow ? (a.q_heads + kCombineWarps - 1) / kCombineWarps : 0;
+  const bool warp_row = kWarpPerRow && int(blockIdx.x) < warp_ctas;  // this warp merges a row alone
+  const int head = warp_row ? blockIdx.x * kCombineWarps + w : blockIdx.x - warp_ctas;
+  if (warp_row && head >= a.q_heads) return;
   const std::size_t slot0 = (std::size_t(seq) * a.q_heads + head) * a.num_splits;
   // Splits fill every slot; a persistent grid as many as warps worked on the head's unit, a
   // token-balanced one as many as the plan cut it into.
@@ -1757,10 +1761,11 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
     if (slots > 0) return;
     slots = -slots;
   }
+  if (kWarpPerRow && warp_row != (slots <= kWarpRowParts)) return;  // the row is the other part's
   // A shared tail's counter is zeroed for the next launch here, the decode grid being done.
-  if (a.schedule && !a.persistent && (kWarpPerRow ? lane : threadIdx.x) == 0 && head % group % unit_rows == 0)
+  if (a.schedule && !a.persistent && (warp_row ? lane : threadIdx.x) == 0 && head % group % unit_rows == 0)
     a.schedule[unit] = 0;
-  if constexpr (kWarpPerRow) {
+  if (warp_row) {
     merge_row_in_warp<kQ, kHeadDim>(a, std::size_t(seq) * a.q_heads + head, slots);
     return;
   }
@@ -1861,11 +1866,12 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
   }
   if (plan.needs_combine()) {
     constexpr bool kWarpPerRow = Policy::kCombineWarpPerRow;
-    auto combine = decode_combine_kernel<kQueryType<kKv>, kHeadDim, false, kWarpPerRow>;
+    constexpr int kParts = kWarpPerRow ? Policy::kCombineWarpRowMaxPartials : 0;
+    auto combine = decode_combine_kernel<kQueryType<kKv>, kHeadDim, false, kWarpPerRow, kParts>;
     if constexpr (Policy::kMaxRowTiles > 1) {
-      if (row_tiles) combine = decode_combine_kernel<kQueryType<kKv>, kHeadDim, true, kWarpPerRow>;
+      if (row_tiles) combine = decode_combine_kernel<kQueryType<kKv>, kHeadDim, true, kWarpPerRow, kParts>;
     }
-    const int row_ctas = kWarpPerRow ? (p.q_heads + kCombineWarps - 1) / kCombineWarps : p.q_heads;
+    const int row_ctas = (kWarpPerRow ? (p.q_heads + kCombineWarps - 1) / kCombineWarps : 0) + p.q_heads;
     gpu::launch("decode_combine", combine,
                 gpu::LaunchConfig{dim3(row_ctas, p.batch), dim3(kCombineWarps * kWarpSize), 0, stream,
                                   /*overlap_prior=*/true},
