@@ -1740,7 +1740,7 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
   constexpr int kCols = kHeadDim / kWarpSize;  // consecutive columns per lane
   static_assert(kHeadDim % kWarpSize == 0, "whole columns per lane");
   using E = Element<kQ>;
-  __shared__ float part[kWarpPerRow ? 1 : kCombineWarps][kHeadDim + 1];  // per warp: weighted O sum, then the weight sum
+  __shared__ float part[kCombineWarps][kHeadDim + 1];  // per warp: weighted O sum, then the weight sum
   __shared__ float warp_max[kCombineWarps];
   gpu::wait_prior_grid();  // the decode kernel's partials are complete and visible
   const int w = gpu::warp_id(), lane = gpu::lane_id(), seq = blockIdx.y;

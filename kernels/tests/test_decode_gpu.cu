@@ -229,10 +229,12 @@ void expect_small_row_tile_shapes_match_reference() {
                                             std::string(dtype_name(kv)) + ", forced splits " + std::to_string(forced));
       }
 }
-// The default, and S of a step issued before P V of the step before (kRowTileOverlapPV, fp8).
+// The default, S of a step issued before P V of the step before (kRowTileOverlapPV, fp8), and
+// the combine a warp per row (kCombineWarpPerRow).
 TEST(DecodeGpuRowTiles, SmallShapesForSanitizer) {
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced>();
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_overlap_pv>();
+  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_warp_combine>();
 }
 
 // The same shapes with the row tiles computed warp by warp (RowTileMma::warp), the body the
