@@ -1732,7 +1732,8 @@ inline constexpr int kCombineWarps = 8;
 // kWarpPerRow (DecodePolicy::kCombineWarpPerRow): a row of at most kWarpRowParts partials is
 // merged by one warp instead, walking them in series (merge_row_in_warp), the first
 // ceil(heads / kCombineWarps) CTAs of a sequence holding a warp per head; the CTAs after them,
-// one per head, merge only the rows of more partials and return at once for the others. For
+// one per head and launched only where the plan has a row of more partials, merge only those
+// rows and return at once for the others. For
 // many rows of few partials, where a CTA per row leaves most of its warps idle and its grid of
 // batch x heads CTAs (2048 at group 32, batch 32) takes more than one wave.
 template <DType kQ, int kHeadDim, bool kRowTiles, bool kWarpPerRow = false, int kWarpRowParts = 0>
@@ -1778,12 +1779,24 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
   for (int i = 1; i < kCombineWarps; ++i) m = fmaxf(m, warp_max[i]);
   float o[kCols] = {}, wsum = 0.f;
   if (m != -INFINITY) {
-    for (int sp = w; sp < slots; sp += kCombineWarps) {
+    auto add = [&](int sp) {
       const float wgt = gpu::mma::fast_exp2(a.partial_lse[slot0 + sp] - m);
       const float* src = a.partial_o + (slot0 + sp) * kHeadDim + lane * kCols;
       wsum += wgt;
 #pragma unroll
       for (int c = 0; c < kCols; ++c) o[c] += wgt * src[c];
+    };
+    if constexpr (kWarpPerRow) {  // only rows of many partials get here: four in flight a warp
+#pragma unroll 4
+      for (int sp = w; sp < slots; sp += kCombineWarps) add(sp);
+    } else {
+      for (int sp = w; sp < slots; sp += kCombineWarps) {
+        const float wgt = gpu::mma::fast_exp2(a.partial_lse[slot0 + sp] - m);
+        const float* src = a.partial_o + (slot0 + sp) * kHeadDim + lane * kCols;
+        wsum += wgt;
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) o[c] += wgt * src[c];
+      }
     }
   }
 #pragma unroll
@@ -1871,7 +1884,10 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
     if constexpr (Policy::kMaxRowTiles > 1) {
       if (row_tiles) combine = decode_combine_kernel<kQueryType<kKv>, kHeadDim, true, kWarpPerRow, kParts>;
     }
-    const int row_ctas = (kWarpPerRow ? (p.q_heads + kCombineWarps - 1) / kCombineWarps : 0) + p.q_heads;
+    // With a warp per row, the CTAs of one row each only where a row may have more partials
+    // than a warp merges (num_splits: the most partials of any row of the plan).
+    const bool cta_rows = !kWarpPerRow || plan.num_splits > kParts;
+    const int row_ctas = (kWarpPerRow ? (p.q_heads + kCombineWarps - 1) / kCombineWarps : 0) + (cta_rows ? p.q_heads : 0);
     gpu::launch("decode_combine", combine,
                 gpu::LaunchConfig{dim3(row_ctas, p.batch), dim3(kCombineWarps * kWarpSize), 0, stream,
                                   /*overlap_prior=*/true},
