@@ -1744,10 +1744,14 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
   __shared__ float part[kCombineWarps][kHeadDim + 1];  // per warp: weighted O sum, then the weight sum
   __shared__ float warp_max[kCombineWarps];
   gpu::wait_prior_grid();  // the decode kernel's partials are complete and visible
-  const int w = gpu::warp_id(), lane = gpu::lane_id(), seq = blockIdx.y;
+  // With warps per row the grid is (sequence, slice) so that the CTAs of one row each, which
+  // come after the warps' CTAs, alternate between sequences: a long sequence's rows are not
+  // left to the end of the grid.
+  const int w = gpu::warp_id(), lane = gpu::lane_id(), seq = kWarpPerRow ? blockIdx.x : blockIdx.y;
+  const int slice = kWarpPerRow ? blockIdx.y : blockIdx.x;
   const int warp_ctas = kWarpPerRow ? (a.q_heads + kCombineWarps - 1) / kCombineWarps : 0;
-  const bool warp_row = kWarpPerRow && int(blockIdx.x) < warp_ctas;  // this warp merges a row alone
-  const int head = warp_row ? blockIdx.x * kCombineWarps + w : blockIdx.x - warp_ctas;
+  const bool warp_row = kWarpPerRow && slice < warp_ctas;  // this warp merges a row alone
+  const int head = warp_row ? slice * kCombineWarps + w : slice - warp_ctas;
   if (warp_row && head >= a.q_heads) return;
   const std::size_t slot0 = (std::size_t(seq) * a.q_heads + head) * a.num_splits;
   // Splits fill every slot; a persistent grid as many as warps worked on the head's unit, a
@@ -1889,7 +1893,8 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
     const bool cta_rows = !kWarpPerRow || plan.num_splits > kParts;
     const int row_ctas = (kWarpPerRow ? (p.q_heads + kCombineWarps - 1) / kCombineWarps : 0) + (cta_rows ? p.q_heads : 0);
     gpu::launch("decode_combine", combine,
-                gpu::LaunchConfig{dim3(row_ctas, p.batch), dim3(kCombineWarps * kWarpSize), 0, stream,
+                gpu::LaunchConfig{kWarpPerRow ? dim3(p.batch, row_ctas) : dim3(row_ctas, p.batch),
+                                  dim3(kCombineWarps * kWarpSize), 0, stream,
                                   /*overlap_prior=*/true},
                 a);
   }
