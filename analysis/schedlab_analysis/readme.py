@@ -236,7 +236,10 @@ def match_shape(ok: pd.DataFrame, shape: str) -> pd.DataFrame:
             continue
         if key not in ok:
             return ok.iloc[0:0]
-        keep &= pd.to_numeric(ok[key], errors="coerce") == float(value)
+        try:
+            keep &= pd.to_numeric(ok[key], errors="coerce") == float(value)
+        except ValueError:  # a value that is no number (ragged lengths: 31x1024+1x51200)
+            keep &= ok[key].astype(str) == value
     return ok[keep]
 
 

@@ -138,3 +138,16 @@ def test_builds_refuses_two_calls_or_one_commit(tmp_path):
     files = _builds_files(tmp_path / "one", 0.9)
     with pytest.raises(readme.ReadmeError, match="two commits"):
         readme.render(["builds", "prefill_demo", "base"], [files[0], files[2]])
+
+
+def test_match_shape_takes_numbers_and_ragged_lengths():
+    import pandas as pd
+
+    from schedlab_analysis.readme import match_shape
+
+    ok = pd.DataFrame({"batch": [32, 32, 8], "lengths": ["31x1024+1x51200", "8x2048", "31x1024+1x51200"],
+                       "dtype": ["bf16", "bf16", "fp8_e4m3"]})
+    assert list(match_shape(ok, "batch=32 lengths=31x1024+1x51200 bf16").index) == [0]
+    assert list(match_shape(ok, "lengths=31x1024+1x51200").index) == [0, 2]
+    assert match_shape(ok, "batch=16").empty
+    assert match_shape(ok, "window=4").empty  # an axis the rows do not have
