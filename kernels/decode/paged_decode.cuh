@@ -718,13 +718,12 @@ __device__ __forceinline__ int unit_parts(const Params& a, int unit) {
 // weighted by 2^(lse - max lse), the columns over the lanes, then normalized into O. Coherent
 // loads: the partials may come from other CTAs of the same kernel. kGroups > 1: the lanes form
 // that many groups, group g taking partials g, g + kGroups, ... (each lane kGroups times the
-// columns, every kLanes-th, so that a load of the group's lanes is one run of bytes), summed
-// across the groups at the end: a row of many partials waits on a quarter of the load rounds.
+// columns), summed across the groups at the end: a row of many partials waits on a quarter of
+// the load rounds.
 template <DType kQ, int kHeadDim, int kGroups = 1>
 __device__ __forceinline__ void merge_row_in_warp(const Params& a, std::size_t row, int parts) {
   constexpr int kLanes = kWarpSize / kGroups;  // lanes of a group
-  constexpr int kCols = kHeadDim / kLanes;     // columns per lane: consecutive (one group) or kLanes apart
-  auto col = [](int col_lane, int c) { return kGroups > 1 ? c * kLanes + col_lane : col_lane * kCols + c; };
+  constexpr int kCols = kHeadDim / kLanes;     // consecutive columns per lane
   const int lane = gpu::lane_id(), first = kGroups > 1 ? lane / kLanes : 0, col_lane = kGroups > 1 ? lane % kLanes : lane;
   const std::size_t slot0 = row * a.num_splits;
   float m = -INFINITY;
@@ -735,10 +734,10 @@ __device__ __forceinline__ void merge_row_in_warp(const Params& a, std::size_t r
 #pragma unroll 4
     for (int sp = first; sp < parts; sp += kGroups) {
       const float wgt = gpu::mma::fast_exp2(gpu::load_coherent(a.partial_lse + slot0 + sp) - m);
-      const float* src = a.partial_o + (slot0 + sp) * kHeadDim;
+      const float* src = a.partial_o + (slot0 + sp) * kHeadDim + col_lane * kCols;
       wsum += wgt;
 #pragma unroll
-      for (int c = 0; c < kCols; ++c) o[c] += wgt * gpu::load_coherent(src + col(col_lane, c));
+      for (int c = 0; c < kCols; ++c) o[c] += wgt * gpu::load_coherent(src + c);
     }
   }
   for (int off = kLanes; off < kWarpSize; off *= 2) {  // the groups' sums (none with one group)
@@ -750,7 +749,7 @@ __device__ __forceinline__ void merge_row_in_warp(const Params& a, std::size_t r
   using E = Element<kQ>;
 #pragma unroll
   for (int c = 0; c < kCols; ++c)  // no visible key: zeros, as the reference
-    E::store(static_cast<typename E::storage*>(a.o), row * kHeadDim + col(col_lane, c), wsum > 0.f ? o[c] / wsum : 0.f);
+    E::store(static_cast<typename E::storage*>(a.o), row * kHeadDim + col_lane * kCols + c, wsum > 0.f ? o[c] / wsum : 0.f);
 }
 template <class Policy, DType kKv, int kHeadDim, class Sync = CtaSync<0>>
 __device__ void merge_unit_if_last(const Params& a, int unit, int seq, int head0, int rows, int parts, int* word) {
