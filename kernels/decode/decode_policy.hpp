@@ -85,14 +85,14 @@ struct DecodePolicy {
   /* MaxInKernelMergeRowsPerWarp = */ static constexpr int kMaxInKernelMergeRowsPerWarp = 16;
   // The combine kernel's shape: a CTA of kCombineWarps warps per (sequence, query head), the
   // row's partials spread over the warps (false), or a warp per row, eight rows a CTA, each
-  // warp walking its row's partials (true). A CTA per row suits few rows of many partials
-  // (batch 1 cut into dozens of splits); a warp per row suits many rows of few (a group of 32
-  // at batch 32 is 2048 rows, most of two partials: 2048 CTAs, more than a wave).
+  // warp walking its row's partials in series (true; rows of many partials keep a CTA). A CTA
+  // per row suits few rows of many partials (batch 1 cut into dozens of splits); a warp per
+  // row suits many rows of few (a group of 32 at batch 32 is 2048 rows, most of two partials:
+  // 2048 CTAs, more than a wave).
   /* CombineWarpPerRow = */ static constexpr bool kCombineWarpPerRow = false;
-  // With a warp per row: the most partials a warp merges with all its lanes on each; a row of
-  // more is merged by four groups of its lanes, a partial each (on the group-32 one-long batch,
-  // rows of about 70 partials walked by a whole warp made the combine about 10 us longer than a
-  // CTA each).
+  // With a warp per row: the most partials a warp merges alone; a row of more keeps a CTA
+  // (on the group-32 one-long batch, rows of about 70 partials merged by a warp each made the
+  // combine about 10 us longer than a CTA each).
   /* CombineWarpRowMaxPartials = */ static constexpr int kCombineWarpRowMaxPartials = 8;
   // Query rows one CTA covers, in 16-row tiles of the matrix instruction. A GQA group larger
   // than 16 (MQA: 64 query heads on one KV head) is otherwise cut into CTAs of 16 rows that

@@ -716,15 +716,11 @@ __device__ __forceinline__ int unit_parts(const Params& a, int unit) {
 }
 // One query row (row: sequence x q_heads + head) merged by one warp: its `parts` partials
 // weighted by 2^(lse - max lse), the columns over the lanes, then normalized into O. Coherent
-// loads: the partials may come from other CTAs of the same kernel. kGroups > 1: the lanes form
-// that many groups, group g taking partials g, g + kGroups, ... (each lane kGroups times the
-// columns), summed across the groups at the end: a row of many partials waits on a quarter of
-// the load rounds.
-template <DType kQ, int kHeadDim, int kGroups = 1>
+// loads: the partials may come from other CTAs of the same kernel.
+template <DType kQ, int kHeadDim>
 __device__ __forceinline__ void merge_row_in_warp(const Params& a, std::size_t row, int parts) {
-  constexpr int kLanes = kWarpSize / kGroups;  // lanes of a group
-  constexpr int kCols = kHeadDim / kLanes;     // consecutive columns per lane
-  const int lane = gpu::lane_id(), first = kGroups > 1 ? lane / kLanes : 0, col_lane = kGroups > 1 ? lane % kLanes : lane;
+  constexpr int kCols = kHeadDim / kWarpSize;  // consecutive columns per lane
+  const int lane = gpu::lane_id();
   const std::size_t slot0 = row * a.num_splits;
   float m = -INFINITY;
   for (int sp = lane; sp < parts; sp += kWarpSize) m = fmaxf(m, gpu::load_coherent(a.partial_lse + slot0 + sp));
@@ -732,24 +728,18 @@ __device__ __forceinline__ void merge_row_in_warp(const Params& a, std::size_t r
   float o[kCols] = {}, wsum = 0.f;
   if (m != -INFINITY) {
 #pragma unroll 4
-    for (int sp = first; sp < parts; sp += kGroups) {
+    for (int sp = 0; sp < parts; ++sp) {
       const float wgt = gpu::mma::fast_exp2(gpu::load_coherent(a.partial_lse + slot0 + sp) - m);
-      const float* src = a.partial_o + (slot0 + sp) * kHeadDim + col_lane * kCols;
+      const float* src = a.partial_o + (slot0 + sp) * kHeadDim + lane * kCols;
       wsum += wgt;
 #pragma unroll
       for (int c = 0; c < kCols; ++c) o[c] += wgt * gpu::load_coherent(src + c);
     }
   }
-  for (int off = kLanes; off < kWarpSize; off *= 2) {  // the groups' sums (none with one group)
-    wsum += gpu::shfl_xor(wsum, off);
-#pragma unroll
-    for (int c = 0; c < kCols; ++c) o[c] += gpu::shfl_xor(o[c], off);
-  }
-  if (first != 0) return;
   using E = Element<kQ>;
 #pragma unroll
   for (int c = 0; c < kCols; ++c)  // no visible key: zeros, as the reference
-    E::store(static_cast<typename E::storage*>(a.o), row * kHeadDim + col_lane * kCols + c, wsum > 0.f ? o[c] / wsum : 0.f);
+    E::store(static_cast<typename E::storage*>(a.o), row * kHeadDim + lane * kCols + c, wsum > 0.f ? o[c] / wsum : 0.f);
 }
 template <class Policy, DType kKv, int kHeadDim, class Sync = CtaSync<0>>
 __device__ void merge_unit_if_last(const Params& a, int unit, int seq, int head0, int rows, int parts, int* word) {
@@ -1739,22 +1729,30 @@ __global__ void __launch_bounds__((kThreadsOf<Policy, kKv, kBody>),
 // walk). Launched dependent on the decode kernel: its launch overlaps that kernel's tail.
 inline constexpr int kCombineWarps = 8;
 // kRowTiles: units of 16 x a.row_tiles query heads (the row-tile body's), else of 16.
-// kWarpPerRow (DecodePolicy::kCombineWarpPerRow): a warp per (sequence, head) instead, the CTA's
-// warps on consecutive heads (merge_row_in_warp), its lanes in four groups for a row of more
-// than kWarpRowParts partials. For many rows of few partials, where a CTA per row leaves most
-// of its warps idle and its grid of batch x heads CTAs (2048 at group 32, batch 32) takes more
-// than one wave.
+// kWarpPerRow (DecodePolicy::kCombineWarpPerRow): a row of at most kWarpRowParts partials is
+// merged by one warp instead, walking them in series (merge_row_in_warp), the first
+// ceil(heads / kCombineWarps) CTAs of a sequence holding a warp per head; the CTAs after them,
+// one per head and launched only where the plan has a row of more partials, merge only those
+// rows and return at once for the others. For
+// many rows of few partials, where a CTA per row leaves most of its warps idle and its grid of
+// batch x heads CTAs (2048 at group 32, batch 32) takes more than one wave.
 template <DType kQ, int kHeadDim, bool kRowTiles, bool kWarpPerRow = false, int kWarpRowParts = 0>
 __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kernel(Params a) {
   constexpr int kCols = kHeadDim / kWarpSize;  // consecutive columns per lane
   static_assert(kHeadDim % kWarpSize == 0, "whole columns per lane");
   using E = Element<kQ>;
-  __shared__ float part[kWarpPerRow ? 1 : kCombineWarps][kHeadDim + 1];  // per warp: weighted O sum, then the weight sum
+  __shared__ float part[kCombineWarps][kHeadDim + 1];  // per warp: weighted O sum, then the weight sum
   __shared__ float warp_max[kCombineWarps];
   gpu::wait_prior_grid();  // the decode kernel's partials are complete and visible
-  const int w = gpu::warp_id(), lane = gpu::lane_id(), seq = blockIdx.y;
-  const int head = kWarpPerRow ? blockIdx.x * kCombineWarps + w : blockIdx.x;
-  if (kWarpPerRow && head >= a.q_heads) return;
+  // With warps per row the grid is (sequence, slice) so that the CTAs of one row each, which
+  // come after the warps' CTAs, alternate between sequences: a long sequence's rows are not
+  // left to the end of the grid.
+  const int w = gpu::warp_id(), lane = gpu::lane_id(), seq = kWarpPerRow ? blockIdx.x : blockIdx.y;
+  const int slice = kWarpPerRow ? blockIdx.y : blockIdx.x;
+  const int warp_ctas = kWarpPerRow ? (a.q_heads + kCombineWarps - 1) / kCombineWarps : 0;
+  const bool warp_row = kWarpPerRow && slice < warp_ctas;  // this warp merges a row alone
+  const int head = warp_row ? slice * kCombineWarps + w : slice - warp_ctas;
+  if (warp_row && head >= a.q_heads) return;
   const std::size_t slot0 = (std::size_t(seq) * a.q_heads + head) * a.num_splits;
   // Splits fill every slot; a persistent grid as many as warps worked on the head's unit, a
   // token-balanced one as many as the plan cut it into.
@@ -1768,12 +1766,12 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
     if (slots > 0) return;
     slots = -slots;
   }
+  if (kWarpPerRow && warp_row != (slots <= kWarpRowParts)) return;  // the row is the other part's
   // A shared tail's counter is zeroed for the next launch here, the decode grid being done.
-  if (a.schedule && !a.persistent && (kWarpPerRow ? lane : threadIdx.x) == 0 && head % group % unit_rows == 0)
+  if (a.schedule && !a.persistent && (warp_row ? lane : threadIdx.x) == 0 && head % group % unit_rows == 0)
     a.schedule[unit] = 0;
-  if constexpr (kWarpPerRow) {
-    if (slots <= kWarpRowParts) merge_row_in_warp<kQ, kHeadDim>(a, std::size_t(seq) * a.q_heads + head, slots);
-    else merge_row_in_warp<kQ, kHeadDim, 4>(a, std::size_t(seq) * a.q_heads + head, slots);
+  if (warp_row) {
+    merge_row_in_warp<kQ, kHeadDim>(a, std::size_t(seq) * a.q_heads + head, slots);
     return;
   }
   float m = -INFINITY;
@@ -1785,12 +1783,24 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
   for (int i = 1; i < kCombineWarps; ++i) m = fmaxf(m, warp_max[i]);
   float o[kCols] = {}, wsum = 0.f;
   if (m != -INFINITY) {
-    for (int sp = w; sp < slots; sp += kCombineWarps) {
+    auto add = [&](int sp) {
       const float wgt = gpu::mma::fast_exp2(a.partial_lse[slot0 + sp] - m);
       const float* src = a.partial_o + (slot0 + sp) * kHeadDim + lane * kCols;
       wsum += wgt;
 #pragma unroll
       for (int c = 0; c < kCols; ++c) o[c] += wgt * src[c];
+    };
+    if constexpr (kWarpPerRow) {  // only rows of many partials get here: four in flight a warp
+#pragma unroll 4
+      for (int sp = w; sp < slots; sp += kCombineWarps) add(sp);
+    } else {
+      for (int sp = w; sp < slots; sp += kCombineWarps) {
+        const float wgt = gpu::mma::fast_exp2(a.partial_lse[slot0 + sp] - m);
+        const float* src = a.partial_o + (slot0 + sp) * kHeadDim + lane * kCols;
+        wsum += wgt;
+#pragma unroll
+        for (int c = 0; c < kCols; ++c) o[c] += wgt * src[c];
+      }
     }
   }
 #pragma unroll
@@ -1878,9 +1888,13 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
     if constexpr (Policy::kMaxRowTiles > 1) {
       if (row_tiles) combine = decode_combine_kernel<kQueryType<kKv>, kHeadDim, true, kWarpPerRow, kParts>;
     }
-    const int row_ctas = kWarpPerRow ? (p.q_heads + kCombineWarps - 1) / kCombineWarps : p.q_heads;
+    // With a warp per row, the CTAs of one row each only where a row may have more partials
+    // than a warp merges (num_splits: the most partials of any row of the plan).
+    const bool cta_rows = !kWarpPerRow || plan.num_splits > kParts;
+    const int row_ctas = (kWarpPerRow ? (p.q_heads + kCombineWarps - 1) / kCombineWarps : 0) + (cta_rows ? p.q_heads : 0);
     gpu::launch("decode_combine", combine,
-                gpu::LaunchConfig{dim3(row_ctas, p.batch), dim3(kCombineWarps * kWarpSize), 0, stream,
+                gpu::LaunchConfig{kWarpPerRow ? dim3(p.batch, row_ctas) : dim3(row_ctas, p.batch),
+                                  dim3(kCombineWarps * kWarpSize), 0, stream,
                                   /*overlap_prior=*/true},
                 a);
   }
