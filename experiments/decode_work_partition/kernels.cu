@@ -29,4 +29,6 @@ template void launch_paged_decode<experiments::decode_work_partition::token_bala
 template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced_overlap_pv>(const DecodeProblem&, int);
 template void launch_paged_decode<experiments::decode_work_partition::token_balanced_warp_combine>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
 template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced_warp_combine>(const DecodeProblem&, int);
+template void launch_paged_decode<experiments::decode_work_partition::token_balanced_row_list>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
+template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced_row_list>(const DecodeProblem&, int);
 }  // namespace schedlab::kernels

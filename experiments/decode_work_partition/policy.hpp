@@ -82,6 +82,12 @@ struct token_balanced_row_tiles_combine : token_balanced {
 struct token_balanced_warp_combine : token_balanced_row_tiles_combine {
   /* CombineWarpPerRow = */ static constexpr bool kCombineWarpPerRow = true;
 };
+// The combine a warp per row as token_balanced_warp_combine, its grid the plan's list of the
+// rows it merges (long rows' CTAs first) and a long row's partials loaded in one round
+// (kCombineRowList).
+struct token_balanced_row_list : token_balanced_warp_combine {
+  /* CombineRowList = */ static constexpr bool kCombineRowList = true;
+};
 // fp8: S of step j + 1 issued before P V of step j, the softmax of j + 1 under that product
 // (kRowTileOverlapPV); 16-bit batches run the token_balanced kernels.
 struct token_balanced_overlap_pv : token_balanced {

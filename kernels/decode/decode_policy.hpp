@@ -94,6 +94,13 @@ struct DecodePolicy {
   // (on the group-32 one-long batch, rows of about 70 partials merged by a warp each made the
   // combine about 10 us longer than a CTA each).
   /* CombineWarpRowMaxPartials = */ static constexpr int kCombineWarpRowMaxPartials = 8;
+  // With a warp per row and a token-balanced plan: the combine's grid is the plan's list of the
+  // rows it merges (DecodePlan::work), the CTAs of long rows first, instead of every (sequence,
+  // head) of the batch, most of which return at once when a few long units are all it merges
+  // (the group-32 one-long batch: 64 rows of 2304 CTAs). A long row's warps then load all their
+  // partials before any arithmetic (a running maximum per warp, no separate pass for it), so
+  // the merge waits on about one round of loads instead of one per four partials.
+  /* CombineRowList = */ static constexpr bool kCombineRowList = false;
   // Query rows one CTA covers, in 16-row tiles of the matrix instruction. A GQA group larger
   // than 16 (MQA: 64 query heads on one KV head) is otherwise cut into CTAs of 16 rows that
   // each read the whole KV again. Above 1, such a group is one CTA of up to kMaxRowTiles row

@@ -14,9 +14,11 @@
 namespace schedlab::kernels {
 
 DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits, TileSchedule schedule,
-                       int chunk_overhead_tiles, int max_row_tiles, bool merge_by_unit, int max_merge_rows_per_warp) {
+                       int chunk_overhead_tiles, int max_row_tiles, bool merge_by_unit, int max_merge_rows_per_warp,
+                       int combine_warp_row_parts) {
   if (cta_slots < 1 || warps < 1) throw std::invalid_argument("plan_decode: no CTA slots or warps");
   if (max_merge_rows_per_warp < 1) throw std::invalid_argument("plan_decode: max_merge_rows_per_warp must be >= 1");
+  if (combine_warp_row_parts < 0) throw std::invalid_argument("plan_decode: combine_warp_row_parts must be >= 0");
   // Before any launch and any allocation: a bad batch description (a length below 1, a page id
   // outside the pool, a length needing more pages than its block-table row) is an
   // InvalidProblem naming the sequence and entry, and nothing is written. (A shape outside the
@@ -58,6 +60,24 @@ DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int for
       plan.work.push_back(combine ? -parts : parts);
       plan.combine_merges = plan.combine_merges || combine;
       plan.kernel_merges = plan.kernel_merges || (parts > 1 && !combine);
+    }
+    if (combine_warp_row_parts > 0 && plan.combine_merges) {
+      // Unit seq * heads + head covers query heads kvh * group + chunk * unit_rows on, where
+      // head = kvh * group_chunks + chunk (the combine kernel numbers them the same way).
+      const int group = p.q_heads / p.kv_heads, units = static_cast<int>(w.partial_count.size());
+      std::vector<int> cta_rows, warp_rows;
+      for (int u = 0; u < units; ++u) {
+        const int parts = plan.work[4 * w.chunks.size() + u];
+        if (parts >= 0) continue;  // whole, or merged in the decode kernel
+        const int seq = u / heads, kvh = u % heads / group_chunks, chunk = u % heads % group_chunks;
+        std::vector<int>& list = -parts > combine_warp_row_parts ? cta_rows : warp_rows;
+        for (int r = chunk * unit_rows; r < std::min(group, (chunk + 1) * unit_rows); ++r)
+          list.push_back(seq * p.q_heads + kvh * group + r);
+      }
+      plan.combine_cta_rows = static_cast<int>(cta_rows.size());
+      plan.combine_warp_rows = static_cast<int>(warp_rows.size());
+      plan.work.insert(plan.work.end(), cta_rows.begin(), cta_rows.end());
+      plan.work.insert(plan.work.end(), warp_rows.begin(), warp_rows.end());
     }
     return plan;
   }

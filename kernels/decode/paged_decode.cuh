@@ -60,6 +60,10 @@ struct Params {
   // Bulk tensor copies: the K and V pools as 2D tensors of 16-bit elements, [pages x KV heads
   // x page slots, head_dim] (encoded only for a policy that uses them).
   gpu::api::TensorMap k_map, v_map;
+  // With a combine row list (DecodePlan::combine_cta_rows): the rows the combine kernel merges,
+  // CTA rows first. Last, so that the kernels without it keep their parameter offsets.
+  const int* combine_rows;
+  int combine_cta_rows, combine_warp_rows;
 };
 
 // kRows rows of 16-bit head-dim values as bulk tensor copies write them and wgmma reads them:
@@ -1722,6 +1726,66 @@ __global__ void __launch_bounds__((kThreadsOf<Policy, kKv, kBody>),
   probe.flush(a.probe_slots);
 }
 
+// A row of many partials merged by a CTA (the combine row list's CTA rows): warp w takes
+// partials w, w + kCombineWarps, ..., kInFlight of them at a time, all loaded before any
+// arithmetic, and keeps its own running maximum (rescaling what it summed when the maximum
+// grows); the warps' sums are then rescaled to the row's maximum in shared memory. At most
+// kCombineWarps x kInFlight partials (128) take one round of loads.
+template <DType kQ, int kHeadDim>
+__device__ void merge_row_in_cta(const Params& a, std::size_t row, int parts, float (*part)[kHeadDim + 1],
+                                 float* warp_max) {
+  constexpr int kCols = kHeadDim / kWarpSize, kInFlight = 16;
+  const int w = gpu::warp_id(), lane = gpu::lane_id();
+  const std::size_t slot0 = row * a.num_splits;
+  float m = -INFINITY, wsum = 0.f, o[kCols] = {};
+  for (int base = w; base < parts; base += kCombineWarps * kInFlight) {
+    float lse[kInFlight], v[kInFlight][kCols];
+#pragma unroll
+    for (int i = 0; i < kInFlight; ++i) {
+      const int sp = base + i * kCombineWarps;
+      lse[i] = sp < parts ? a.partial_lse[slot0 + sp] : -INFINITY;
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) v[i][c] = sp < parts ? a.partial_o[(slot0 + sp) * kHeadDim + lane * kCols + c] : 0.f;
+    }
+    float mx = m;
+#pragma unroll
+    for (int i = 0; i < kInFlight; ++i) mx = fmaxf(mx, lse[i]);
+    if (mx == -INFINITY) continue;  // no visible key in these partials
+    const float keep = gpu::mma::fast_exp2(m - mx);  // 0 while m is -inf
+    wsum *= keep;
+#pragma unroll
+    for (int c = 0; c < kCols; ++c) o[c] *= keep;
+#pragma unroll
+    for (int i = 0; i < kInFlight; ++i) {
+      const float wgt = gpu::mma::fast_exp2(lse[i] - mx);  // 0 past the row's partials
+      wsum += wgt;
+#pragma unroll
+      for (int c = 0; c < kCols; ++c) o[c] += wgt * v[i][c];
+    }
+    m = mx;
+  }
+#pragma unroll
+  for (int c = 0; c < kCols; ++c) part[w][lane * kCols + c] = o[c];
+  if (lane == 0) {
+    part[w][kHeadDim] = wsum;
+    warp_max[w] = m;
+  }
+  gpu::block_sync();
+  float mx = -INFINITY;
+  for (int i = 0; i < kCombineWarps; ++i) mx = fmaxf(mx, warp_max[i]);
+  using E = Element<kQ>;
+  for (int d = threadIdx.x; d < kHeadDim; d += blockDim.x) {
+    float sum = 0.f, weights = 0.f;
+    if (mx != -INFINITY)
+      for (int i = 0; i < kCombineWarps; ++i) {
+        const float scale = gpu::mma::fast_exp2(warp_max[i] - mx);  // 0 for a warp with no visible key
+        sum += scale * part[i][d];
+        weights += scale * part[i][kHeadDim];
+      }
+    E::store(static_cast<typename E::storage*>(a.o), row * kHeadDim + d, weights > 0.f ? sum / weights : 0.f);
+  }
+}
+
 // The split combine: one CTA per (sequence, head) merges its splits with weights
 // 2^(lse_s - max lse). The splits are spread over the warps and the columns over the lanes,
 // so no thread walks all the partials in series (a per-CTA timeline at batch 1, 64k, 33
@@ -1736,10 +1800,14 @@ inline constexpr int kCombineWarps = 8;
 // rows and return at once for the others. For
 // many rows of few partials, where a CTA per row leaves most of its warps idle and its grid of
 // batch x heads CTAs (2048 at group 32, batch 32) takes more than one wave.
-template <DType kQ, int kHeadDim, bool kRowTiles, bool kWarpPerRow = false, int kWarpRowParts = 0>
+// kRowList (DecodePolicy::kCombineRowList, with kWarpPerRow): the grid is the plan's row list,
+// a CTA for each of its first a.combine_cta_rows rows, then a warp for each of the others.
+template <DType kQ, int kHeadDim, bool kRowTiles, bool kWarpPerRow = false, int kWarpRowParts = 0,
+          bool kRowList = false>
 __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kernel(Params a) {
   constexpr int kCols = kHeadDim / kWarpSize;  // consecutive columns per lane
   static_assert(kHeadDim % kWarpSize == 0, "whole columns per lane");
+  static_assert(!kRowList || kWarpPerRow, "a row list is of warp and CTA rows");
   using E = Element<kQ>;
   __shared__ float part[kCombineWarps][kHeadDim + 1];  // per warp: weighted O sum, then the weight sum
   __shared__ float warp_max[kCombineWarps];
@@ -1747,12 +1815,24 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
   // With warps per row the grid is (sequence, slice) so that the CTAs of one row each, which
   // come after the warps' CTAs, alternate between sequences: a long sequence's rows are not
   // left to the end of the grid.
-  const int w = gpu::warp_id(), lane = gpu::lane_id(), seq = kWarpPerRow ? blockIdx.x : blockIdx.y;
-  const int slice = kWarpPerRow ? blockIdx.y : blockIdx.x;
-  const int warp_ctas = kWarpPerRow ? (a.q_heads + kCombineWarps - 1) / kCombineWarps : 0;
-  const bool warp_row = kWarpPerRow && slice < warp_ctas;  // this warp merges a row alone
-  const int head = warp_row ? slice * kCombineWarps + w : slice - warp_ctas;
-  if (warp_row && head >= a.q_heads) return;
+  const int w = gpu::warp_id(), lane = gpu::lane_id();
+  int seq, head;
+  bool warp_row;  // this warp merges a row alone
+  if constexpr (kRowList) {
+    warp_row = int(blockIdx.x) >= a.combine_cta_rows;
+    const int i = warp_row ? a.combine_cta_rows + (blockIdx.x - a.combine_cta_rows) * kCombineWarps + w : blockIdx.x;
+    if (warp_row && i >= a.combine_cta_rows + a.combine_warp_rows) return;
+    const int row = a.combine_rows[i];
+    seq = row / a.q_heads;
+    head = row % a.q_heads;
+  } else {
+    seq = kWarpPerRow ? blockIdx.x : blockIdx.y;
+    const int slice = kWarpPerRow ? blockIdx.y : blockIdx.x;
+    const int warp_ctas = kWarpPerRow ? (a.q_heads + kCombineWarps - 1) / kCombineWarps : 0;
+    warp_row = kWarpPerRow && slice < warp_ctas;
+    head = warp_row ? slice * kCombineWarps + w : slice - warp_ctas;
+    if (warp_row && head >= a.q_heads) return;
+  }
   const std::size_t slot0 = (std::size_t(seq) * a.q_heads + head) * a.num_splits;
   // Splits fill every slot; a persistent grid as many as warps worked on the head's unit, a
   // token-balanced one as many as the plan cut it into.
@@ -1772,6 +1852,10 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
     a.schedule[unit] = 0;
   if (warp_row) {
     merge_row_in_warp<kQ, kHeadDim>(a, std::size_t(seq) * a.q_heads + head, slots);
+    return;
+  }
+  if constexpr (kRowList) {
+    merge_row_in_cta<kQ, kHeadDim>(a, std::size_t(seq) * a.q_heads + head, slots, part, warp_max);
     return;
   }
   float m = -INFINITY;
@@ -1884,19 +1968,34 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
   if (plan.needs_combine()) {
     constexpr bool kWarpPerRow = Policy::kCombineWarpPerRow;
     constexpr int kParts = kWarpPerRow ? Policy::kCombineWarpRowMaxPartials : 0;
+    constexpr bool kRowList = Policy::kCombineRowList;
+    static_assert(!kRowList || kWarpPerRow, "a combine row list needs the combine a warp per row");
+    // A token-balanced plan's own list of rows; forced splits (a partial per split of every
+    // row) keep the (sequence, slice) grid.
+    const bool listed = kRowList && plan.balanced();
     auto combine = decode_combine_kernel<kQueryType<kKv>, kHeadDim, false, kWarpPerRow, kParts>;
     if constexpr (Policy::kMaxRowTiles > 1) {
       if (row_tiles) combine = decode_combine_kernel<kQueryType<kKv>, kHeadDim, true, kWarpPerRow, kParts>;
     }
-    // With a warp per row, the CTAs of one row each only where a row may have more partials
-    // than a warp merges (num_splits: the most partials of any row of the plan).
-    const bool cta_rows = !kWarpPerRow || plan.num_splits > kParts;
-    const int row_ctas = (kWarpPerRow ? (p.q_heads + kCombineWarps - 1) / kCombineWarps : 0) + (cta_rows ? p.q_heads : 0);
+    if constexpr (kRowList) {
+      if (listed) combine = row_tiles ? decode_combine_kernel<kQueryType<kKv>, kHeadDim, true, true, kParts, true>
+                                      : decode_combine_kernel<kQueryType<kKv>, kHeadDim, false, true, kParts, true>;
+    }
+    dim3 grid;
+    if (listed) {
+      a.combine_rows = a.unit_partials + a.units;
+      a.combine_cta_rows = plan.combine_cta_rows;
+      a.combine_warp_rows = plan.combine_warp_rows;
+      grid = dim3(plan.combine_cta_rows + (plan.combine_warp_rows + kCombineWarps - 1) / kCombineWarps);
+    } else {
+      // With a warp per row, the CTAs of one row each only where a row may have more partials
+      // than a warp merges (num_splits: the most partials of any row of the plan).
+      const bool cta_rows = !kWarpPerRow || plan.num_splits > kParts;
+      const int row_ctas = (kWarpPerRow ? (p.q_heads + kCombineWarps - 1) / kCombineWarps : 0) + (cta_rows ? p.q_heads : 0);
+      grid = kWarpPerRow ? dim3(p.batch, row_ctas) : dim3(row_ctas, p.batch);
+    }
     gpu::launch("decode_combine", combine,
-                gpu::LaunchConfig{kWarpPerRow ? dim3(p.batch, row_ctas) : dim3(row_ctas, p.batch),
-                                  dim3(kCombineWarps * kWarpSize), 0, stream,
-                                  /*overlap_prior=*/true},
-                a);
+                gpu::LaunchConfig{grid, dim3(kCombineWarps * kWarpSize), 0, stream, /*overlap_prior=*/true}, a);
   }
 }
 
@@ -1953,7 +2052,8 @@ DecodePlan plan_for(const DecodeProblem& p, int forced_splits) {
   if (slots == 0) slots = slots_of.template operator()<kBody>();
   constexpr int kOverhead = kKv == DType::fp8_e4m3 ? Policy::kChunkOverheadTilesFp8 : Policy::kChunkOverheadTiles;
   return plan_decode(p, slots, kWarpsOf<Policy, kKv>, forced_splits, Policy::kTileSchedule, kOverhead,
-                     Policy::kMaxRowTiles, Policy::kMergeByUnit, Policy::kMaxInKernelMergeRowsPerWarp);
+                     Policy::kMaxRowTiles, Policy::kMergeByUnit, Policy::kMaxInKernelMergeRowsPerWarp,
+                     Policy::kCombineRowList ? Policy::kCombineWarpRowMaxPartials : 0);
 }
 }  // namespace decode_detail
 

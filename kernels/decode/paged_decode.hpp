@@ -68,6 +68,12 @@ struct DecodePlan {
   // list holds its partial count negated. Which units go there: DecodePolicy::kMergeByUnit.
   bool kernel_merges = false;   // some unit is merged in the decode kernel
   bool combine_merges = false;  // some unit is merged by the combine kernel
+  // With a combine row list (DecodePolicy::kCombineRowList): after the partial counts, the rows
+  // the combine kernel merges, each as sequence x query heads + query head: first the
+  // combine_cta_rows rows of more partials than a warp merges alone (a CTA each), then the
+  // combine_warp_rows others (a warp each). Both zero otherwise.
+  int combine_cta_rows = 0;
+  int combine_warp_rows = 0;
   bool dynamic() const { return ctas > 0; }
   bool balanced() const { return work_chunks > 0; }
   // Partials are written whenever a row's keys are cut among CTAs or warps.
@@ -112,11 +118,15 @@ inline constexpr int kDynamicJoins = 16;
 // max_row_tiles: DecodePolicy::kMaxRowTiles (1: a group above 16 is cut into 16-row CTAs).
 // merge_by_unit, max_merge_rows_per_warp: DecodePolicy::kMergeByUnit,
 // DecodePolicy::kMaxInKernelMergeRowsPerWarp.
+// combine_warp_row_parts > 0 (DecodePolicy::kCombineRowList): a token-balanced plan lists the
+// rows its combine kernel merges, those of more partials than combine_warp_row_parts first
+// (DecodePolicy::kCombineWarpRowMaxPartials).
 DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits = 0,
                        TileSchedule schedule = TileSchedule::split,
                        int chunk_overhead_tiles = DecodePolicy::kChunkOverheadTiles, int max_row_tiles = 1,
                        bool merge_by_unit = DecodePolicy::kMergeByUnit,
-                       int max_merge_rows_per_warp = DecodePolicy::kMaxInKernelMergeRowsPerWarp);
+                       int max_merge_rows_per_warp = DecodePolicy::kMaxInKernelMergeRowsPerWarp,
+                       int combine_warp_row_parts = 0);
 
 // The 16-row tiles of query heads one CTA covers: more than one only for a group above 16
 // under a split or token-balanced schedule whose policy allows it (at most max_row_tiles).

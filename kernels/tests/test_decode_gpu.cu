@@ -235,6 +235,7 @@ TEST(DecodeGpuRowTiles, SmallShapesForSanitizer) {
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced>();
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_overlap_pv>();
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_warp_combine>();
+  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_row_list>();
 }
 
 // The same shapes with the row tiles computed warp by warp (RowTileMma::warp), the body the
@@ -291,6 +292,37 @@ TEST(DecodeGpuRowTiles, WarpCombineMatchesReference) {
       ASSERT_TRUE(c.plan().needs_combine()) << "36/2, " << dtype_name(kv) << ", forced splits " << forced;
       launch_twice_and_check(c, seed, "36/2, " + std::string(dtype_name(kv)) + ", forced splits " + std::to_string(forced));
     }
+}
+// The combine's grid from the plan's row list (kCombineRowList): the row-tile shapes; a group
+// of 32 whose plan has rows of many partials (a CTA each) and of few (a warp each); MQA with
+// one sequence cut into more chunks than a CTA row loads in one round; 36/2 (rows of a unit
+// short of its tiles); and forced splits, which keep the (sequence, slice) grid.
+TEST(DecodeGpuRowTiles, CombineRowListMatchesReference) {
+  using Policy = experiments::decode_work_partition::token_balanced_row_list;
+  expect_row_tiles_match_reference<Policy>(true);
+  std::uint64_t seed = std::random_device{}();
+  struct Batch {
+    int q_heads, kv_heads;
+    std::vector<int> lens;
+  };
+  const std::vector<Batch> batches = {
+      {64, 2, {20000, 1000, 1000, 1, 200}}, {64, 1, {60000, 500, 1}}, {36, 2, {9000, 300, 1, 2500}}};
+  for (DType kv : {DType::bf16, DType::fp8_e4m3})
+    for (const Batch& b : batches)
+      for (int forced : {0, 3}) {
+        const DecodeProblem p = make_decode_problem(static_cast<int>(b.lens.size()), b.q_heads, b.kv_heads, 128, 16,
+                                                    b.lens, kv, ++seed, /*spare_pages=*/3);
+        const std::string where = std::to_string(b.q_heads) + "/" + std::to_string(b.kv_heads) + ", " +
+                                  std::string(dtype_name(kv)) + ", forced splits " + std::to_string(forced);
+        DecodeCase c(p, DecodeKernel::of<Policy>(), forced);
+        ASSERT_TRUE(c.plan().needs_combine()) << where;
+        if (forced == 0) {
+          EXPECT_GT(c.plan().combine_cta_rows, 0) << where << ": some row merged by a CTA";
+          if (b.kv_heads == 2 && b.q_heads == 64) EXPECT_GT(c.plan().combine_warp_rows, 0) << where;
+          if (b.kv_heads == 1) EXPECT_GT(c.plan().num_splits, 128) << where << ": two rounds of a CTA row's loads";
+        }
+        launch_twice_and_check(c, seed, where);
+      }
 }
 // fp8: S of step j + 1 issued before P V of step j, its softmax under that product, K and V
 // of a converted step freed through rings of their own (kRowTileOverlapPV).

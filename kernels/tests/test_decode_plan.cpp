@@ -402,6 +402,65 @@ TEST(DecodePlan, RowsPerWarpLimitSendsRowTileMergesToTheCombine) {
   EXPECT_THROW(plan(g32, 0), std::invalid_argument);
 }
 
+// DecodePolicy::kCombineRowList: the plan lists every row of every unit the combine kernel
+// merges, once, rows of more than the warp limit's partials first, and nothing else; the
+// work list before it is the plan without the list. On the group-32 one-long batch the list
+// makes 64 CTAs of the long sequence's rows and at most 248 of the short ones', where the
+// (sequence, slice) grid has 2304 CTAs.
+TEST(DecodePlan, CombineRowListHoldsTheCombinedRowsLongFirst) {
+  using x = experiments::decode_work_partition::token_balanced_row_list;
+  constexpr int kWarpParts = x::kCombineWarpRowMaxPartials;
+  auto plan = [](const DecodeProblem& p, int warp_parts) {
+    return plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced, DecodePolicy::kChunkOverheadTiles,
+                       x::kMaxRowTiles, x::kMergeByUnit, x::kMaxInKernelMergeRowsPerWarp, warp_parts);
+  };
+  std::vector<int> one_long(31, 1024);
+  one_long.push_back(51200);
+  const std::vector<DecodeProblem> problems = {
+      make_decode_problem(32, 64, 2, 128, 16, one_long, DType::bf16, 1),
+      make_decode_problem(5, 64, 2, 128, 16, {20000, 1000, 1000, 1, 200}, DType::bf16, 1),
+      make_decode_problem(4, 36, 2, 128, 16, {9000, 300, 1, 2500}, DType::bf16, 1),
+      make_decode_problem(3, 64, 1, 128, 16, {60000, 500, 1}, DType::bf16, 1),
+      make_decode_problem(32, 64, 2, 128, 16, std::vector<int>(32, 2592), DType::bf16, 1)};
+  for (std::size_t i = 0; i < problems.size(); ++i) {
+    const DecodeProblem& p = problems[i];
+    const DecodePlan listed = plan(p, kWarpParts), bare = plan(p, 0);
+    ASSERT_TRUE(listed.balanced() && listed.combine_merges) << "batch " << i;
+    EXPECT_EQ(bare.combine_cta_rows + bare.combine_warp_rows, 0) << "batch " << i;
+    const std::size_t units = decode_work_pairs(p, listed.row_tiles), head = 4 * std::size_t(listed.work_chunks) + units;
+    ASSERT_EQ(listed.work.size(), head + listed.combine_cta_rows + listed.combine_warp_rows) << "batch " << i;
+    EXPECT_TRUE(std::equal(bare.work.begin(), bare.work.end(), listed.work.begin())) << "batch " << i;
+    // The rows each unit the combine merges should list, by its partial count.
+    const int group = p.q_heads / p.kv_heads, unit_rows = kDecodeMaxGroup * listed.row_tiles;
+    const int chunks = decode_group_chunks(p, listed.row_tiles);
+    std::vector<int> want_parts(std::size_t(p.batch) * p.q_heads, 0);
+    for (int seq = 0; seq < p.batch; ++seq)
+      for (int h = 0; h < p.q_heads; ++h) {
+        const int unit = (seq * p.kv_heads + h / group) * chunks + h % group / unit_rows;
+        const int parts = listed.work[4 * listed.work_chunks + unit];
+        if (parts < 0) want_parts[std::size_t(seq) * p.q_heads + h] = -parts;
+      }
+    std::vector<int> seen(want_parts.size(), 0);
+    for (int k = 0; k < listed.combine_cta_rows + listed.combine_warp_rows; ++k) {
+      const int row = listed.work[head + k];
+      ASSERT_GE(row, 0);
+      ASSERT_LT(std::size_t(row), want_parts.size());
+      ++seen[row];
+      const bool cta_row = k < listed.combine_cta_rows;
+      EXPECT_GT(want_parts[row], 0) << "batch " << i << ", row " << row << ": not merged by the combine";
+      EXPECT_EQ(cta_row, want_parts[row] > kWarpParts) << "batch " << i << ", row " << row << ": " << want_parts[row];
+    }
+    for (std::size_t r = 0; r < want_parts.size(); ++r)
+      EXPECT_EQ(seen[r], want_parts[r] > 0 ? 1 : 0) << "batch " << i << ", row " << r;
+    if (i == 0) {  // the long sequence's rows a CTA each; the short ones cut in a few chunks, a warp each
+      EXPECT_EQ(listed.combine_cta_rows, 64);
+      EXPECT_LE(listed.combine_warp_rows, 31 * 64);
+    }
+    if (i == 4) EXPECT_EQ(listed.combine_cta_rows, 0);  // uniform: rows of few partials, a warp each
+  }
+  EXPECT_THROW(plan(problems[0], -1), std::invalid_argument);
+}
+
 std::int64_t total_keys(const DecodeShape& s) {
   return std::accumulate(s.context_lens.begin(), s.context_lens.end(), std::int64_t(0));
 }
