@@ -1726,11 +1726,7 @@ __global__ void __launch_bounds__((kThreadsOf<Policy, kKv, kBody>),
   probe.flush(a.probe_slots);
 }
 
-// The split combine: one CTA per (sequence, head) merges its splits with weights
-// 2^(lse_s - max lse). The splits are spread over the warps and the columns over the lanes,
-// so no thread walks all the partials in series (a per-CTA timeline at batch 1, 64k, 33
-// splits, showed 11 us outside the decode CTAs, most of it the old one-thread-per-column
-// walk). Launched dependent on the decode kernel: its launch overlaps that kernel's tail.
+// Warps of a split combine CTA.
 inline constexpr int kCombineWarps = 8;
 
 // A row of many partials merged by a CTA (the combine row list's CTA rows): warp w takes
@@ -1792,6 +1788,12 @@ __device__ void merge_row_in_cta(const Params& a, std::size_t row, int parts, fl
     E::store(static_cast<typename E::storage*>(a.o), row * kHeadDim + d, weights > 0.f ? sum / weights : 0.f);
   }
 }
+
+// The split combine: one CTA per (sequence, head) merges its splits with weights
+// 2^(lse_s - max lse). The splits are spread over the warps and the columns over the lanes,
+// so no thread walks all the partials in series (a per-CTA timeline at batch 1, 64k, 33
+// splits, showed 11 us outside the decode CTAs, most of it the old one-thread-per-column
+// walk). Launched dependent on the decode kernel: its launch overlaps that kernel's tail.
 // kRowTiles: units of 16 x a.row_tiles query heads (the row-tile body's), else of 16.
 // kWarpPerRow (DecodePolicy::kCombineWarpPerRow): a row of at most kWarpRowParts partials is
 // merged by one warp instead, walking them in series (merge_row_in_warp), the first
