@@ -1813,7 +1813,9 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
   using E = Element<kQ>;
   __shared__ float part[kCombineWarps][kHeadDim + 1];  // per warp: weighted O sum, then the weight sum
   __shared__ float warp_max[kCombineWarps];
-  gpu::wait_prior_grid();  // the decode kernel's partials are complete and visible
+  // The row list and the units' partial counts come from the host, not the decode kernel: with
+  // them, this CTA finds its row and whether it has one while the decode grid is still running.
+  if constexpr (!kRowList) gpu::wait_prior_grid();  // the decode kernel's partials are complete and visible
   // With warps per row the grid is (sequence, slice) so that the CTAs of one row each, which
   // come after the warps' CTAs, alternate between sequences: a long sequence's rows are not
   // left to the end of the grid.
@@ -1841,7 +1843,11 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
   const int unit_rows = kRowTiles ? kDecodeMaxGroup * a.row_tiles : kDecodeMaxGroup;
   const int group = a.q_heads / a.kv_heads, chunks = (group + unit_rows - 1) / unit_rows;
   const int unit = (seq * a.kv_heads + head / group) * chunks + (head % group) / unit_rows;
-  int slots = a.persistent ? Schedule(a).published[unit] : a.unit_partials ? a.unit_partials[unit] : a.num_splits;
+  // (A listed row is always a token-balanced plan's: its count comes from the host.)
+  int slots = kRowList     ? a.unit_partials[unit]
+              : a.persistent ? Schedule(a).published[unit]
+              : a.unit_partials ? a.unit_partials[unit]
+                                : a.num_splits;
   // A token-balanced unit merged here carries its partial count negated; the others wrote their
   // output whole (one chunk) or were merged by their last chunk in the decode kernel.
   if (a.unit_partials) {
@@ -1849,6 +1855,7 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
     slots = -slots;
   }
   if (kWarpPerRow && warp_row != (slots <= kWarpRowParts)) return;  // the row is the other part's
+  if constexpr (kRowList) gpu::wait_prior_grid();
   // A shared tail's counter is zeroed for the next launch here, the decode grid being done.
   if (a.schedule && !a.persistent && (warp_row ? lane : threadIdx.x) == 0 && head % group % unit_rows == 0)
     a.schedule[unit] = 0;
