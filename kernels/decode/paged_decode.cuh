@@ -13,6 +13,7 @@
 // Scheduling knobs come from the Policy (decode_policy.hpp); the body is shared.
 #pragma once
 #include <climits>
+#include <cstddef>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -57,14 +58,18 @@ struct Params {
   int q_heads, kv_heads, page_size, max_pages_per_seq, window, num_splits, tiles_per_split;
   float scale_log2;  // softmax scale * log2(e): scores live in the log2 domain (exp2)
   int row_tiles;     // 16-row tiles of query heads per unit (DecodePlan::row_tiles)
+  // With a combine row list (DecodePlan::combine_cta_rows): the rows the combine kernel merges,
+  // CTA rows first. In the padding before the 64-byte aligned tensor maps, so that every other
+  // kernel keeps its parameter block as it was.
+  const int* combine_rows;
+  int combine_cta_rows, combine_warp_rows;
   // Bulk tensor copies: the K and V pools as 2D tensors of 16-bit elements, [pages x KV heads
   // x page slots, head_dim] (encoded only for a policy that uses them).
   gpu::api::TensorMap k_map, v_map;
-  // With a combine row list (DecodePlan::combine_cta_rows): the rows the combine kernel merges,
-  // CTA rows first. Last, so that the kernels without it keep their parameter offsets.
-  const int* combine_rows;
-  int combine_cta_rows, combine_warp_rows;
 };
+static_assert(offsetof(Params, k_map) == (offsetof(Params, row_tiles) + sizeof(int) + alignof(gpu::api::TensorMap) - 1) /
+                                             alignof(gpu::api::TensorMap) * alignof(gpu::api::TensorMap),
+              "the combine row list's fields fit the padding before the tensor maps");
 
 // kRows rows of 16-bit head-dim values as bulk tensor copies write them and wgmma reads them:
 // 64-column boxes of kRows rows x 128 bytes, each 128-byte swizzled (chunk c of row r at
