@@ -1848,11 +1848,9 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
   const int unit_rows = kRowTiles ? kDecodeMaxGroup * a.row_tiles : kDecodeMaxGroup;
   const int group = a.q_heads / a.kv_heads, chunks = (group + unit_rows - 1) / unit_rows;
   const int unit = (seq * a.kv_heads + head / group) * chunks + (head % group) / unit_rows;
-  // (A listed row is always a token-balanced plan's: its count comes from the host.)
-  int slots = kRowList     ? a.unit_partials[unit]
-              : a.persistent ? Schedule(a).published[unit]
-              : a.unit_partials ? a.unit_partials[unit]
-                                : a.num_splits;
+  int slots;
+  if constexpr (kRowList) slots = a.unit_partials[unit];  // a listed row is a token-balanced plan's, counted on the host
+  else slots = a.persistent ? Schedule(a).published[unit] : a.unit_partials ? a.unit_partials[unit] : a.num_splits;
   // A token-balanced unit merged here carries its partial count negated; the others wrote their
   // output whole (one chunk) or were merged by their last chunk in the decode kernel.
   if (a.unit_partials) {
