@@ -567,7 +567,16 @@ def render_pipes(args: list[str], files: list[str]) -> str:
             "clocks left alone):\n\n" + markdown(pipes_table([REPO / f for f in files])))
 
 
-KINDS = {"pipes": render_pipes, "experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers,
+def render_allocations(args: list[str], files: list[str]) -> str:
+    """One configuration timed in several processes (scripts/device_repeat_processes.sh)."""
+    from .allocations import markdown
+
+    if args:
+        raise ReadmeError("allocations takes no arguments, only its files")
+    return markdown([REPO / f for f in files])
+
+
+KINDS = {"allocations": render_allocations, "pipes": render_pipes, "experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers,
          "noise": render_noise, "status": render_status, "builds": render_builds}
 
 
