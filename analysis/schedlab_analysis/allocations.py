@@ -11,7 +11,9 @@ each time). A peer's runs (FlashInfer, one process each) sit beside them. The fi
   the results suffix), the variant or peer, the configuration, and the repetitions' median,
   lowest and highest time (us) and count.
 - ``spread_table(rows)``: one row per variant and configuration: the medians of its processes,
-  the widest spread within one source and the spread between the processes' medians.
+  the widest spread within one process and the spread between the processes' medians. (Our
+  repetitions are means of many launches each; a peer's, single launches, so its spread within
+  a process is launch-to-launch jitter.)
 - ``markdown(files)``: that table and what it says.
 
 CLI: python -m schedlab_analysis.allocations FILE...
@@ -62,9 +64,9 @@ def process_times(files: list[Path | str]) -> pd.DataFrame:
 def spread_table(rows: pd.DataFrame) -> pd.DataFrame:
     out = []
     for (variant, config), g in rows.groupby(["variant", "config"], sort=False):
-        within = ((g["max_us"] - g["min_us"]) / g["median_us"]).max()
         # Processes: every source but the interleaved run (one process, rebuilt every repetition).
         procs = g[g["source"].map(lambda s: bool(_PROCESS.match(s)))]
+        within = ((procs["max_us"] - procs["min_us"]) / procs["median_us"]).max()
         medians = procs.sort_values("source", key=lambda c: c.map(lambda s: int(_PROCESS.match(s)["k"])))["median_us"]
         between = (medians.max() - medians.min()) / medians.min() if len(medians) > 1 else float("nan")
         inter = g[g["source"] == "interleaved"]

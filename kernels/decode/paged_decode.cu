@@ -72,10 +72,10 @@ DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int for
         const int seq = u / heads, kvh = u % heads / group_chunks, chunk = u % heads % group_chunks;
         std::vector<int>& list = -parts > combine_warp_row_parts ? cta_rows : warp_rows;
         for (int r = chunk * unit_rows; r < std::min(group, (chunk + 1) * unit_rows); ++r)
-          list.push_back(seq * p.q_heads + kvh * group + r);
+          list.insert(list.end(), {seq * p.q_heads + kvh * group + r, parts});
       }
-      plan.combine_cta_rows = static_cast<int>(cta_rows.size());
-      plan.combine_warp_rows = static_cast<int>(warp_rows.size());
+      plan.combine_cta_rows = static_cast<int>(cta_rows.size() / 2);
+      plan.combine_warp_rows = static_cast<int>(warp_rows.size() / 2);
       plan.work.insert(plan.work.end(), cta_rows.begin(), cta_rows.end());
       plan.work.insert(plan.work.end(), warp_rows.begin(), warp_rows.end());
     }

@@ -1818,20 +1818,21 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
   using E = Element<kQ>;
   __shared__ float part[kCombineWarps][kHeadDim + 1];  // per warp: weighted O sum, then the weight sum
   __shared__ float warp_max[kCombineWarps];
-  // The row list and the units' partial counts come from the host, not the decode kernel: with
-  // them, this CTA finds its row and whether it has one while the decode grid is still running.
+  // The row list comes from the host, not the decode kernel: with it, this CTA finds its row
+  // and its partial count while the decode grid may still be running.
   if constexpr (!kRowList) gpu::wait_prior_grid();  // the decode kernel's partials are complete and visible
   // With warps per row the grid is (sequence, slice) so that the CTAs of one row each, which
   // come after the warps' CTAs, alternate between sequences: a long sequence's rows are not
   // left to the end of the grid.
   const int w = gpu::warp_id(), lane = gpu::lane_id();
-  int seq, head;
+  int seq, head, list_parts = 0;
   bool warp_row;  // this warp merges a row alone
   if constexpr (kRowList) {
     warp_row = int(blockIdx.x) >= a.combine_cta_rows;
     const int i = warp_row ? a.combine_cta_rows + (blockIdx.x - a.combine_cta_rows) * kCombineWarps + w : blockIdx.x;
     if (warp_row && i >= a.combine_cta_rows + a.combine_warp_rows) return;
-    const int row = a.combine_rows[i];
+    const int row = a.combine_rows[2 * i];
+    list_parts = a.combine_rows[2 * i + 1];  // with the row: no load that waits on another
     seq = row / a.q_heads;
     head = row % a.q_heads;
   } else {
@@ -1849,7 +1850,7 @@ __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kern
   const int group = a.q_heads / a.kv_heads, chunks = (group + unit_rows - 1) / unit_rows;
   const int unit = (seq * a.kv_heads + head / group) * chunks + (head % group) / unit_rows;
   int slots;
-  if constexpr (kRowList) slots = a.unit_partials[unit];  // a listed row is a token-balanced plan's, counted on the host
+  if constexpr (kRowList) slots = list_parts;  // its unit's count as the work list holds it (negated)
   else slots = a.persistent ? Schedule(a).published[unit] : a.unit_partials ? a.unit_partials[unit] : a.num_splits;
   // A token-balanced unit merged here carries its partial count negated; the others wrote their
   // output whole (one chunk) or were merged by their last chunk in the decode kernel.

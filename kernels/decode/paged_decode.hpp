@@ -69,9 +69,10 @@ struct DecodePlan {
   bool kernel_merges = false;   // some unit is merged in the decode kernel
   bool combine_merges = false;  // some unit is merged by the combine kernel
   // With a combine row list (DecodePolicy::kCombineRowList): after the partial counts, the rows
-  // the combine kernel merges, each as sequence x query heads + query head: first the
-  // combine_cta_rows rows of more partials than a warp merges alone (a CTA each), then the
-  // combine_warp_rows others (a warp each). Both zero otherwise.
+  // the combine kernel merges, two ints each (sequence x query heads + query head, then its
+  // unit's partial count as above, negated): first the combine_cta_rows rows of more partials
+  // than a warp merges alone (a CTA each), then the combine_warp_rows others (a warp each). Both
+  // zero otherwise.
   int combine_cta_rows = 0;
   int combine_warp_rows = 0;
   bool dynamic() const { return ctas > 0; }

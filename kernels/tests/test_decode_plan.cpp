@@ -403,7 +403,8 @@ TEST(DecodePlan, RowsPerWarpLimitSendsRowTileMergesToTheCombine) {
 }
 
 // DecodePolicy::kCombineRowList: the plan lists every row of every unit the combine kernel
-// merges, once, rows of more than the warp limit's partials first, and nothing else; the
+// merges, once, with its unit's partial count (negated, as the unit's own), rows of more than
+// the warp limit's partials first, and nothing else; the
 // work list before it is the plan without the list. On the group-32 one-long batch the list
 // makes 64 CTAs of the long sequence's rows and at most 248 of the short ones', where the
 // (sequence, slice) grid has 2304 CTAs.
@@ -428,7 +429,8 @@ TEST(DecodePlan, CombineRowListHoldsTheCombinedRowsLongFirst) {
     ASSERT_TRUE(listed.balanced() && listed.combine_merges) << "batch " << i;
     EXPECT_EQ(bare.combine_cta_rows + bare.combine_warp_rows, 0) << "batch " << i;
     const std::size_t units = decode_work_pairs(p, listed.row_tiles), head = 4 * std::size_t(listed.work_chunks) + units;
-    ASSERT_EQ(listed.work.size(), head + listed.combine_cta_rows + listed.combine_warp_rows) << "batch " << i;
+    ASSERT_EQ(listed.work.size(), head + 2 * std::size_t(listed.combine_cta_rows + listed.combine_warp_rows))
+        << "batch " << i;
     EXPECT_TRUE(std::equal(bare.work.begin(), bare.work.end(), listed.work.begin())) << "batch " << i;
     // The rows each unit the combine merges should list, by its partial count.
     const int group = p.q_heads / p.kv_heads, unit_rows = kDecodeMaxGroup * listed.row_tiles;
@@ -442,10 +444,11 @@ TEST(DecodePlan, CombineRowListHoldsTheCombinedRowsLongFirst) {
       }
     std::vector<int> seen(want_parts.size(), 0);
     for (int k = 0; k < listed.combine_cta_rows + listed.combine_warp_rows; ++k) {
-      const int row = listed.work[head + k];
+      const int row = listed.work[head + 2 * k];
       ASSERT_GE(row, 0);
       ASSERT_LT(std::size_t(row), want_parts.size());
       ++seen[row];
+      EXPECT_EQ(-listed.work[head + 2 * k + 1], want_parts[row]) << "batch " << i << ", row " << row;
       const bool cta_row = k < listed.combine_cta_rows;
       EXPECT_GT(want_parts[row], 0) << "batch " << i << ", row " << row << ": not merged by the combine";
       EXPECT_EQ(cta_row, want_parts[row] > kWarpParts) << "batch " << i << ", row " << row << ": " << want_parts[row];
