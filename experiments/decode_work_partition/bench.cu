@@ -14,14 +14,16 @@ int main(int argc, char** argv) {
                             x::token_balanced_q_regs, x::token_balanced_fp8_three_ctas,
                             x::token_balanced_fp8_in_warps, x::token_balanced_merge_by_unit,
                             x::token_balanced_row_tiles_combine, x::token_balanced_overlap_pv,
-                            x::token_balanced_warp_combine, x::token_balanced_row_list>
+                            x::token_balanced_warp_combine, x::token_balanced_row_list,
+                            x::token_balanced_short_merges>
       experiment{"decode_work_partition",
                  "split",
                  {"split", "token_balanced", "persistent", "token_balanced_warp_rows", "token_balanced_convert_ahead",
                   "token_balanced_plain_step", "token_balanced_q_regs",
                   "token_balanced_fp8_three_ctas", "token_balanced_fp8_in_warps", "token_balanced_merge_by_unit",
                   "token_balanced_row_tiles_combine", "token_balanced_overlap_pv",
-                  "token_balanced_warp_combine", "token_balanced_row_list"}};
+                  "token_balanced_warp_combine", "token_balanced_row_list",
+                  "token_balanced_short_merges"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

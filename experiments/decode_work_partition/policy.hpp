@@ -88,6 +88,15 @@ struct token_balanced_warp_combine : token_balanced_row_tiles_combine {
 struct token_balanced_row_list : token_balanced_warp_combine {
   /* CombineRowList = */ static constexpr bool kCombineRowList = true;
 };
+// The combine over the plan's row list as token_balanced_row_list, and only the units of more
+// than eight partials (a row a warp at 32/8) sent there (kMaxInKernelMergeSteps 8,
+// kMergeByUnit): a long sequence of a 32/8 batch cut into a few dozen chunks no longer leaves
+// its last CTA's warps walking its partials four loads at a time after the rest of the grid is
+// done; the combine's CTA per row loads them in one round.
+struct token_balanced_short_merges : token_balanced_row_list {
+  /* MaxInKernelMergeSteps = */ static constexpr int kMaxInKernelMergeSteps = 8;
+  /* MergeByUnit = */ static constexpr bool kMergeByUnit = true;
+};
 // fp8: S of step j + 1 issued before P V of step j, the softmax of j + 1 under that product
 // (kRowTileOverlapPV); 16-bit batches run the token_balanced kernels.
 struct token_balanced_overlap_pv : token_balanced {

@@ -70,9 +70,15 @@ struct DecodePolicy {
   // uniform batch whole; up to about 36 it still cuts the long sequence into two waves' worth.
   /* ChunkOverheadTiles = */ static constexpr int kChunkOverheadTiles = 4;
   /* ChunkOverheadTilesFp8 = */ static constexpr int kChunkOverheadTilesFp8 = 24;
+  // The longest merge a token-balanced unit's last CTA does itself, in steps of one warp (one
+  // query row of one partial, head_dim columns over the lanes): rows per warp x partials. Each
+  // step waits on its loads, so a unit of many rows cut into many chunks (a group of 32 on one
+  // long sequence: 8 rows a warp x 70 partials) would leave one CTA merging long after the rest
+  // of the grid is done; the combine kernel spreads that merge over one CTA per query row instead.
+  /* MaxInKernelMergeSteps = */ static constexpr int kMaxInKernelMergeSteps = 128;
   // With a token-balanced schedule, where a unit cut into chunks is merged: by its last chunk's
   // CTA (a warp per row over the unit's partials) unless that merge is too long for one CTA
-  // (kMaxInKernelMergeSteps, paged_decode.hpp); such a unit is merged by the combine kernel.
+  // (kMaxInKernelMergeSteps); such a unit is merged by the combine kernel.
   // false: once one unit needs the combine kernel, every cut unit goes there (the combine then
   // launches a CTA per query row of the batch). true: only those units do, the others still
   // merge in the decode kernel, and the combine's other CTAs return at once.

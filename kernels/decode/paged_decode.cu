@@ -15,10 +15,11 @@ namespace schedlab::kernels {
 
 DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits, TileSchedule schedule,
                        int chunk_overhead_tiles, int max_row_tiles, bool merge_by_unit, int max_merge_rows_per_warp,
-                       int combine_warp_row_parts) {
+                       int combine_warp_row_parts, int max_merge_steps) {
   if (cta_slots < 1 || warps < 1) throw std::invalid_argument("plan_decode: no CTA slots or warps");
   if (max_merge_rows_per_warp < 1) throw std::invalid_argument("plan_decode: max_merge_rows_per_warp must be >= 1");
   if (combine_warp_row_parts < 0) throw std::invalid_argument("plan_decode: combine_warp_row_parts must be >= 0");
+  if (max_merge_steps < 1) throw std::invalid_argument("plan_decode: max_merge_steps must be >= 1");
   // Before any launch and any allocation: a bad batch description (a length below 1, a page id
   // outside the pool, a length needing more pages than its block-table row) is an
   // InvalidProblem naming the sequence and entry, and nothing is written. (A shape outside the
@@ -53,7 +54,7 @@ DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int for
     const int unit_rows = std::min(p.q_heads / p.kv_heads, kDecodeMaxGroup * row_tiles);
     // (A unit of more rows a warp than max_merge_rows_per_warp merges nothing in the kernel.)
     const int rows_per_warp = (unit_rows + warps - 1) / warps;
-    const int kernel_parts = rows_per_warp > max_merge_rows_per_warp ? 1 : std::max(1, kMaxInKernelMergeSteps / rows_per_warp);
+    const int kernel_parts = rows_per_warp > max_merge_rows_per_warp ? 1 : std::max(1, max_merge_steps / rows_per_warp);
     const bool all_to_combine = !merge_by_unit && w.max_partials > kernel_parts;
     for (int parts : w.partial_count) {
       const bool combine = parts > 1 && (all_to_combine || parts > kernel_parts);

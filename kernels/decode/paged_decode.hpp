@@ -82,12 +82,9 @@ struct DecodePlan {
   bool needs_combine() const { return needs_partials() && (!balanced() || combine_merges); }
   bool needs_schedule() const { return dynamic() || shared_tail || (balanced() && kernel_merges); }
 };
-// The longest merge a token-balanced unit's last CTA does itself, in steps of one warp (one
-// query row of one partial, head_dim columns over the lanes): rows per warp x partials. Each
-// step waits on its loads, so a unit of many rows cut into many chunks (a group of 32 on one long
-// sequence: 8 rows a warp x 70 partials) would leave one CTA merging long after the rest of the
-// grid is done; the combine kernel spreads that merge over one CTA per query row instead.
-inline constexpr int kMaxInKernelMergeSteps = 128;
+// The default longest merge a token-balanced unit's last CTA does itself
+// (DecodePolicy::kMaxInKernelMergeSteps).
+inline constexpr int kMaxInKernelMergeSteps = DecodePolicy::kMaxInKernelMergeSteps;
 inline constexpr int kMinTilesPerWarp = 4;
 
 // The token-balanced work partition. Units are (sequence, head) pairs numbered sequence-major
@@ -122,12 +119,13 @@ inline constexpr int kDynamicJoins = 16;
 // combine_warp_row_parts > 0 (DecodePolicy::kCombineRowList): a token-balanced plan lists the
 // rows its combine kernel merges, those of more partials than combine_warp_row_parts first
 // (DecodePolicy::kCombineWarpRowMaxPartials).
+// max_merge_steps: DecodePolicy::kMaxInKernelMergeSteps.
 DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits = 0,
                        TileSchedule schedule = TileSchedule::split,
                        int chunk_overhead_tiles = DecodePolicy::kChunkOverheadTiles, int max_row_tiles = 1,
                        bool merge_by_unit = DecodePolicy::kMergeByUnit,
                        int max_merge_rows_per_warp = DecodePolicy::kMaxInKernelMergeRowsPerWarp,
-                       int combine_warp_row_parts = 0);
+                       int combine_warp_row_parts = 0, int max_merge_steps = kMaxInKernelMergeSteps);
 
 // The 16-row tiles of query heads one CTA covers: more than one only for a group above 16
 // under a split or token-balanced schedule whose policy allows it (at most max_row_tiles).

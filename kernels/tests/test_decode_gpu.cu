@@ -324,6 +324,24 @@ TEST(DecodeGpuRowTiles, CombineRowListMatchesReference) {
         launch_twice_and_check(c, seed, where);
       }
 }
+// Units of more than eight partials (a row a warp at 32/8) merged by the combine over its row
+// list, the others in their last CTA (kMaxInKernelMergeSteps 8, kMergeByUnit): 32/8 batches
+// whose plans mix the two merges, in bf16 and fp8, then the row-tile shapes.
+TEST(DecodeGpuTokenBalanced, ShortMergesMatchReference) {
+  using Policy = experiments::decode_work_partition::token_balanced_short_merges;
+  std::uint64_t seed = std::random_device{}();
+  for (DType kv : {DType::bf16, DType::fp8_e4m3})
+    for (int page : {16, 32}) {
+      const DecodeProblem p = make_decode_problem(6, 32, 8, 128, page, {32768, 3000, 2048, 1, 128, 700}, kv, ++seed,
+                                                  /*spare_pages=*/3);
+      const std::string where = "32/8 mixed merges, " + std::string(dtype_name(kv)) + ", page " + std::to_string(page);
+      DecodeCase c(p, DecodeKernel::of<Policy>());
+      EXPECT_TRUE(c.plan().combine_merges) << where << ": the long sequence merged by the combine";
+      EXPECT_GT(c.plan().combine_cta_rows, 0) << where;
+      launch_twice_and_check(c, seed, where);
+    }
+  expect_row_tiles_match_reference<Policy>(true);
+}
 // fp8: S of step j + 1 issued before P V of step j, its softmax under that product, K and V
 // of a converted step freed through rings of their own (kRowTileOverlapPV).
 TEST(DecodeGpuRowTiles, OverlapPVMatchesReference) {

@@ -464,6 +464,39 @@ TEST(DecodePlan, CombineRowListHoldsTheCombinedRowsLongFirst) {
   EXPECT_THROW(plan(problems[0], -1), std::invalid_argument);
 }
 
+// DecodePolicy::kMaxInKernelMergeSteps with kMergeByUnit (token_balanced_short_merges): on the
+// long-tailed fp8 batch (32/8, a row a warp) the long sequence's units, cut into more than
+// eight chunks (26 at three CTAs an SM), go to the combine kernel, whose row list holds
+// exactly their rows; the units cut into fewer still merge in their last CTA. At the default
+// limit every unit merges there.
+TEST(DecodePlan, MergeStepLimitSendsLongUnitsToTheCombine) {
+  using x = experiments::decode_work_partition::token_balanced_short_merges;
+  std::vector<int> lens;
+  for (auto [n, len] : {std::pair{16, 128}, {8, 512}, {4, 2048}, {2, 8192}, {1, 32768}}) lens.insert(lens.end(), n, len);
+  const DecodeProblem p = make_decode_problem(static_cast<int>(lens.size()), 32, 8, 128, 16, lens, DType::fp8_e4m3, 1);
+  constexpr int kSlots3 = 396;  // fp8: three CTAs an SM
+  auto plan = [&](int steps, bool by_unit) {
+    return plan_decode(p, kSlots3, kWarps, 0, TileSchedule::token_balanced, DecodePolicy::kChunkOverheadTilesFp8, 1,
+                       by_unit, x::kMaxInKernelMergeRowsPerWarp, x::kCombineWarpRowMaxPartials, steps);
+  };
+  const DecodePlan limited = plan(x::kMaxInKernelMergeSteps, x::kMergeByUnit), plain = plan(kMaxInKernelMergeSteps, false);
+  ASSERT_EQ(limited.work_chunks, plain.work_chunks);  // the same cut
+  const int kernel_parts = x::kMaxInKernelMergeSteps / 1;  // a row a warp: 4 query heads a KV head, 4 warps
+  ASSERT_EQ(kernel_parts, 8);
+  int listed = 0;
+  for (int u = 0; u < decode_work_pairs(p); ++u) {
+    const int parts = limited.work[4 * limited.work_chunks + u], plain_parts = plain.work[4 * plain.work_chunks + u];
+    EXPECT_EQ(std::abs(parts), plain_parts) << "unit " << u;
+    EXPECT_EQ(parts < 0, plain_parts > kernel_parts) << "unit " << u << ": " << plain_parts << " partials";
+    if (parts < 0) listed += 4;  // 4 query heads a KV head: its rows
+  }
+  EXPECT_GT(listed, 0);
+  EXPECT_TRUE(limited.kernel_merges && limited.combine_merges);
+  EXPECT_EQ(limited.combine_cta_rows + limited.combine_warp_rows, listed);
+  EXPECT_TRUE(plain.kernel_merges && !plain.combine_merges);
+  EXPECT_THROW(plan(0, true), std::invalid_argument);
+}
+
 std::int64_t total_keys(const DecodeShape& s) {
   return std::accumulate(s.context_lens.begin(), s.context_lens.end(), std::int64_t(0));
 }
