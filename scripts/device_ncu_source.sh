@@ -6,7 +6,7 @@
 # warps wait, but not at which instruction: a producer warp's barrier wait and a computing
 # warp's look the same there).
 #     bash scripts/device_ncu_source.sh BINARY FILTER [OUT_DIR]
-# Writes OUT_DIR/<experiment>/sass-stalls-<UTC stamp>-<commit>-<variant>-<dtype>.csv (ncu
+# Writes OUT_DIR/<experiment>/sass-stalls-<UTC stamp>-<commit>-<variant>-<dtype>-<shape>.csv (ncu
 # --page source --print-source sass --csv; the commit from .carry/provenance, as the binaries'
 # own), which `python -m schedlab_analysis.ncu_source` summarizes by instruction and by region.
 # LAUNCH_SKIP (default 0) skips that many decode/prefill launches first (a split plan's decode
@@ -23,7 +23,13 @@ for t in $("$bin" --benchmark_list_tests --benchmark_filter="$filter" 2>/dev/nul
   tag=${t%/manual_time}
   IFS=/ read -r experiment variant dtype _ <<<"$tag"
   mkdir -p "$out/$experiment"
-  name=sass-stalls-$stamp-${commit:0:10}-$variant-$dtype
+  # The shape too: a filter may select several shapes of one variant (no ':', '/' or '+' in the
+  # name, which the device tool would not bring back).
+  shape=${tag#"$experiment/$variant/$dtype/"}
+  shape=${shape%/iterations:*}
+  shape=${shape//:/}
+  shape=${shape//\//-}
+  name=sass-stalls-$stamp-${commit:0:10}-$variant-$dtype-${shape//+/_}
   ncu --clock-control none --section SourceCounters --section WarpStateStats --import-source no \
     -k 'regex:hopper_prefill_kernel|flash_prefill_kernel|paged_decode_kernel' \
     --launch-skip "${LAUNCH_SKIP:-0}" --launch-count 1 -f -o "$rep/$name" \
