@@ -18,12 +18,16 @@ case $n in '' | *[!0-9]*) echo "N must be a whole number, got '$n'" >&2; exit 2 
 [ -x "$bin" ] || { echo "no executable $bin" >&2; exit 2; }
 mkdir -p "$out"
 fail=0
-for k in $(seq 1 "$n"); do
-  "$bin" --benchmark_filter="$filter" --benchmark_enable_random_interleaving=false \
-    --schedlab_out_dir="$out/process-$k" "$@" >"$out/process-$k.log" 2>&1 || fail=1
-  echo "process $k/$n rc=$? $(date -u +%T)"
-done
-"$bin" --benchmark_filter="$filter" --benchmark_enable_random_interleaving=true \
-  --schedlab_out_dir="$out/interleaved" "$@" >"$out/interleaved.log" 2>&1 || fail=1
-echo "interleaved rc=$?"
+# One run: its exit status printed (and remembered), its output in NAME.log.
+run() {
+  local name=$1 interleave=$2
+  shift 2
+  "$bin" --benchmark_filter="$filter" --benchmark_enable_random_interleaving="$interleave" \
+    --schedlab_out_dir="$out/$name" "$@" >"$out/$name.log" 2>&1
+  local rc=$?
+  [ $rc = 0 ] || fail=1
+  echo "$name rc=$rc $(date -u +%T)"
+}
+for k in $(seq 1 "$n"); do run "process-$k" false "$@"; done
+run interleaved true "$@"
 exit $fail
