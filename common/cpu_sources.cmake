@@ -8,4 +8,5 @@ set(SCHEDLAB_CORE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/reference/attention_ref.cpp
   ${CMAKE_CURRENT_LIST_DIR}/harness/accuracy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/harness/axes.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/harness/timeline.cpp
 )

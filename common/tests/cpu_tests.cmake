@@ -8,6 +8,7 @@ add_executable(schedlab_core_tests
   ${CMAKE_CURRENT_LIST_DIR}/test_accuracy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_mfma_layout.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_smem_limits.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/test_timeline.cpp
 )
 target_link_libraries(schedlab_core_tests PRIVATE schedlab_core GTest::gtest_main)
 gtest_discover_tests(schedlab_core_tests PROPERTIES LABELS cpu)

@@ -12,6 +12,7 @@
 #include "common/gpu/fill.hpp"
 #include "common/gpu/launch.hpp"
 #include "common/gpu/probe.hpp"
+#include "common/gpu/timeline.hpp"
 #include "common/gpu/runtime.hpp"
 #include "common/harness/accuracy.hpp"
 #include "common/numeric.hpp"
@@ -56,6 +57,31 @@ class ProbeSlots {
 
  private:
   gpu::DeviceBuffer<unsigned long long> slots_;
+};
+
+// The per-CTA spans of a timeline build (gpu::CtaTimeline), a null pointer otherwise. reset()
+// before each launch, so that counters() summarizes the last one (harness::summarize_timeline).
+class CtaTimelineBuffer {
+ public:
+  void allocate() {
+    if (!gpu::kCtaTimeline) return;
+    spans_ = gpu::DeviceBuffer<harness::CtaSpan>(std::size_t(harness::kTimelineKernels) * harness::kTimelineCapacity);
+    reset();
+  }
+  void reset() {
+    if (spans_.size() == 0) return;
+    SCHEDLAB_GPU_CHECK(gpu::api::memset_async(spans_.data(), 0, spans_.bytes(), nullptr));
+  }
+  harness::CtaSpan* data() const { return spans_.data(); }
+  std::map<std::string, double> counters() const {
+    if (spans_.size() == 0) return {};
+    const std::vector<harness::CtaSpan> all = spans_.download();
+    const auto half = all.begin() + harness::kTimelineCapacity;
+    return harness::summarize_timeline({all.begin(), half}, {half, all.end()});
+  }
+
+ private:
+  gpu::DeviceBuffer<harness::CtaSpan> spans_;
 };
 
 // Copies chunk i (chunk_bytes, a multiple of 16, at src + offsets[i]) to dst + i * chunk_bytes.

@@ -58,6 +58,7 @@ class DecodeCase final : public harness::Case {
     }
     o_ = DeviceTensor(p_.q_dtype, std::size_t(p_.batch) * p_.q_heads * p_.head_dim);
     probe_slots_.allocate();
+    timeline_.allocate();
     const std::size_t slots = std::size_t(p_.batch) * p_.q_heads * plan_.num_splits;
     if (plan_.needs_partials()) {
       partial_o_ = gpu::DeviceBuffer<float>(slots * p_.head_dim);
@@ -70,6 +71,7 @@ class DecodeCase final : public harness::Case {
     if (plan_.balanced()) work_ = upload(plan_.work);
   }
   void poison_output() override {
+    timeline_.reset();
     o_.poison();
     if (plan_.needs_partials()) {
       gpu::poison(partial_o_.data(), partial_o_.bytes(), nullptr);
@@ -80,7 +82,7 @@ class DecodeCase final : public harness::Case {
     const DecodeArgs args{sets_[s].q.data(),   sets_[s].k.data(), sets_[s].v.data(),  block_table_.data(),
                           context_lens_.data(), k_scale_.data(),  v_scale_.data(),    o_.data(),
                           partial_o_.data(),    partial_lse_.data(), probe_slots_.data(), schedule_.data(),
-                          work_.data(),         &p_,                 plan_.num_splits};
+                          work_.data(),         &p_,                 plan_.num_splits, timeline_.data()};
     launch_(args, plan_, nullptr);
   }
   void synchronize() override { SCHEDLAB_GPU_CHECK(gpu::api::device_synchronize()); }
@@ -101,7 +103,11 @@ class DecodeCase final : public harness::Case {
     return "decode " + h.hex();
   }
   harness::Work work() const override { return {p_.flops(), p_.min_bytes()}; }
-  std::map<std::string, double> extra_counters() const override { return probe_slots_.counters(); }
+  std::map<std::string, double> extra_counters() const override {
+    auto out = probe_slots_.counters();
+    out.merge(timeline_.counters());
+    return out;
+  }
   std::size_t input_set_bytes() const override { return static_cast<std::size_t>(p_.min_bytes()); }
   std::map<std::string, double> axes() const override {
     return {{"batch", double(p_.batch)},         {"q_heads", double(p_.q_heads)},
@@ -129,6 +135,7 @@ class DecodeCase final : public harness::Case {
   gpu::DeviceBuffer<int> block_table_, context_lens_, schedule_, work_;
   gpu::DeviceBuffer<float> k_scale_, v_scale_, partial_o_, partial_lse_;
   ProbeSlots probe_slots_;
+  CtaTimelineBuffer timeline_;
   DeviceTensor o_;
   std::vector<QueryRow> rows_;  // the rows the gate compares (every sequence)
 };

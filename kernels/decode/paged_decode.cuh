@@ -25,6 +25,7 @@
 #include "common/gpu/kernel_traits.hpp"
 #include "common/gpu/launch.hpp"
 #include "common/gpu/probe.hpp"
+#include "common/gpu/timeline.hpp"
 #include "common/gpu/warp_mma.hpp"
 #include "common/gpu/warpgroup.hpp"
 #include "kernels/attention/pipeline.hpp"
@@ -66,6 +67,9 @@ struct Params {
   // Bulk tensor copies: the K and V pools as 2D tensors of 16-bit elements, [pages x KV heads
   // x page slots, head_dim] (encoded only for a policy that uses them).
   gpu::api::TensorMap k_map, v_map;
+#if SCHEDLAB_CTA_TIMELINE
+  harness::CtaSpan* timeline;  // the decode kernel's CTAs, then the combine's (kernels 0 and 1); or null
+#endif
 };
 static_assert(offsetof(Params, k_map) == (offsetof(Params, row_tiles) + sizeof(int) + alignof(gpu::api::TensorMap) - 1) /
                                              alignof(gpu::api::TensorMap) * alignof(gpu::api::TensorMap),
@@ -1720,6 +1724,7 @@ __global__ void __launch_bounds__((kThreadsOf<Policy, kKv, kBody>),
     paged_decode_kernel(const SCHEDLAB_GRID_CONSTANT Params a) {
   static_assert(Dyn::kBytes == kSmemBytes<Policy, kKv, kHeadDim, kBody>, "launch and kernel disagree on shared memory");
   static_assert(smem_counted_on_host<Policy, kKv, kHeadDim, kBody>(), "decode_smem_bytes and the storage disagree");
+  SCHEDLAB_CTA_TIMELINE_RECORD(a.timeline, 0);
   extern __shared__ __align__(1024) unsigned char smem[];  // 1024: the 128-byte swizzle's period (bulk copies, wgmma)
   gpu::WaitProbe probe;
   if constexpr (kBody == DecodeBody::dynamic) decode_dynamic<Policy, kKv, kHeadDim>(a, smem, probe);
@@ -1812,6 +1817,7 @@ __device__ void merge_row_in_cta(const Params& a, std::size_t row, int parts, fl
 template <DType kQ, int kHeadDim, bool kRowTiles, bool kWarpPerRow = false, int kWarpRowParts = 0,
           bool kRowList = false>
 __global__ void __launch_bounds__(kCombineWarps * kWarpSize) decode_combine_kernel(Params a) {
+  SCHEDLAB_CTA_TIMELINE_RECORD(a.timeline, 1);
   constexpr int kCols = kHeadDim / kWarpSize;  // consecutive columns per lane
   static_assert(kHeadDim % kWarpSize == 0, "whole columns per lane");
   static_assert(!kRowList || kWarpPerRow, "a row list is of warp and CTA rows");
@@ -1953,6 +1959,9 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
            decode_work_pairs(p, plan.row_tiles), plan.dynamic(),
            p.q_heads,   p.kv_heads, p.page_size, p.max_pages_per_seq, p.window, plan.num_splits, plan.tiles_per_split,
            p.scale() * kLog2e, plan.row_tiles};
+#if SCHEDLAB_CTA_TIMELINE
+  a.timeline = args.timeline;
+#endif
   if constexpr (kBulk<Policy, kKv>) {
     a.k_map = pool_tensor_map<kHeadDim>(args.k_pool, p);
     a.v_map = pool_tensor_map<kHeadDim>(args.v_pool, p);

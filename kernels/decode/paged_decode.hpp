@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "common/gpu/runtime.hpp"
+#include "common/harness/timeline.hpp"
 #include "common/problem.hpp"
 #include "kernels/decode/decode_policy.hpp"
 
@@ -27,6 +28,7 @@ struct DecodeArgs {
   const int* work;  // token-balanced plan: DecodePlan::work uploaded as is, else null
   const DecodeProblem* problem;
   int num_splits;
+  harness::CtaSpan* timeline = nullptr;  // per-CTA spans, read only by a -DSCHEDLAB_CTA_TIMELINE=ON build
 };
 
 // Split-K plan. The heuristic: batch x kv_heads CTAs fill the GPU only when there are at

@@ -125,6 +125,17 @@ inline constexpr bool kLaneCopyIsAsync = false;
 inline constexpr const char* kAsyncCopyMode = "cp.async";
 
 __device__ __forceinline__ std::uint64_t cycle_counter() { return static_cast<std::uint64_t>(clock64()); }
+// Nanoseconds on a clock every SM shares (%globaltimer), and the SM this thread runs on.
+__device__ __forceinline__ std::uint64_t global_ns() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+__device__ __forceinline__ unsigned sm_id() {
+  unsigned id;
+  asm volatile("mov.u32 %0, %%smid;" : "=r"(id));
+  return id;
+}
 
 // In a kernel launched with LaunchConfig::overlap_prior: wait until the previous kernel in
 // the stream has finished and its writes are visible (PTX griddepcontrol, sm_90).

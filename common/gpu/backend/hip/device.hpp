@@ -139,6 +139,10 @@ __device__ __forceinline__ void async_wait_groups(bool newer_groups_full) {
 inline constexpr const char* kAsyncCopyMode = "global_load_lds (gfx950 lane-contiguous) / load+store";
 
 __device__ __forceinline__ std::uint64_t cycle_counter() { return __builtin_readcyclecounter(); }
+// A clock every CU shares (s_memrealtime, 100 MHz on gfx9: 10 ns a tick), and the CU's
+// hardware id register (shader engine, CU, SIMD fields as the hardware packs them).
+__device__ __forceinline__ std::uint64_t global_ns() { return __builtin_amdgcn_s_memrealtime() * 10; }
+__device__ __forceinline__ unsigned sm_id() { return __smid(); }
 
 // No dependent launch on HIP (api::launch_dependent is an ordinary launch): nothing to wait for.
 __device__ __forceinline__ void wait_prior_grid() {}
