@@ -8,6 +8,7 @@
 #include "common/gpu/launch.hpp"
 #include "common/gpu/probe.hpp"
 #include "common/gpu/runtime.hpp"
+#include "common/gpu/timeline.hpp"
 #include "common/gpu/warp_mma.hpp"
 
 namespace schedlab::harness {
@@ -89,6 +90,9 @@ std::optional<Platform> gpu_platform() {
   p.context["matrix_instruction"] = gpu::mma::kMatrixInstruction;
   p.context["prefill_matrix_instruction"] = gpu::attn::kMatrixInstruction;
   p.context["stall_probes"] = gpu::kStallProbes ? "on: wait-point cycle probes built in, timings perturbed" : "off";
+  p.context["cta_timeline"] = gpu::kCtaTimeline
+                                  ? "on: each CTA's start, end and SM recorded (tl_* counters of the last launch)"
+                                  : "off";
   return p;
 }
 
