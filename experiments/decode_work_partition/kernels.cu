@@ -33,4 +33,6 @@ template void launch_paged_decode<experiments::decode_work_partition::token_bala
 template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced_row_list>(const DecodeProblem&, int);
 template void launch_paged_decode<experiments::decode_work_partition::token_balanced_short_merges>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
 template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced_short_merges>(const DecodeProblem&, int);
+template void launch_paged_decode<experiments::decode_work_partition::token_balanced_filled>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
+template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced_filled>(const DecodeProblem&, int);
 }  // namespace schedlab::kernels

@@ -88,6 +88,12 @@ struct token_balanced_warp_combine : token_balanced_row_tiles_combine {
 struct token_balanced_row_list : token_balanced_warp_combine {
   /* CombineRowList = */ static constexpr bool kCombineRowList = true;
 };
+// The combine over the plan's row list as token_balanced_row_list, cut so that every CTA slot
+// gets about the same tiles (kFillSlots): a short unit whole, the rest of its slot a piece of a
+// long unit, each slot's pieces run one after another.
+struct token_balanced_filled : token_balanced_row_list {
+  /* FillSlots = */ static constexpr bool kFillSlots = true;
+};
 // The combine over the plan's row list as token_balanced_row_list, and only the units of more
 // than eight partials (a row a warp at 32/8) sent there (kMaxInKernelMergeSteps 8,
 // kMergeByUnit): a long sequence of a 32/8 batch cut into a few dozen chunks no longer leaves

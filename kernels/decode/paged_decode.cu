@@ -15,7 +15,7 @@ namespace schedlab::kernels {
 
 DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits, TileSchedule schedule,
                        int chunk_overhead_tiles, int max_row_tiles, bool merge_by_unit, int max_merge_rows_per_warp,
-                       int combine_warp_row_parts, int max_merge_steps) {
+                       int combine_warp_row_parts, int max_merge_steps, bool fill_slots) {
   if (cta_slots < 1 || warps < 1) throw std::invalid_argument("plan_decode: no CTA slots or warps");
   if (max_merge_rows_per_warp < 1) throw std::invalid_argument("plan_decode: max_merge_rows_per_warp must be >= 1");
   if (combine_warp_row_parts < 0) throw std::invalid_argument("plan_decode: combine_warp_row_parts must be >= 0");
@@ -42,7 +42,7 @@ DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int for
     const int heads = p.kv_heads * group_chunks;
     const DecodeWorkPartition w =
         partition_decode_work(p.context_lens, heads, kDecodeTileTokens, cta_slots, warps * kMinTilesPerWarp, p.window,
-                              chunk_overhead_tiles);
+                              chunk_overhead_tiles, fill_slots);
     plan.num_splits = w.max_partials;
     plan.tiles_per_split = w.chunk_tiles;
     plan.work_chunks = static_cast<int>(w.chunks.size());
@@ -129,10 +129,112 @@ std::int64_t finish_time(const std::vector<int>& sizes, int slots, int overhead)
   return end;
 }
 
+// The filled partition at slot load `load` (tiles plus `overhead` per piece): whole units (a
+// unit that fits one slot's load) go, largest first, to the least-loaded slot; the other units
+// are cut, largest first, into pieces that fill what the slots have left, the slot with the
+// most left first (McNaughton's wrap-around rule, with parallel pieces of one unit allowed).
+// A piece is at least min_piece tiles unless its unit's rest is shorter. Returns the pieces
+// with their slot and the time the model starts them (a slot runs its cut piece first, then
+// its whole units), or nothing if `load` is too small to place every tile.
+struct FilledPiece {
+  int unit, first, tiles, slot;
+  std::int64_t start;
+};
+std::vector<FilledPiece> fill_slots_at(const std::vector<int>& unit_tiles, const std::vector<int>& unit_first, int slots,
+                                       int min_piece, int overhead, std::int64_t load) {
+  const int units = static_cast<int>(unit_tiles.size());
+  std::vector<int> order(units);
+  for (int u = 0; u < units; ++u) order[u] = u;
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return unit_tiles[a] > unit_tiles[b]; });
+  std::vector<std::int64_t> used(slots, 0);
+  std::vector<std::vector<FilledPiece>> cut(slots), whole(slots);
+  // Whole units, largest first, each to the least-loaded slot (ties: the lowest slot).
+  using Slot = std::pair<std::int64_t, int>;
+  std::priority_queue<Slot, std::vector<Slot>, std::greater<>> least;
+  for (int k = 0; k < slots; ++k) least.push({0, k});
+  std::vector<int> long_units;
+  for (int u : order) {
+    if (unit_tiles[u] + overhead > load) {
+      long_units.push_back(u);
+      continue;
+    }
+    auto [at, k] = least.top();
+    if (at + unit_tiles[u] + overhead > load) return {};
+    least.pop();
+    whole[k].push_back({u, unit_first[u], unit_tiles[u], k, 0});
+    used[k] = at + unit_tiles[u] + overhead;
+    least.push({used[k], k});
+  }
+  // The cut units fill the slots' rest, the slot with the most left first.
+  std::vector<int> by_room(slots);
+  for (int k = 0; k < slots; ++k) by_room[k] = k;
+  std::stable_sort(by_room.begin(), by_room.end(), [&](int a, int b) { return used[a] < used[b]; });
+  std::size_t next = 0;
+  for (int u : long_units) {
+    int first = unit_first[u], rest = unit_tiles[u];
+    while (rest > 0) {
+      while (next < by_room.size() && load - used[by_room[next]] - overhead < std::min(min_piece, rest)) ++next;
+      if (next == by_room.size()) return {};
+      const int k = by_room[next];
+      int piece = static_cast<int>(std::min<std::int64_t>(rest, load - used[k] - overhead));
+      // Never leave a rest shorter than a piece may be: leave exactly min_piece where this
+      // piece stays that long, else take the rest too (over the load by less than min_piece).
+      if (rest - piece > 0 && rest - piece < min_piece) piece = rest - min_piece >= min_piece ? rest - min_piece : rest;
+      cut[k].push_back({u, first, piece, k, 0});
+      used[k] += piece + overhead;
+      first += piece;
+      rest -= piece;
+    }
+  }
+  std::vector<FilledPiece> out;
+  for (int k = 0; k < slots; ++k) {
+    std::int64_t t = 0;
+    for (auto* list : {&cut[k], &whole[k]})
+      for (FilledPiece f : *list) {
+        f.start = t;
+        t += f.tiles + overhead;
+        out.push_back(f);
+      }
+  }
+  return out;
+}
+
+// The work partition of filled pieces: the grid lists them by the model's start time (each
+// slot's first piece, then the rest in the order slots free up), so the hardware, which hands
+// the next CTA to the first free slot, runs each where the plan put it; a unit's partials are
+// numbered in key order.
+DecodeWorkPartition filled_partition(std::vector<FilledPiece> pieces, int sequences, int heads) {
+  DecodeWorkPartition w;
+  const int units = sequences * heads;
+  w.partial_count.assign(units, 0);
+  std::stable_sort(pieces.begin(), pieces.end(), [](const FilledPiece& a, const FilledPiece& b) {
+    return a.unit != b.unit ? a.unit < b.unit : a.first < b.first;
+  });
+  std::vector<int> partial(pieces.size());
+  for (std::size_t i = 0; i < pieces.size(); ++i) partial[i] = w.partial_count[pieces[i].unit]++;
+  int offset = 0;
+  for (int u = 0; u < units; ++u) {
+    w.partial_offset.push_back(offset);
+    offset += w.partial_count[u];
+    w.max_partials = std::max(w.max_partials, w.partial_count[u]);
+  }
+  std::vector<std::size_t> order(pieces.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
+    return pieces[a].start != pieces[b].start ? pieces[a].start < pieces[b].start : pieces[a].slot < pieces[b].slot;
+  });
+  for (std::size_t i : order) {
+    const FilledPiece& f = pieces[i];
+    w.chunks.push_back({f.unit / heads, f.unit % heads, f.first, f.tiles, partial[i]});
+    w.chunk_tiles = std::max(w.chunk_tiles, f.tiles);
+  }
+  return w;
+}
+
 }  // namespace
 
 DecodeWorkPartition partition_decode_work(const std::vector<int>& lengths, int heads, int tile_tokens, int slots,
-                                          int min_chunk_tiles, int window, int overhead_tiles) {
+                                          int min_chunk_tiles, int window, int overhead_tiles, bool fill_slots) {
   if (heads < 1 || tile_tokens < 1 || slots < 1 || min_chunk_tiles < 1 || overhead_tiles < 0)
     throw std::invalid_argument(
         "partition_decode_work: heads, tile size, slots and the least chunk must be >= 1, the chunk overhead >= 0");
@@ -188,6 +290,31 @@ DecodeWorkPartition partition_decode_work(const std::vector<int>& lengths, int h
       best = size;
       best_end = end;
     }
+  }
+  if (fill_slots) {
+    // The filled partition at the least load that places every tile, where it ends clearly
+    // earlier in the model than the even cut.
+    std::vector<int> unit_tiles, unit_first;
+    for (std::size_t s = 0; s < tiles.size(); ++s)
+      for (int h = 0; h < heads; ++h) {
+        unit_tiles.push_back(tiles[s]);
+        unit_first.push_back(first[s]);
+      }
+    const auto end_of = [&](const std::vector<FilledPiece>& pieces) {
+      std::int64_t end = 0;
+      for (const FilledPiece& f : pieces) end = std::max(end, f.start + f.tiles + overhead_tiles);
+      return end;
+    };
+    // Fits at the longest unit plus its pieces' overheads in one slot; never below total / slots.
+    std::int64_t lo = (total + slots - 1) / slots + overhead_tiles, hi = total + std::int64_t(overhead_tiles) * (total + 1);
+    while (lo < hi) {
+      const std::int64_t mid = lo + (hi - lo) / 2;
+      if (fill_slots_at(unit_tiles, unit_first, slots, min_chunk_tiles, overhead_tiles, mid).empty()) lo = mid + 1;
+      else hi = mid;
+    }
+    std::vector<FilledPiece> pieces = fill_slots_at(unit_tiles, unit_first, slots, min_chunk_tiles, overhead_tiles, lo);
+    if (double(end_of(pieces)) < double(best_end) * (1.0 - kSmallerChunkGain))
+      return filled_partition(std::move(pieces), static_cast<int>(tiles.size()), heads);
   }
   DecodeWorkPartition w;
   w.chunk_tiles = best;

@@ -2075,7 +2075,8 @@ DecodePlan plan_for(const DecodeProblem& p, int forced_splits) {
   constexpr int kOverhead = kKv == DType::fp8_e4m3 ? Policy::kChunkOverheadTilesFp8 : Policy::kChunkOverheadTiles;
   return plan_decode(p, slots, kWarpsOf<Policy, kKv>, forced_splits, Policy::kTileSchedule, kOverhead,
                      Policy::kMaxRowTiles, Policy::kMergeByUnit, Policy::kMaxInKernelMergeRowsPerWarp,
-                     Policy::kCombineRowList ? Policy::kCombineWarpRowMaxPartials : 0, Policy::kMaxInKernelMergeSteps);
+                     Policy::kCombineRowList ? Policy::kCombineWarpRowMaxPartials : 0, Policy::kMaxInKernelMergeSteps,
+                     Policy::kFillSlots);
 }
 }  // namespace decode_detail
 

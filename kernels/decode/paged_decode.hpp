@@ -97,11 +97,16 @@ inline constexpr int kMinTilesPerWarp = 4;
 // end first in a simple model (a chunk costs its tiles plus overhead_tiles); a smaller
 // chunk must end clearly earlier to be taken. Never below min_chunk_tiles (a unit shorter than
 // that is one chunk). Long sequences get many chunks, short ones one.
+// fill_slots (DecodePolicy::kFillSlots): where it ends clearly earlier in the same model, the
+// filled partition instead: every slot gets about the same tiles, a short unit whole and the
+// rest of the slot a piece of a long unit (pieces of one unit may differ in size), and the
+// grid runs each slot's pieces one after another (chunks then in the order the model starts
+// them, not longest first).
 struct DecodeWorkChunk {
   int seq, head, first_tile, tiles, partial;  // partial: its index among its unit's chunks
 };
 struct DecodeWorkPartition {
-  std::vector<DecodeWorkChunk> chunks;  // longest first: the order the grid hands them out
+  std::vector<DecodeWorkChunk> chunks;  // the order the grid hands them out: longest first, or filled by start
   std::vector<int> partial_count;       // per unit: its chunks, so the partials the combine merges
   std::vector<int> partial_offset;      // per unit: the chunks of the units before it
   int max_partials = 0;
@@ -111,7 +116,8 @@ struct DecodeWorkPartition {
 // overhead_tiles: a CTA's start and its partial, in tiles' time (DecodePolicy::kChunkOverheadTiles).
 DecodeWorkPartition partition_decode_work(const std::vector<int>& lengths, int heads, int tile_tokens, int slots,
                                           int min_chunk_tiles = 1, int window = 0,
-                                          int overhead_tiles = DecodePolicy::kChunkOverheadTiles);
+                                          int overhead_tiles = DecodePolicy::kChunkOverheadTiles,
+                                          bool fill_slots = DecodePolicy::kFillSlots);
 inline constexpr int kDynamicJoins = 16;
 // forced_splits > 0 forces the (split, head, sequence) grid with that many splits, for any
 // schedule (a persistent one then runs as shared_tail).
@@ -127,7 +133,8 @@ DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int for
                        int chunk_overhead_tiles = DecodePolicy::kChunkOverheadTiles, int max_row_tiles = 1,
                        bool merge_by_unit = DecodePolicy::kMergeByUnit,
                        int max_merge_rows_per_warp = DecodePolicy::kMaxInKernelMergeRowsPerWarp,
-                       int combine_warp_row_parts = 0, int max_merge_steps = kMaxInKernelMergeSteps);
+                       int combine_warp_row_parts = 0, int max_merge_steps = kMaxInKernelMergeSteps,
+                       bool fill_slots = DecodePolicy::kFillSlots);
 
 // The 16-row tiles of query heads one CTA covers: more than one only for a group above 16
 // under a split or token-balanced schedule whose policy allows it (at most max_row_tiles).

@@ -342,6 +342,36 @@ TEST(DecodeGpuTokenBalanced, ShortMergesMatchReference) {
     }
   expect_row_tiles_match_reference<Policy>(true);
 }
+// Slots filled evenly (kFillSlots): a unit's chunks of different sizes, listed by when the plan
+// starts them, on ragged batches whose filled plan differs from the even cut (the long-tailed
+// batch, lengths from one token to 30000, a group of 32 with one long sequence), bf16 and fp8.
+TEST(DecodeGpuTokenBalanced, FilledSlotsMatchReference) {
+  namespace x = experiments::decode_work_partition;
+  std::uint64_t seed = std::random_device{}();
+  struct Batch {
+    int q_heads, kv_heads;
+    std::vector<int> lens;
+  };
+  std::vector<int> long_tailed(16, 128);
+  for (int len : {512, 512, 512, 512, 512, 512, 512, 512, 2048, 2048, 2048, 2048, 8192, 8192, 32768})
+    long_tailed.push_back(len);
+  const std::vector<Batch> batches = {{32, 8, long_tailed},
+                                      {32, 8, {1, 16, 256, 2048, 8192, 30000}},
+                                      {64, 2, {20000, 1000, 1000, 1, 200, 3000}}};
+  int filled = 0;
+  for (DType kv : {DType::bf16, DType::fp8_e4m3})
+    for (const Batch& b : batches) {
+      const DecodeProblem p = make_decode_problem(static_cast<int>(b.lens.size()), b.q_heads, b.kv_heads, 128, 16,
+                                                  b.lens, kv, ++seed, /*spare_pages=*/3);
+      const std::string where = std::to_string(b.q_heads) + "/" + std::to_string(b.kv_heads) + ", batch " +
+                                std::to_string(b.lens.size()) + ", " + std::string(dtype_name(kv));
+      DecodeCase c(p, DecodeKernel::of<x::token_balanced_filled>());
+      ASSERT_TRUE(c.plan().balanced()) << where;
+      filled += c.plan().work != plan_paged_decode<x::token_balanced_row_list>(p, 0).work;
+      launch_twice_and_check(c, seed, where);
+    }
+  EXPECT_GE(filled, 4) << "of 6 batches planned differently from the even cut";
+}
 // fp8: S of step j + 1 issued before P V of step j, its softmax under that product, K and V
 // of a converted step freed through rings of their own (kRowTileOverlapPV).
 TEST(DecodeGpuRowTiles, OverlapPVMatchesReference) {

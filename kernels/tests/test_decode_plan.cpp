@@ -174,7 +174,10 @@ std::vector<int> concat(std::vector<int> a, const std::vector<int>& b) {
 
 // Every unit's visible tiles are covered once, in order, by chunks 0 .. count-1 of at least
 // min_chunk tiles (or the whole unit), none longer than the chunk size aimed at.
-void expect_covers(const DecodeWorkPartition& w, const std::vector<int>& lens, int heads, int min_chunk, int window = 0) {
+// even = false (a filled partition): chunks of one unit may differ, each at least min_chunk
+// tiles unless its unit is shorter, and the grid is not longest first.
+void expect_covers(const DecodeWorkPartition& w, const std::vector<int>& lens, int heads, int min_chunk, int window = 0,
+                   bool even = true) {
   const int units = static_cast<int>(lens.size()) * heads;
   ASSERT_EQ(int(w.partial_count.size()), units);
   ASSERT_EQ(int(w.partial_offset.size()), units);
@@ -195,13 +198,33 @@ void expect_covers(const DecodeWorkPartition& w, const std::vector<int>& lens, i
       EXPECT_EQ(cs[k]->first_tile, next) << "unit " << u << " chunk " << k;
       EXPECT_GE(cs[k]->tiles, 1);
       EXPECT_LE(cs[k]->tiles, w.chunk_tiles);
-      if (cs.size() > 1) EXPECT_GE(cs[k]->tiles, min_chunk / 2) << "unit " << u;  // an even cut of >= min_chunk
+      if (cs.size() > 1 && even) EXPECT_GE(cs[k]->tiles, min_chunk / 2) << "unit " << u;  // an even cut of >= min_chunk
+      if (!even) EXPECT_GE(cs[k]->tiles, std::min(min_chunk, end - first)) << "unit " << u << " chunk " << k;
       next += cs[k]->tiles;
     }
     EXPECT_EQ(next, end) << "unit " << u;
   }
   EXPECT_EQ(w.max_partials, most);
-  for (std::size_t i = 1; i < w.chunks.size(); ++i) EXPECT_GE(w.chunks[i - 1].tiles, w.chunks[i].tiles) << "longest first";
+  if (even)
+    for (std::size_t i = 1; i < w.chunks.size(); ++i) EXPECT_GE(w.chunks[i - 1].tiles, w.chunks[i].tiles) << "longest first";
+}
+
+// When the last chunk ends if the grid's chunks, in grid order, each go to whichever of `slots`
+// frees first (as the hardware hands out CTAs), a chunk costing its tiles plus `overhead`.
+std::int64_t grid_end(const DecodeWorkPartition& w, int slots, int overhead) {
+  std::vector<std::int64_t> free_at(slots, 0);
+  std::int64_t end = 0;
+  for (const DecodeWorkChunk& c : w.chunks) {
+    auto first_free = std::min_element(free_at.begin(), free_at.end());
+    *first_free += c.tiles + overhead;
+    end = std::max(end, *first_free);
+  }
+  return end;
+}
+std::int64_t total_tiles(const DecodeWorkPartition& w) {
+  std::int64_t t = 0;
+  for (const DecodeWorkChunk& c : w.chunks) t += c.tiles;
+  return t;
 }
 
 TEST(DecodeWorkPartition, UniformBatchIsTheOneWaveSplit) {
@@ -272,6 +295,63 @@ TEST(DecodeWorkPartition, LengthOneAndWindowsAndTinyGrids) {
       expect_covers(w, ragged, 4, 1, window);
       if (slots == 1) EXPECT_EQ(w.max_partials, 1) << "one slot: nothing to gain from cutting";
     }
+}
+
+// The long-tailed batch at fp8's slots and overhead: cut evenly, its 81-tile chunks fill the
+// first wave and 180 short units run after them on part of the GPU (the model's end 144
+// against total / slots + overhead = 104); filled, each slot takes a short unit whole and a
+// piece of a long one (two overheads for such a slot), and in grid order it ends at 120.
+TEST(DecodeWorkPartition, FilledSlotsEvenOutALongTailedBatch) {
+  const std::vector<int> lens = concat(concat(concat(concat(repeat(16, 128), repeat(8, 512)), repeat(4, 2048)),
+                                             repeat(2, 8192)), {32768});
+  constexpr int kFp8Slots = 396, kOverhead = DecodePolicy::kChunkOverheadTilesFp8;
+  const DecodeWorkPartition even = partition_decode_work(lens, 8, 16, kFp8Slots, 16, 0, kOverhead, false);
+  const DecodeWorkPartition filled = partition_decode_work(lens, 8, 16, kFp8Slots, 16, 0, kOverhead, true);
+  expect_covers(filled, lens, 8, 16, 0, /*even=*/false);
+  EXPECT_EQ(total_tiles(filled), total_tiles(even));
+  const std::int64_t ideal = (total_tiles(even) + kFp8Slots - 1) / kFp8Slots + kOverhead;
+  EXPECT_EQ(grid_end(even, kFp8Slots, kOverhead), 144);
+  EXPECT_LT(grid_end(filled, kFp8Slots, kOverhead), ideal + 2 * kOverhead);
+  EXPECT_LT(grid_end(filled, kFp8Slots, kOverhead), grid_end(even, kFp8Slots, kOverhead) * 17 / 20);
+  // Units of 8 and 32 tiles are never cut.
+  for (int u = 0; u < 24 * 8; ++u) EXPECT_EQ(filled.partial_count[u], 1) << "unit " << u;
+}
+
+// A batch the even cut already balances keeps it: the same chunks with and without filling.
+TEST(DecodeWorkPartition, FilledSlotsKeepABalancedEvenCut) {
+  for (const auto& lens : {repeat(16, 16384), repeat(64, 4096)}) {
+    const DecodeWorkPartition even = partition_decode_work(lens, 8, 16, kSlots, 16, 0, 4, false);
+    const DecodeWorkPartition filled = partition_decode_work(lens, 8, 16, kSlots, 16, 0, 4, true);
+    ASSERT_EQ(filled.chunks.size(), even.chunks.size());
+    for (std::size_t i = 0; i < even.chunks.size(); ++i) {
+      EXPECT_EQ(filled.chunks[i].first_tile, even.chunks[i].first_tile);
+      EXPECT_EQ(filled.chunks[i].tiles, even.chunks[i].tiles);
+    }
+  }
+}
+
+// Filled partitions of awkward batches still cover every tile once, with pieces of at least
+// the least chunk, whatever the slots and windows, and never end later in grid order than the
+// even cut's model.
+TEST(DecodeWorkPartition, FilledSlotsCoverEveryTileOnce) {
+  const std::vector<int> ragged = {1, 15, 17, 3000, 9000, 250, 65536, 40, 40, 700};
+  int filled = 0;  // cases where the filled partition was taken, not the even cut
+  for (int slots : {1, 2, 7, 64, 264, 396, 1000})
+    for (int window : {0, 100, 5000})
+      for (int overhead : {0, 4, 24}) {
+        const std::string where = "slots " + std::to_string(slots) + " window " + std::to_string(window) +
+                                  " overhead " + std::to_string(overhead);
+        const DecodeWorkPartition even = partition_decode_work(ragged, 4, 16, slots, 16, window, overhead, false);
+        const DecodeWorkPartition w = partition_decode_work(ragged, 4, 16, slots, 16, window, overhead, true);
+        SCOPED_TRACE(where);
+        bool same = w.chunks.size() == even.chunks.size();
+        for (std::size_t i = 0; same && i < w.chunks.size(); ++i)
+          same = w.chunks[i].first_tile == even.chunks[i].first_tile && w.chunks[i].tiles == even.chunks[i].tiles;
+        expect_covers(w, ragged, 4, 16, window, /*even=*/same);
+        EXPECT_LE(grid_end(w, slots, overhead), grid_end(even, slots, overhead));
+        filled += !same;
+      }
+  EXPECT_GE(filled, 5) << "of 63 cases";
 }
 
 TEST(DecodeWorkPartition, RejectsBadInput) {
