@@ -91,11 +91,15 @@ OLDER_BUILDS_DIR = "builds"
 # results/<device>/allocations/<experiment>/<run>/: one configuration timed in several processes
 # (scripts/device_repeat_processes.sh, schedlab_analysis.allocations); not runs of the sweep.
 ALLOCATIONS_DIR = "allocations"
+# results/<device>/timelines/<experiment>/<run>/: runs of a -DSCHEDLAB_CTA_TIMELINE=ON build (per-CTA
+# timelines in the tl_* counters, schedlab_analysis.timeline); its timings are not the sweep's.
+TIMELINES_DIR = "timelines"
 
 
 def iter_json_files(paths: Iterable[Path | str] | Path | str) -> list[Path]:
     """JSON files (plain or gzip-compressed) named directly or found below the given
-    directories (but not in an ``OLDER_BUILDS_DIR`` or ``ALLOCATIONS_DIR`` below them), sorted."""
+    directories (but not in an ``OLDER_BUILDS_DIR``, ``ALLOCATIONS_DIR`` or ``TIMELINES_DIR`` below
+    them), sorted."""
     if isinstance(paths, (str, Path)):
         paths = [paths]
     found: set[Path] = set()
@@ -103,7 +107,7 @@ def iter_json_files(paths: Iterable[Path | str] | Path | str) -> list[Path]:
         if p.is_dir():
             found.update(f for f in p.rglob("*.json*") if f.is_file() and is_results_name(f.name)
                          and not f.name.startswith(".")
-                         and not {OLDER_BUILDS_DIR, ALLOCATIONS_DIR} & set(f.relative_to(p).parts[:-1]))
+                         and not {OLDER_BUILDS_DIR, ALLOCATIONS_DIR, TIMELINES_DIR} & set(f.relative_to(p).parts[:-1]))
         elif p.is_file():
             found.add(p)
     return sorted(found)

@@ -576,7 +576,17 @@ def render_allocations(args: list[str], files: list[str]) -> str:
     return markdown([REPO / f for f in files])
 
 
-KINDS = {"allocations": render_allocations, "pipes": render_pipes, "experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers,
+def render_timeline(args: list[str], files: list[str]) -> str:
+    """Per-CTA timeline counters of a timeline build's runs; args: configuration substrings."""
+    from .timeline import markdown
+
+    try:
+        return markdown([REPO / f for f in files], args or None)
+    except ValueError as e:
+        raise ReadmeError(str(e)) from e
+
+
+KINDS = {"timeline": render_timeline, "allocations": render_allocations, "pipes": render_pipes, "experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers,
          "noise": render_noise, "status": render_status, "builds": render_builds}
 
 

@@ -1,0 +1,95 @@
+"""Per-CTA timelines of a launch, as a ``-DSCHEDLAB_CTA_TIMELINE=ON`` build records them: each CTA's
+start, end and SM, summarized by the harness into ``tl_*`` counters of the last timed launch
+(``common/harness/timeline.hpp``): times in microseconds from the first CTA's start, for the
+main kernel (``tl_k0_*``) and the kernel launched after it (``tl_k1_*``, the split combine).
+
+Such a build perturbs its timings (one atomic per warp at each CTA's end, the buffer cleared
+before each launch), so its files live under ``results/<device>/timelines/<experiment>/<run>/``,
+out of the directory scans that find an experiment's runs.
+
+- ``timeline_rows(files)``: one row per benchmark (the repetitions' median record): variant,
+  configuration, time (us) and the counters.
+- ``markdown(files, configs)``: a table of the rows whose configuration contains one of
+  ``configs`` (all rows when none is given), and what its columns mean.
+
+CLI: python -m schedlab_analysis.timeline FILE... [--config TEXT]...
+"""
+from __future__ import annotations
+
+import argparse
+import re
+import sys
+from pathlib import Path
+
+import pandas as pd
+
+from .load import is_results_name, read_json
+
+COUNTERS = ("tl_k0_ctas", "tl_k0_start_last", "tl_k0_end_p10", "tl_k0_end_p50", "tl_k0_end_p90", "tl_k0_end",
+            "tl_k0_cta_p50", "tl_k0_tail_idle", "tl_gap", "tl_k1_end", "tl_span")
+
+
+def timeline_rows(files: list[Path | str]) -> pd.DataFrame:
+    rows = []
+    for f in map(Path, files):
+        if not is_results_name(f.name):
+            raise ValueError(f"{f}: not a results file")
+        data = read_json(f)
+        if not isinstance(data, dict) or "benchmarks" not in data:
+            raise ValueError(f"{f}: no benchmarks")
+        if not str(data.get("context", {}).get("cta_timeline", "")).startswith("on"):
+            raise ValueError(f"{f}: not from a build with per-CTA timelines (context cta_timeline)")
+        for b in data["benchmarks"]:
+            if b.get("aggregate_name") != "median" or b.get("error_occurred") or "tl_k0_ctas" not in b:
+                continue
+            parts = re.sub(r"(/iterations:\d+)?/manual_time(_median)?$", "", b["name"]).split("/")
+            row = {"variant": parts[1], "config": "/".join(parts[2:]), "time_us": float(b["real_time"])}
+            row.update({k: float(b[k]) for k in COUNTERS if k in b})
+            rows.append(row)
+    if not rows:
+        raise ValueError("no benchmark with per-CTA timeline counters (medians of repetitions) in " +
+                         ", ".join(map(str, files)))
+    return pd.DataFrame(rows)
+
+
+def _us(x: float) -> str:
+    return "" if pd.isna(x) else f"{x:.1f}"
+
+
+def markdown(files: list[Path | str], configs: list[str] | None = None) -> str:
+    t = timeline_rows(files)
+    if configs:
+        t = t[t["config"].map(lambda c: any(s in c for s in configs))]
+        if t.empty:
+            raise ValueError(f"no configuration containing any of {configs}")
+    t = t.sort_values(["config", "time_us"])
+    lines = ["| configuration | variant | time (us) | CTAs | last CTA start | CTA ends p10 / p50 / p90 / last | "
+             "SMs idle at the end | combine ends |",
+             "|---|---|---|---|---|---|---|---|"]
+    for _, r in t.iterrows():
+        ends = " / ".join(_us(r.get(k)) for k in ("tl_k0_end_p10", "tl_k0_end_p50", "tl_k0_end_p90", "tl_k0_end"))
+        lines.append(f"| {r['config']} | {r['variant']} | {r['time_us']:.1f} | {int(r['tl_k0_ctas'])} | "
+                     f"{_us(r['tl_k0_start_last'])} | {ends} | {100 * r['tl_k0_tail_idle']:.0f}% | "
+                     f"{_us(r.get('tl_k1_end', float('nan')))} |")
+    lines.append("")
+    lines.append("Times in us from the first CTA's start, of the last timed launch (the median repetition); "
+                 "\"SMs idle at the end\": the share of the SMs' time, over the decode kernel's span, after "
+                 "an SM's last CTA ended and before the kernel's did.")
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("files", nargs="+")
+    ap.add_argument("--config", action="append", default=[], help="keep configurations containing this text")
+    args = ap.parse_args(argv)
+    try:
+        print(markdown(args.files, args.config))
+    except (ValueError, OSError) as e:
+        print(f"timeline: {e}", file=sys.stderr)
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
