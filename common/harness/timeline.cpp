@@ -28,8 +28,9 @@ double quantile(const std::vector<double>& sorted, double q) {
   return sorted[std::min(sorted.size() - 1, i == 0 ? 0 : i - 1)];
 }
 
-void describe(const std::vector<CtaSpan>& spans, std::uint64_t origin, const std::string& prefix,
-              std::map<std::string, double>& out) {
+// Writes the kernel's counters under `prefix`; returns each SM's last CTA end.
+std::unordered_map<std::uint32_t, std::uint64_t> describe(const std::vector<CtaSpan>& spans, std::uint64_t origin,
+                                                          const std::string& prefix, std::map<std::string, double>& out) {
   const auto us = [&](std::uint64_t t) { return (double(t) - double(origin)) * 1e-3; };
   std::vector<double> ends, durations;
   double start_last = -INFINITY;
@@ -52,6 +53,7 @@ void describe(const std::vector<CtaSpan>& spans, std::uint64_t origin, const std
   out[prefix + "cta_p50"] = quantile(durations, 0.50);
   out[prefix + "cta_max"] = durations.back();
   out[prefix + "sms"] = double(sm_last_end.size());
+  return sm_last_end;
 }
 
 }  // namespace
@@ -66,10 +68,8 @@ std::map<std::string, double> summarize_timeline(const std::vector<CtaSpan>& fir
     origin = std::min(origin, s.start_ns);
     a_end = std::max(a_end, s.end_ns);
   }
-  describe(a, origin, "tl_k0_", out);
   // Idle tail: each SM's time between its last CTA's end and the kernel's last end.
-  std::unordered_map<std::uint32_t, std::uint64_t> sm_last_end;
-  for (const CtaSpan& s : a) sm_last_end[s.sm] = std::max(sm_last_end[s.sm], s.end_ns);
+  const auto sm_last_end = describe(a, origin, "tl_k0_", out);
   double idle = 0;
   for (const auto& [sm, end] : sm_last_end) idle += double(a_end - end);
   const double span = double(a_end - origin);

@@ -305,7 +305,8 @@ DecodeWorkPartition partition_decode_work(const std::vector<int>& lengths, int h
       for (const FilledPiece& f : pieces) end = std::max(end, f.start + f.tiles + overhead_tiles);
       return end;
     };
-    // Fits at the longest unit plus its pieces' overheads in one slot; never below total / slots.
+    // Between total / slots (plus one overhead) and a load that always fits: every tile in one
+    // slot, each a piece of its own.
     std::int64_t lo = (total + slots - 1) / slots + overhead_tiles, hi = total + std::int64_t(overhead_tiles) * (total + 1);
     while (lo < hi) {
       const std::int64_t mid = lo + (hi - lo) / 2;
