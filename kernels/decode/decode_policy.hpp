@@ -66,6 +66,8 @@ struct DecodePolicy {
   // ones idle for most of the kernel, and a second wave of short chunks runs on only part of
   // the GPU after the first: in a per-CTA timeline of the long-tailed fp8 batch the last CTAs
   // started at 34 us and the kernel ended at 49 us, with 17% of the SMs' time idle at the end.
+  // Taken only where the even cut runs in more than one wave and the filled plan cuts no unit
+  // into more partials (on the H200 it was slower elsewhere: experiments/decode_work_partition).
   /* FillSlots = */ static constexpr bool kFillSlots = false;
   // With a token-balanced schedule: what a CTA's start and its partial cost, in tiles' time, in
   // the partition's model (partition_decode_work). 16-bit KV streams at the memory's pace, so a

@@ -314,7 +314,18 @@ DecodeWorkPartition partition_decode_work(const std::vector<int>& lengths, int h
       else hi = mid;
     }
     std::vector<FilledPiece> pieces = fill_slots_at(unit_tiles, unit_first, slots, min_chunk_tiles, overhead_tiles, lo);
-    if (double(end_of(pieces)) < double(best_end) * (1.0 - kSmallerChunkGain))
+    // Taken only where the even cut leaves slots idle in a later wave and the filled plan cuts
+    // no unit into more partials: on the H200 the filled plan was slower where the even cut
+    // had one wave (a second piece a sequence costs a CTA start and a merge) or fewer
+    // partials a unit (their merge), and the model prices neither well; the CTAs still
+    // running take the bandwidth an idle slot leaves, so its gain is smaller than modelled.
+    std::vector<int> partials(unit_tiles.size(), 0);
+    for (const FilledPiece& f : pieces) ++partials[f.unit];
+    int even_partials = 0;
+    for (int n : tiles) even_partials = std::max(even_partials, count(n, best));
+    const bool later_wave = chunks_at(best) > slots;
+    const bool no_more_partials = std::all_of(partials.begin(), partials.end(), [&](int n) { return n <= even_partials; });
+    if (later_wave && no_more_partials && double(end_of(pieces)) < double(best_end) * (1.0 - kSmallerChunkGain))
       return filled_partition(std::move(pieces), static_cast<int>(tiles.size()), heads);
   }
   DecodeWorkPartition w;

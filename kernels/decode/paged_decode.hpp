@@ -97,11 +97,12 @@ inline constexpr int kMinTilesPerWarp = 4;
 // end first in a simple model (a chunk costs its tiles plus overhead_tiles); a smaller
 // chunk must end clearly earlier to be taken. Never below min_chunk_tiles (a unit shorter than
 // that is one chunk). Long sequences get many chunks, short ones one.
-// fill_slots (DecodePolicy::kFillSlots): where it ends clearly earlier in the same model, the
-// filled partition instead: every slot gets about the same tiles, a short unit whole and the
-// rest of the slot a piece of a long unit (pieces of one unit may differ in size), and the
-// grid runs each slot's pieces one after another (chunks then in the order the model starts
-// them, not longest first).
+// fill_slots (DecodePolicy::kFillSlots): the filled partition instead, where the even cut runs
+// in more than one wave of the slots, the filled plan cuts no unit into more partials than the
+// even cut's most, and it ends clearly earlier in the same model: every slot gets about the
+// same tiles, a short unit whole and the rest of the slot a piece of a long unit (pieces of one
+// unit may differ in size), and the grid runs each slot's pieces one after another (chunks
+// then in the order the model starts them, not longest first).
 struct DecodeWorkChunk {
   int seq, head, first_tile, tiles, partial;  // partial: its index among its unit's chunks
 };

@@ -351,7 +351,42 @@ TEST(DecodeWorkPartition, FilledSlotsCoverEveryTileOnce) {
         EXPECT_LE(grid_end(w, slots, overhead), grid_end(even, slots, overhead));
         filled += !same;
       }
-  EXPECT_GE(filled, 5) << "of 63 cases";
+  EXPECT_GE(filled, 3) << "of 63 cases";
+}
+
+// The filled plan only where the even cut runs in more than one wave and no unit gets more
+// partials: of the ragged benchmark batches at an H200's slots (264 for 16-bit KV and the row
+// tiles, 396 for fp8 at 32/8), the long-tailed fp8 batch alone. Its bf16 twin and the one-long
+// batches would be filled with more partials a unit (on the H200 the filled plan was slower
+// on those), the uniform twins fit one wave.
+TEST(DecodeWorkPartition, FilledSlotsOnlyWhereTheEvenCutRunsInWaves) {
+  const std::vector<int> long_tailed = concat(
+      concat(concat(concat(repeat(16, 128), repeat(8, 512)), repeat(4, 2048)), repeat(2, 8192)), {32768});
+  const std::vector<int> one_long = concat(repeat(31, 1024), {51200});
+  const std::vector<int> span = {1, 16, 256, 2048, 8192, 16384, 32768, 65536};
+  struct Case {
+    std::vector<int> lens;
+    int heads;
+    bool fp8, filled;
+  };
+  const std::vector<Case> cases = {
+      {long_tailed, 8, true, true},  {long_tailed, 8, false, false}, {repeat(31, 2048), 8, true, false},
+      {one_long, 8, true, false},    {one_long, 8, false, false},    {one_long, 2, false, false},
+      {span, 8, true, false},        {span, 8, false, false},        {repeat(128, 16384), 1, true, false},
+      {repeat(16, 16384), 8, false, false}};
+  for (const Case& c : cases) {
+    const int slots = c.fp8 && c.heads == 8 ? 396 : kSlots;
+    const int overhead = c.fp8 ? DecodePolicy::kChunkOverheadTilesFp8 : DecodePolicy::kChunkOverheadTiles;
+    const DecodeWorkPartition even = partition_decode_work(c.lens, c.heads, 16, slots, 16, 0, overhead, false);
+    const DecodeWorkPartition w = partition_decode_work(c.lens, c.heads, 16, slots, 16, 0, overhead, true);
+    bool same = w.chunks.size() == even.chunks.size();
+    for (std::size_t i = 0; same && i < w.chunks.size(); ++i)
+      same = w.chunks[i].first_tile == even.chunks[i].first_tile && w.chunks[i].tiles == even.chunks[i].tiles;
+    const std::string where = std::to_string(c.lens.size()) + " sequences, " + std::to_string(c.heads) + " heads, " +
+                              (c.fp8 ? "fp8" : "bf16");
+    EXPECT_EQ(!same, c.filled) << where;
+    if (!same) EXPECT_LE(w.max_partials, even.max_partials) << where;
+  }
 }
 
 TEST(DecodeWorkPartition, RejectsBadInput) {
