@@ -23,6 +23,9 @@ Kinds (the words after ``readme``):
   shape EXPERIMENT SHAPE       every variant at one configuration (``batch=16 context=16384
                                page=16 bf16``) in each named run, against the baseline
   status                       the top README's "Where things stand" table
+  shares EXPERIMENT VARIANT    a decode variant's ragged batches against their uniform twins and
+                               the fastest peer of the same call, and its groups above 16
+                               against the GQA 32/8 batch of their KV bytes (``ragged``)
   builds EXPERIMENT VARIANT    one variant built at two commits and timed in one device call
                                (the older build's file first; run it before and after the
                                newer): per configuration the change, its CI and verdict
@@ -320,6 +323,45 @@ def render_peers(args: list[str], files: list[str]) -> str:
     return "\n".join(lines)
 
 
+def render_shares(args: list[str], files: list[str]) -> str:
+    """One decode variant's shares in one run (``schedlab_analysis.ragged``): each ragged batch's
+    bandwidth over its uniform twin's best and its time against the fastest peer of the same
+    call, then each group above 16 over the GQA 32/8 batch of its KV bytes."""
+    from . import ragged  # decode only; kept out of the module's import for the other kinds
+
+    if len(args) != 2:
+        raise ReadmeError("shares takes an experiment and a variant")
+    experiment, variant = args
+    view = _one_view(files, experiment)
+    batches, groups = ragged.ragged_shares(view, variant), ragged.group_shares(view, variant)
+    if batches.empty and groups.empty:
+        raise ReadmeError(f"{experiment}: run {view.run} has no ragged batch or group above 16 of {variant}")
+    tb = lambda gbps: fmt_rate(gbps / 1000.0, True)  # noqa: E731
+    lines = [f"`{variant}` in run `{run_label(view.run)}`, TB/s:"]
+    if len(batches):
+        batches = batches.sort_values(["dtype", "share"])
+        beside = batches["vs_peer"].dropna()
+        lines.append(f"- ragged batches: {len(batches)}, each at {batches['share'].min():.2f} to "
+                     f"{batches['share'].max():.2f} of its uniform twin's bandwidth"
+                     + (f"; {beside.min():.2f}x to {beside.max():.2f}x the fastest peer's time on the same batch."
+                        if len(beside) else "."))
+    if len(groups):
+        lines.append(f"- groups above 16: {len(groups)}, at {groups['share'].min():.2f} to "
+                     f"{groups['share'].max():.2f} of the GQA 32/8 bandwidth at the same KV bytes.")
+    if len(batches):
+        lines += ["", "| ragged batch | ours | uniform twin (best variant) | share | fastest peer | peer time / ours |",
+                  "|---|---|---|---|---|---|"]
+        for _, r in batches.iterrows():
+            peer = (f"{r['peer']} {tb(r['peer_gbps'])}", f"{r['vs_peer']:.2f}x") if isinstance(r["peer"], str) else ("", "")
+            lines.append(f"| {r['config']} | {tb(r['gbps'])} | {tb(r['twin_gbps'])} (`{r['twin_variant']}`) | "
+                         f"{r['share']:.2f} | {peer[0]} | {peer[1]} |")
+    if len(groups):
+        lines += ["", "| group above 16 | ours | GQA 32/8 at the same KV bytes (best variant) | share |", "|---|---|---|---|"]
+        for _, r in groups.sort_values(["dtype", "share"]).iterrows():
+            lines.append(f"| {r['config']} | {tb(r['gbps'])} | {tb(r['gqa_gbps'])} (`{r['gqa_variant']}`) | {r['share']:.2f} |")
+    return "\n".join(lines)
+
+
 def render_noise(args: list[str], files: list[str]) -> str:
     """The A/A control of every experiment in the named runs: the baseline registered twice
     and interleaved with the variants; per experiment its median |change| (the run's noise
@@ -471,6 +513,41 @@ def _gpu_tests(files: list[str]) -> list[str]:
     return out
 
 
+# The decode variant whose serving figures the status table states: the token-balanced plan with
+# the row-list combine and slots filled where the even cut runs in waves.
+SERVING_VARIANT = "token_balanced_filled"
+
+
+def _serving_rows(files: list[str]) -> list[str]:
+    """Status rows of each cited decode_work_partition run: the ragged batches against their
+    uniform twins and the fastest peer of the same call, and MQA 64/1 against GQA 32/8."""
+    from . import ragged
+
+    rows = []
+    for v in _views(files, "decode_work_partition"):
+        batches, groups = ragged.ragged_shares(v, SERVING_VARIANT), ragged.group_shares(v, SERVING_VARIANT)
+        where = f"`{v.experiment}/{SERVING_VARIANT}`, run `{run_label(v.run)}`"
+        if len(batches):
+            kinds = ", ".join(sorted(batches["dtype"].unique()))
+            rows.append(f"| decode (serving) | each ragged batch's bandwidth over its uniform twin's (same bytes, same "
+                        f"run), {len(batches)} batches ({kinds}) | {batches['share'].min():.2f} to "
+                        f"{batches['share'].max():.2f} ({where}) | >= 0.85 |")
+            beside = batches.dropna(subset=["vs_peer"])
+            if len(beside):
+                below = beside[beside["vs_peer"] < 1.0]
+                note = "; below 1.0x: " + ", ".join(f"{c} {x:.2f}x" for c, x in zip(below["config"], below["vs_peer"])) \
+                    if len(below) else ""
+                rows.append(f"| decode (serving) | the fastest peer's time over ours on the same ragged batch, same call "
+                            f"| {beside['vs_peer'].min():.2f}x to {beside['vs_peer'].max():.2f}x over {len(beside)} "
+                            f"batches{note} ({where}) | >= 1.0x |")
+        mqa = groups[groups["group"] == 64] if len(groups) else groups
+        if len(mqa):
+            cells = ", ".join(f"{d} {x:.2f}" for d, x in zip(mqa["dtype"], mqa["share"]))
+            rows.append(f"| decode (serving) | MQA 64/1 bandwidth over the GQA 32/8 batch of the same KV bytes, same "
+                        f"run | {cells} ({where}) | >= 0.80 |")
+    return rows
+
+
 def render_status(args: list[str], files: list[str]) -> str:
     """The status table. The decode headline rows come from one run of decode_tile_schedule (it
     holds every schedule and the family's default kernel), the prefill ones from one run of
@@ -496,6 +573,7 @@ def render_status(args: list[str], files: list[str]) -> str:
         r, v = long
         rows.append(f"| decode | best variant, bf16, {DECODE_LONG} | {r['gbps'] / 1e3:.3g} TB/s "
                     f"(`{v.experiment}/{r['variant']}`, run `{run_label(v.run)}`) | 3.5 TB/s |")
+    rows += _serving_rows(files)
     for family, prefix in (("decode", "decode_"), ("prefill", "prefill_")):
         views = [v for v in _views(files, prefix) if v.experiment != "prefill_tuning"]
         if not views:
@@ -586,7 +664,7 @@ def render_timeline(args: list[str], files: list[str]) -> str:
         raise ReadmeError(str(e)) from e
 
 
-KINDS = {"timeline": render_timeline, "allocations": render_allocations, "pipes": render_pipes, "experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers,
+KINDS = {"shares": render_shares, "timeline": render_timeline, "allocations": render_allocations, "pipes": render_pipes, "experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers,
          "noise": render_noise, "status": render_status, "builds": render_builds}
 
 

@@ -151,3 +151,32 @@ def test_match_shape_takes_numbers_and_ragged_lengths():
     assert list(match_shape(ok, "lengths=31x1024+1x51200").index) == [0, 2]
     assert match_shape(ok, "batch=16").empty
     assert match_shape(ok, "window=4").empty  # an axis the rows do not have
+
+
+def test_shares_lists_every_ragged_batch_and_group_of_a_decode_run():
+    files = ["results/h200/decode_work_partition/20261126T223850Z-7a7ac24aea.json.gz",
+             "results/h200/peers_decode/20261126T223930Z-7a7ac24aea.json.gz"]
+    if not all((readme.REPO / f).is_file() for f in files):
+        pytest.skip("the decode work-partition results of that run are not committed")
+    text = readme.render(["shares", "decode_work_partition", "token_balanced_filled"], files)
+    rows = [line for line in text.splitlines() if line.startswith("| batch")]
+    ragged_rows = [r for r in rows if "lengths=" in r.split("|")[1] and r.count("|") == 7]
+    group_rows = [r for r in rows if r.count("|") == 5]
+    assert len(ragged_rows) == 10 and len(group_rows) == 6, text
+    for r in ragged_rows:
+        share = float(r.split("|")[4])
+        assert 0 < share < 1.5 and r.split("|")[5].strip().startswith("flashinfer_tc")
+    with pytest.raises(readme.ReadmeError, match="experiment and a variant"):
+        readme.render(["shares", "decode_work_partition"], files)
+    with pytest.raises(readme.ReadmeError, match="no ragged batch"):
+        readme.render(["shares", "decode_work_partition", "no_such_variant"], files)
+
+
+def test_status_states_the_serving_figures_of_a_decode_work_partition_run():
+    files = ["results/h200/decode_work_partition/20261126T223850Z-7a7ac24aea.json.gz",
+             "results/h200/peers_decode/20261126T223930Z-7a7ac24aea.json.gz"]
+    if not all((readme.REPO / f).is_file() for f in files):
+        pytest.skip("the decode work-partition results of that run are not committed")
+    rows = [r for r in readme.render(["status"], files).splitlines() if r.startswith("| decode (serving)")]
+    assert [r.split("|")[-2].strip() for r in rows] == [">= 0.85", ">= 1.0x", ">= 0.80"], rows
+    assert "fp8_e4m3 0." in rows[2] and "bf16 0." in rows[2]
