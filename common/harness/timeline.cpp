@@ -88,4 +88,18 @@ std::map<std::string, double> summarize_timeline(const std::vector<CtaSpan>& fir
   return out;
 }
 
+void write_timeline_csv(std::ostream& out, const std::vector<CtaSpan>& first, const std::vector<CtaSpan>& second,
+                        int launch, bool header) {
+  if (header) out << "launch,kernel,cta,sm,start_ns,end_ns\n";
+  int kernel = 0;
+  for (const std::vector<CtaSpan>* spans : {&first, &second}) {
+    for (std::size_t i = 0; i < spans->size(); ++i) {
+      const CtaSpan& s = (*spans)[i];
+      if (s.written)
+        out << launch << ',' << kernel << ',' << i << ',' << s.sm << ',' << s.start_ns << ',' << s.end_ns << '\n';
+    }
+    ++kernel;
+  }
+}
+
 }  // namespace schedlab::harness

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <map>
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -35,5 +36,14 @@ inline constexpr int kTimelineKernels = 2;  // the main kernel, then the one lau
 // an end before its start (a CTA that did not finish, or a torn record).
 std::map<std::string, double> summarize_timeline(const std::vector<CtaSpan>& first,
                                                  const std::vector<CtaSpan>& second);
+
+// The written spans themselves, for where the counters are not enough (which SM ran which CTA):
+// one CSV row each, `launch,kernel,cta,sm,start_ns,end_ns` (kernel 0 the first, 1 the second;
+// cta the slot, i.e. the CTA's index in its grid), with the header when `header` is set.
+void write_timeline_csv(std::ostream& out, const std::vector<CtaSpan>& first, const std::vector<CtaSpan>& second,
+                        int launch, bool header);
+// Where the timeline build appends every summarized launch's spans: the file the environment
+// variable SCHEDLAB_TIMELINE_CSV names (nothing when it is unset or empty).
+inline constexpr const char* kTimelineCsvEnv = "SCHEDLAB_TIMELINE_CSV";
 
 }  // namespace schedlab::harness

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <sstream>
 #include <stdexcept>
 
 namespace schedlab::harness {
@@ -29,6 +30,19 @@ TEST(CtaTimeline, SummarizesTwoKernelsFromTheFirstStart) {
   EXPECT_DOUBLE_EQ(c.at("tl_k1_end"), 39.0);
   EXPECT_DOUBLE_EQ(c.at("tl_gap"), -5.0);
   EXPECT_DOUBLE_EQ(c.at("tl_span"), 39.0);
+}
+
+// The raw spans as CSV: written slots only, each with its grid index, kernel and launch.
+TEST(CtaTimeline, WritesTheWrittenSpansAsCsv) {
+  const std::vector<CtaSpan> first = {span(1000, 10000, 3), {}, span(1200, 20000, 7)};
+  const std::vector<CtaSpan> second = {{}, span(25000, 40000, 1)};
+  std::ostringstream out;
+  write_timeline_csv(out, first, second, 4, true);
+  EXPECT_EQ(out.str(),
+            "launch,kernel,cta,sm,start_ns,end_ns\n4,0,0,3,1000,10000\n4,0,2,7,1200,20000\n4,1,1,1,25000,40000\n");
+  std::ostringstream rows;
+  write_timeline_csv(rows, first, {}, 0, false);
+  EXPECT_EQ(rows.str(), "0,0,0,3,1000,10000\n0,0,2,7,1200,20000\n");
 }
 
 TEST(CtaTimeline, OneKernelHasNoSecondKernelCounters) {

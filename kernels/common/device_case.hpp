@@ -4,6 +4,8 @@
 #pragma once
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
+#include <fstream>
 #include <map>
 #include <stdexcept>
 #include <string>
@@ -15,6 +17,7 @@
 #include "common/gpu/timeline.hpp"
 #include "common/gpu/runtime.hpp"
 #include "common/harness/accuracy.hpp"
+#include "common/harness/timeline.hpp"
 #include "common/numeric.hpp"
 #include "common/reference/attention_ref.hpp"
 
@@ -73,11 +76,21 @@ class CtaTimelineBuffer {
     SCHEDLAB_GPU_CHECK(gpu::api::memset_async(spans_.data(), 0, spans_.bytes(), nullptr));
   }
   harness::CtaSpan* data() const { return spans_.data(); }
+  // With SCHEDLAB_TIMELINE_CSV set, the spans are appended to that file too (one launch per
+  // call, numbered within the process), for which-SM-ran-which-CTA questions.
   std::map<std::string, double> counters() const {
     if (spans_.size() == 0) return {};
     const std::vector<harness::CtaSpan> all = spans_.download();
     const auto half = all.begin() + harness::kTimelineCapacity;
-    return harness::summarize_timeline({all.begin(), half}, {half, all.end()});
+    const std::vector<harness::CtaSpan> first(all.begin(), half), second(half, all.end());
+    if (const char* path = std::getenv(harness::kTimelineCsvEnv); path && *path) {
+      static int launch = 0;
+      const bool fresh = !std::ifstream(path).good();
+      std::ofstream out(path, std::ios::app);
+      if (!out) throw std::runtime_error(std::string("cannot append the CTA timeline to ") + path);
+      harness::write_timeline_csv(out, first, second, launch++, fresh);
+    }
+    return harness::summarize_timeline(first, second);
   }
 
  private:
