@@ -15,7 +15,8 @@ int main(int argc, char** argv) {
                             x::token_balanced_fp8_in_warps, x::token_balanced_merge_by_unit,
                             x::token_balanced_row_tiles_combine, x::token_balanced_overlap_pv,
                             x::token_balanced_warp_combine, x::token_balanced_row_list,
-                            x::token_balanced_short_merges, x::token_balanced_filled>
+                            x::token_balanced_short_merges, x::token_balanced_filled,
+                            x::token_balanced_two_waves, x::token_balanced_four_waves>
       experiment{"decode_work_partition",
                  "split",
                  {"split", "token_balanced", "persistent", "token_balanced_warp_rows", "token_balanced_convert_ahead",
@@ -23,7 +24,8 @@ int main(int argc, char** argv) {
                   "token_balanced_fp8_three_ctas", "token_balanced_fp8_in_warps", "token_balanced_merge_by_unit",
                   "token_balanced_row_tiles_combine", "token_balanced_overlap_pv",
                   "token_balanced_warp_combine", "token_balanced_row_list",
-                  "token_balanced_short_merges", "token_balanced_filled"}};
+                  "token_balanced_short_merges", "token_balanced_filled", "token_balanced_two_waves",
+                  "token_balanced_four_waves"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

@@ -94,6 +94,15 @@ struct token_balanced_row_list : token_balanced_warp_combine {
 struct token_balanced_filled : token_balanced_row_list {
   /* FillSlots = */ static constexpr bool kFillSlots = true;
 };
+// The row-list combine's plan cut for two (four) waves of the resident slots (kPlanWaves): where
+// the even cut gives each slot one chunk, the hardware's next-free-slot hand-out of the later
+// waves balances SMs that stream at different rates.
+struct token_balanced_two_waves : token_balanced_row_list {
+  /* PlanWaves = */ static constexpr int kPlanWaves = 2;
+};
+struct token_balanced_four_waves : token_balanced_row_list {
+  /* PlanWaves = */ static constexpr int kPlanWaves = 4;
+};
 // The combine over the plan's row list as token_balanced_row_list, and only the units of more
 // than eight partials (a row a warp at 32/8) sent there (kMaxInKernelMergeSteps 8,
 // kMergeByUnit): a long sequence of a 32/8 batch cut into a few dozen chunks no longer leaves

@@ -69,6 +69,14 @@ struct DecodePolicy {
   // Taken only where the even cut runs in more than one wave and the filled plan cuts no unit
   // into more partials (on the H200 it was slower elsewhere: experiments/decode_work_partition).
   /* FillSlots = */ static constexpr bool kFillSlots = false;
+  // With a token-balanced schedule: the plan cuts for this many times the resident CTA slots,
+  // so a batch the even cut would run in one wave of one chunk a slot runs in about this many
+  // waves of smaller chunks, each next chunk going to whichever slot frees first. In one wave
+  // the chunks are fixed to their SMs, and per-CTA timelines of the bf16 batch of lengths one to
+  // 65536 on the H200 showed the same pair of chunks on the same SM ending up to 17 us apart
+  // from launch to launch, the grid's placement on the SMs (which rotates between launches)
+  // deciding the kernel's end; later waves let the SMs that stream faster take more.
+  /* PlanWaves = */ static constexpr int kPlanWaves = 1;
   // With a token-balanced schedule: what a CTA's start and its partial cost, in tiles' time, in
   // the partition's model (partition_decode_work). 16-bit KV streams at the memory's pace, so a
   // tile is long next to a CTA's ramp. fp8 tiles are short and its warps wait on latency, so a

@@ -2073,6 +2073,8 @@ DecodePlan plan_for(const DecodeProblem& p, int forced_splits) {
   }
   if (slots == 0) slots = slots_of.template operator()<kBody>();
   constexpr int kOverhead = kKv == DType::fp8_e4m3 ? Policy::kChunkOverheadTilesFp8 : Policy::kChunkOverheadTiles;
+  static_assert(Policy::kPlanWaves >= 1, "a plan cuts for at least one wave");
+  if (Policy::kTileSchedule == TileSchedule::token_balanced) slots *= Policy::kPlanWaves;
   return plan_decode(p, slots, kWarpsOf<Policy, kKv>, forced_splits, Policy::kTileSchedule, kOverhead,
                      Policy::kMaxRowTiles, Policy::kMergeByUnit, Policy::kMaxInKernelMergeRowsPerWarp,
                      Policy::kCombineRowList ? Policy::kCombineWarpRowMaxPartials : 0, Policy::kMaxInKernelMergeSteps,

@@ -342,6 +342,26 @@ TEST(DecodeGpuTokenBalanced, ShortMergesMatchReference) {
     }
   expect_row_tiles_match_reference<Policy>(true);
 }
+// The plan cut for two and four waves of the slots (kPlanWaves): more chunks a unit than the
+// same batch cut for one wave, merged as the row-list combine's plan merges them, bf16 and fp8.
+template <class Policy, class OneWave>
+void expect_waves_match_reference(int waves) {
+  std::uint64_t seed = std::random_device{}();
+  for (DType kv : {DType::bf16, DType::fp8_e4m3}) {
+    const DecodeProblem p = make_decode_problem(8, 32, 8, 128, 32, {1, 16, 256, 2048, 8192, 16384, 32768, 3000}, kv,
+                                                ++seed, /*spare_pages=*/3);
+    const std::string where = std::to_string(waves) + " waves, " + std::string(dtype_name(kv));
+    DecodeCase c(p, DecodeKernel::of<Policy>());
+    ASSERT_TRUE(c.plan().balanced()) << where;
+    EXPECT_GT(c.plan().work_chunks, plan_paged_decode<OneWave>(p, 0).work_chunks) << where << ": not cut finer";
+    launch_twice_and_check(c, seed, where);
+  }
+}
+TEST(DecodeGpuTokenBalanced, PlanWavesMatchReference) {
+  namespace x = experiments::decode_work_partition;
+  expect_waves_match_reference<x::token_balanced_two_waves, x::token_balanced_row_list>(2);
+  expect_waves_match_reference<x::token_balanced_four_waves, x::token_balanced_row_list>(4);
+}
 // Slots filled evenly (kFillSlots): a unit's chunks of different sizes, listed by when the plan
 // starts them, on ragged batches whose filled plan differs from the even cut (the long-tailed
 // batch, lengths from one token to 30000, a group of 32 with one long sequence), bf16 and fp8.
