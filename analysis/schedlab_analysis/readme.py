@@ -23,6 +23,10 @@ Kinds (the words after ``readme``):
   shape EXPERIMENT SHAPE       every variant at one configuration (``batch=16 context=16384
                                page=16 bf16``) in each named run, against the baseline
   status                       the top README's "Where things stand" table
+  spans CTAS TAIL              raw per-CTA spans of a timeline build (SCHEDLAB_TIMELINE_CSV):
+                               per launch of CTAS CTAs its span and the SMs of the grid's last
+                               TAIL CTAs; the spread of one SM's end over launches with the
+                               same CTAs on it
   shares EXPERIMENT VARIANT    a decode variant's ragged batches against their uniform twins and
                                the fastest peer of the same call, and its groups above 16
                                against the GQA 32/8 batch of their KV bytes (``ragged``)
@@ -664,7 +668,37 @@ def render_timeline(args: list[str], files: list[str]) -> str:
         raise ReadmeError(str(e)) from e
 
 
-KINDS = {"shares": render_shares, "timeline": render_timeline, "allocations": render_allocations, "pipes": render_pipes, "experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers,
+def render_spans(args: list[str], files: list[str]) -> str:
+    """Raw per-CTA spans (``SCHEDLAB_TIMELINE_CSV`` files): args are the main kernel's CTA count
+    and how many of the grid's last CTAs to place; per launch its span and where those ran, and
+    how far the same pair of CTAs on the same SM ends apart between launches."""
+    from .timeline import launch_table, pair_spread, read_spans
+
+    if len(args) != 2 or not all(a.isdigit() for a in args):
+        raise ReadmeError("spans takes the main kernel's CTA count and the grid tail to place")
+    ctas, tail = int(args[0]), int(args[1])
+    try:
+        spans = read_spans([REPO / f for f in files])
+    except ValueError as e:
+        raise ReadmeError(str(e)) from e
+    launches, pairs = launch_table(spans, ctas, tail), pair_spread(spans, ctas)
+    if launches.empty:
+        raise ReadmeError(f"no launch of {ctas} CTAs in the span files")
+    lines = [f"{len(launches)} launches of {ctas} CTAs in {len(files)} processes: spans {launches['span_us'].min():.1f} to "
+             f"{launches['span_us'].max():.1f} us (from the first CTA start to the last end)."]
+    if len(pairs):
+        top = pairs.iloc[0]
+        lines.append(f"The same pair of CTAs on the same SM, over the launches that gave it that pair: "
+                     f"{len(pairs)} such (SM, pair) cases, their last end apart by up to {top['spread_us']:.1f} us "
+                     f"(SM {int(top['sm'])}, CTAs {', '.join(str(c) for c in top['ctas'])}: {top['min']:.1f} to "
+                     f"{top['max']:.1f} us), median {pairs['spread_us'].median():.1f} us.")
+    lines += ["", f"| span (us) | SMs of the grid's last {tail} CTAs (first eight) |", "|---|---|"]
+    for _, r in launches.iterrows():
+        lines.append(f"| {r['span_us']:.1f} | {', '.join(str(s) for s in r['tail_sms'][:8])} |")
+    return "\n".join(lines)
+
+
+KINDS = {"spans": render_spans, "shares": render_shares, "timeline": render_timeline, "allocations": render_allocations, "pipes": render_pipes, "experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers,
          "noise": render_noise, "status": render_status, "builds": render_builds}
 
 

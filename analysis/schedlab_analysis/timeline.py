@@ -12,6 +12,16 @@ out of the directory scans that find an experiment's runs.
 - ``markdown(files, configs)``: a table of the rows whose configuration contains one of
   ``configs`` (all rows when none is given), and what its columns mean.
 
+Raw spans (``SCHEDLAB_TIMELINE_CSV``: every summarized launch's CTAs, ``launch,kernel,cta,sm,
+start_ns,end_ns``, a file per process):
+
+- ``read_spans(files)``: the spans of every file, with its ``process`` (the file's position) and
+  times in microseconds from its launch's first CTA start.
+- ``launch_table(spans, kernel_ctas, tail)``: one row per launch of the main kernel with that
+  many CTAs: its span and the SMs that ran the grid's last ``tail`` CTAs.
+- ``pair_spread(spans, kernel_ctas)``: per SM and the pair of grid CTAs it ran, how far apart
+  the SM's last end falls over the launches that gave it that same pair.
+
 CLI: python -m schedlab_analysis.timeline FILE... [--config TEXT]...
 """
 from __future__ import annotations
@@ -76,6 +86,51 @@ def markdown(files: list[Path | str], configs: list[str] | None = None) -> str:
                  "\"SMs idle at the end\": the share of the SMs' time, over the decode kernel's span, after "
                  "an SM's last CTA ended and before the kernel's did.")
     return "\n".join(lines)
+
+
+SPAN_COLUMNS = ("launch", "kernel", "cta", "sm", "start_ns", "end_ns")
+
+
+def read_spans(files: list[Path | str]) -> pd.DataFrame:
+    frames = []
+    for process, f in enumerate(map(Path, files)):
+        frame = pd.read_csv(f)
+        if tuple(frame.columns) != SPAN_COLUMNS:
+            raise ValueError(f"{f}: not a CTA span file (columns {list(frame.columns)}, want {list(SPAN_COLUMNS)})")
+        if (frame["end_ns"] < frame["start_ns"]).any():
+            raise ValueError(f"{f}: a span ends before it starts")
+        first = frame.groupby("launch")["start_ns"].transform("min")
+        frame = frame.assign(process=process, start_us=(frame["start_ns"] - first) / 1e3,
+                             end_us=(frame["end_ns"] - first) / 1e3)
+        frames.append(frame)
+    if not frames:
+        raise ValueError("no span files")
+    return pd.concat(frames, ignore_index=True)
+
+
+def _main_launches(spans: pd.DataFrame, kernel_ctas: int) -> pd.DataFrame:
+    main = spans[spans["kernel"] == 0]
+    sizes = main.groupby(["process", "launch"])["cta"].transform("size")
+    return main[sizes == kernel_ctas]
+
+
+def launch_table(spans: pd.DataFrame, kernel_ctas: int, tail: int) -> pd.DataFrame:
+    rows = []
+    for (process, launch), g in _main_launches(spans, kernel_ctas).groupby(["process", "launch"]):
+        last = g[g["cta"] >= kernel_ctas - tail]
+        rows.append({"process": process, "launch": launch, "span_us": g["end_us"].max(),
+                     "tail_sms": tuple(sorted(int(s) for s in last["sm"]))})
+    if not rows:
+        return pd.DataFrame(columns=["process", "launch", "span_us", "tail_sms"])
+    return pd.DataFrame(rows).sort_values("span_us").reset_index(drop=True)
+
+
+def pair_spread(spans: pd.DataFrame, kernel_ctas: int) -> pd.DataFrame:
+    main = _main_launches(spans, kernel_ctas)
+    per = main.groupby(["process", "launch", "sm"]).agg(ctas=("cta", lambda c: tuple(sorted(c))), end_us=("end_us", "max"))
+    out = per.reset_index().groupby(["sm", "ctas"])["end_us"].agg(["count", "min", "max"]).reset_index()
+    out = out[out["count"] > 1]
+    return out.assign(spread_us=out["max"] - out["min"]).sort_values("spread_us", ascending=False).reset_index(drop=True)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -67,3 +67,42 @@ def test_directory_scans_leave_timelines_out(tmp_path):
     tl.mkdir(parents=True)
     _write(tl / "sweep.json.gz", [])
     assert load.iter_json_files(tmp_path) == [kept]
+
+
+def _span_file(path, launches):
+    """launches: {launch: [(cta, sm, start_ns, end_ns), ...]} as the timeline build writes them."""
+    lines = ["launch,kernel,cta,sm,start_ns,end_ns"]
+    for launch, ctas in launches.items():
+        lines += [f"{launch},0,{c},{sm},{s},{e}" for c, sm, s, e in ctas]
+    path.write_text("\n".join(lines) + "\n")
+    return path
+
+
+def test_spans_per_launch_and_the_spread_of_one_pair_on_one_sm(tmp_path):
+    from schedlab_analysis.timeline import launch_table, pair_spread, read_spans
+    # Four CTAs on two SMs; in launch 1 the same pairs sit on the same SMs but SM 0 ends 5 us
+    # later, in launch 2 the pairs swap SMs (no pair repeats there).
+    a = _span_file(tmp_path / "a.csv", {
+        0: [(0, 0, 1000, 11000), (1, 1, 1000, 9000), (2, 0, 1000, 10000), (3, 1, 1000, 3000)],
+        1: [(0, 0, 2000, 17000), (1, 1, 2000, 10000), (2, 0, 2000, 16000), (3, 1, 2000, 4000)],
+        2: [(0, 1, 0, 10000), (1, 0, 0, 8000), (2, 1, 0, 9000), (3, 0, 0, 2000)]})
+    spans = read_spans([a])
+    launches = launch_table(spans, 4, 1)
+    assert list(launches["span_us"]) == [10.0, 10.0, 15.0]
+    assert launches.iloc[-1]["tail_sms"] == (1,)
+    pairs = pair_spread(spans, 4)
+    top = pairs.iloc[0]
+    assert (top["sm"], top["ctas"], top["spread_us"]) == (0, (0, 2), 5.0)
+    assert len(pairs) == 2  # SM 0 with (0, 2) and SM 1 with (1, 3), each twice
+    assert launch_table(spans, 5, 1).empty  # no launch of five CTAs
+
+
+def test_span_files_are_checked(tmp_path):
+    from schedlab_analysis.timeline import read_spans
+    bad = tmp_path / "bad.csv"
+    bad.write_text("launch,cta,sm\n0,0,1\n")
+    with pytest.raises(ValueError, match="not a CTA span file"):
+        read_spans([bad])
+    torn = _span_file(tmp_path / "torn.csv", {0: [(0, 0, 5000, 1000)]})
+    with pytest.raises(ValueError, match="ends before it starts"):
+        read_spans([torn])
