@@ -291,7 +291,9 @@ DecodeWorkPartition partition_decode_work(const std::vector<int>& lengths, int h
       best_end = end;
     }
   }
-  if (fill_slots) {
+  // The filled plan is only considered where the even cut leaves slots idle in a later wave
+  // (see below), so a batch the even cut runs in one wave skips its search.
+  if (fill_slots && chunks_at(best) > slots) {
     // The filled partition at the least load that places every tile, where it ends clearly
     // earlier in the model than the even cut.
     std::vector<int> unit_tiles, unit_first;
@@ -314,8 +316,8 @@ DecodeWorkPartition partition_decode_work(const std::vector<int>& lengths, int h
       else hi = mid;
     }
     std::vector<FilledPiece> pieces = fill_slots_at(unit_tiles, unit_first, slots, min_chunk_tiles, overhead_tiles, lo);
-    // Taken only where the even cut leaves slots idle in a later wave and the filled plan cuts
-    // no unit into more partials: on the H200 the filled plan was slower where the even cut
+    // Taken only where the even cut leaves slots idle in a later wave (the condition above) and
+    // the filled plan cuts no unit into more partials: on the H200 the filled plan was slower where the even cut
     // had one wave (a second piece a sequence costs a CTA start and a merge) or fewer
     // partials a unit (their merge), and the model prices neither well; the CTAs still
     // running take the bandwidth an idle slot leaves, so its gain is smaller than modelled.
@@ -323,9 +325,8 @@ DecodeWorkPartition partition_decode_work(const std::vector<int>& lengths, int h
     for (const FilledPiece& f : pieces) ++partials[f.unit];
     int even_partials = 0;
     for (int n : tiles) even_partials = std::max(even_partials, count(n, best));
-    const bool later_wave = chunks_at(best) > slots;
     const bool no_more_partials = std::all_of(partials.begin(), partials.end(), [&](int n) { return n <= even_partials; });
-    if (later_wave && no_more_partials && double(end_of(pieces)) < double(best_end) * (1.0 - kSmallerChunkGain))
+    if (no_more_partials && double(end_of(pieces)) < double(best_end) * (1.0 - kSmallerChunkGain))
       return filled_partition(std::move(pieces), static_cast<int>(tiles.size()), heads);
   }
   DecodeWorkPartition w;

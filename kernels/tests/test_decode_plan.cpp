@@ -297,6 +297,14 @@ TEST(DecodeWorkPartition, LengthOneAndWindowsAndTinyGrids) {
     }
 }
 
+// Whether two partitions list the same chunks (first tile and size) in the same order.
+bool same_chunks(const DecodeWorkPartition& a, const DecodeWorkPartition& b) {
+  if (a.chunks.size() != b.chunks.size()) return false;
+  for (std::size_t i = 0; i < a.chunks.size(); ++i)
+    if (a.chunks[i].first_tile != b.chunks[i].first_tile || a.chunks[i].tiles != b.chunks[i].tiles) return false;
+  return true;
+}
+
 // The long-tailed batch at fp8's slots and overhead: cut evenly, its 81-tile chunks fill the
 // first wave and 180 short units run after them on part of the GPU (the model's end 144
 // against total / slots + overhead = 104); filled, each slot takes a short unit whole and a
@@ -344,9 +352,7 @@ TEST(DecodeWorkPartition, FilledSlotsCoverEveryTileOnce) {
         const DecodeWorkPartition even = partition_decode_work(ragged, 4, 16, slots, 16, window, overhead, false);
         const DecodeWorkPartition w = partition_decode_work(ragged, 4, 16, slots, 16, window, overhead, true);
         SCOPED_TRACE(where);
-        bool same = w.chunks.size() == even.chunks.size();
-        for (std::size_t i = 0; same && i < w.chunks.size(); ++i)
-          same = w.chunks[i].first_tile == even.chunks[i].first_tile && w.chunks[i].tiles == even.chunks[i].tiles;
+        const bool same = same_chunks(w, even);
         expect_covers(w, ragged, 4, 16, window, /*even=*/same);
         EXPECT_LE(grid_end(w, slots, overhead), grid_end(even, slots, overhead));
         filled += !same;
@@ -379,9 +385,7 @@ TEST(DecodeWorkPartition, FilledSlotsOnlyWhereTheEvenCutRunsInWaves) {
     const int overhead = c.fp8 ? DecodePolicy::kChunkOverheadTilesFp8 : DecodePolicy::kChunkOverheadTiles;
     const DecodeWorkPartition even = partition_decode_work(c.lens, c.heads, 16, slots, 16, 0, overhead, false);
     const DecodeWorkPartition w = partition_decode_work(c.lens, c.heads, 16, slots, 16, 0, overhead, true);
-    bool same = w.chunks.size() == even.chunks.size();
-    for (std::size_t i = 0; same && i < w.chunks.size(); ++i)
-      same = w.chunks[i].first_tile == even.chunks[i].first_tile && w.chunks[i].tiles == even.chunks[i].tiles;
+    const bool same = same_chunks(w, even);
     const std::string where = std::to_string(c.lens.size()) + " sequences, " + std::to_string(c.heads) + " heads, " +
                               (c.fp8 ? "fp8" : "bf16");
     EXPECT_EQ(!same, c.filled) << where;
