@@ -200,6 +200,58 @@ def loops(df: pd.DataFrame, reasons: int = 3) -> pd.DataFrame:
     return table.sort_values(["start", "end"], ascending=[True, False], kind="stable").reset_index(drop=True)
 
 
+PHASES = ("waits and issue", "QK wait", "to the exponentials", "exponentials", "after the exponentials")
+
+
+def softmax_phases(df: pd.DataFrame, reasons: int = 3) -> pd.DataFrame:
+    """Where an attention consumer's tile loop spends its warps' samples, by phase: the
+    innermost loop around the first ``WARPGROUP.DEPBAR.LE gsb0, 0x1`` (the wait for S = Q K^T
+    with O += P V still running), cut at that wait, at the first ``MUFU`` after it and at the
+    last ``MUFU`` before the first forward branch after it (the masked path's entry; the loop's
+    end when there is none). One row per phase of ``PHASES``: its ``instructions``, its
+    ``share_pct`` of the loop's samples and its largest stall reasons in percent of the loop's
+    samples; ``attrs["loop_share_pct"]`` is the loop's share of the kernel's samples and
+    ``attrs["exp2s"]`` the ``MUFU`` instructions of the exponentials phase.
+    """
+    wait = df[df["sass"].str.contains("DEPBAR.LE gsb0, 0x1", regex=False)]
+    if wait.empty:
+        raise SourceCsvError(f"{df.attrs.get('path', 'the export')}: no WARPGROUP.DEPBAR.LE gsb0, 0x1 "
+                             "(not a wgmma consumer loop with two GEMM groups)")
+    d = int(wait["offset"].iloc[0])
+    regions = loops(df)
+    around = regions[(regions["start"] <= d) & (regions["end"] >= d)]
+    if around.empty:
+        raise SourceCsvError(f"{df.attrs.get('path', 'the export')}: the QK wait at {d:#x} is in no loop")
+    loop = around.assign(size=around["end"] - around["start"]).sort_values("size").iloc[0]
+    start, end = int(loop["start"]), int(loop["end"])
+    body = df[(df["offset"] >= start) & (df["offset"] <= end)]
+    base = int(df.attrs["base"])
+    after = body[body["offset"] > d]
+    masked = end + 1
+    for off, sass in zip(after["offset"], after["sass"]):
+        target = branch_target(sass)
+        if target is not None and target - base > off:
+            masked = target - base
+            break
+    mufu = after[(after["op"] == "MUFU") & (after["offset"] < masked)]
+    if mufu.empty:
+        raise SourceCsvError(f"{df.attrs.get('path', 'the export')}: no MUFU between the QK wait and {masked:#x}")
+    first, last = int(mufu["offset"].min()), int(mufu["offset"].max())
+    cuts = [(start, d - 1), (d, d), (d + 1, first - 1), (first, last), (last + 1, end)]
+    total = body["samples"].sum()
+    names = _reasons(df)
+    rows = []
+    for name, (lo, hi) in zip(PHASES, cuts):
+        part = body[(body["offset"] >= lo) & (body["offset"] <= hi)]
+        rows.append({"phase": name, "instructions": len(part),
+                     "share_pct": 100.0 * part["samples"].sum() / total if total else 0.0,
+                     **_top_reasons(part[names].sum(), total, reasons)})
+    out = pd.DataFrame(rows)
+    out.attrs.update(loop_share_pct=100.0 * total / df["samples"].sum() if df["samples"].sum() else 0.0,
+                     exp2s=len(mufu), loop=(start, end))
+    return out
+
+
 def summary(df: pd.DataFrame, top: int = 10) -> pd.DataFrame:
     """The ``top`` instructions with the most samples, most first: ``offset`` (hex), ``sass``
     (spaces collapsed), ``samples``, ``share_pct``, ``executed``, and its two largest stall

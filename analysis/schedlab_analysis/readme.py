@@ -698,7 +698,33 @@ def render_spans(args: list[str], files: list[str]) -> str:
     return "\n".join(lines)
 
 
-KINDS = {"spans": render_spans, "shares": render_shares, "timeline": render_timeline, "allocations": render_allocations, "pipes": render_pipes, "experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers,
+def render_softmax_phases(args: list[str], files: list[str]) -> str:
+    """The consumer tile loop of each cited SASS-stall export (scripts/device_ncu_source.sh) by
+    phase (ncu_source.softmax_phases): a row per file, each phase's share of the loop's samples,
+    and the exponentials' two largest stall reasons."""
+    from .ncu_source import PHASES, SourceCsvError, read_source_csv, softmax_phases
+
+    if args:
+        raise ReadmeError("softmax_phases takes no arguments, only its files")
+    head = ["kernel (variant, dtype)", "loop's share of the kernel", *PHASES, "exponentials: MUFU, top stalls"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for f in files:
+        try:
+            phases = softmax_phases(read_source_csv(REPO / f))
+        except SourceCsvError as e:
+            raise ReadmeError(str(e)) from e
+        m = re.search(r"sass-stalls-\d{8}T\d{6}Z-[0-9a-f]+-(.+?)-(bf16|f16|fp8_e4m3)-", Path(f).name)
+        label = f"{m.group(1)} {m.group(2)}" if m else Path(f).name
+        exp = phases[phases["phase"] == "exponentials"].iloc[0]
+        top = ", ".join(f"{exp[f'reason{i}']} {exp[f'reason{i}_pct']:.0f}%" for i in (1, 2, 3) if exp[f"reason{i}"])
+        cells = [label, f"{phases.attrs['loop_share_pct']:.0f}%", *(f"{v:.0f}%" for v in phases["share_pct"]),
+                 f"{phases.attrs['exp2s']}; {top}"]
+        lines.append("| " + " | ".join(cells) + " |")
+    return ("Share of the consumer tile loop's warp samples by phase, one profiled launch each (Nsight "
+            "Compute source counters; stalls in percent of the loop's samples):\n\n" + "\n".join(lines))
+
+
+KINDS = {"softmax_phases": render_softmax_phases, "spans": render_spans, "shares": render_shares, "timeline": render_timeline, "allocations": render_allocations, "pipes": render_pipes, "experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers,
          "noise": render_noise, "status": render_status, "builds": render_builds}
 
 

@@ -171,3 +171,44 @@ def test_cli_prints_the_tables(capsys):
     assert "| 0x2b60 | 0x5680 | 691 | 131,072 |" in out
     assert "Top 3 instructions by samples:" in out
     assert "| 0x73c0 | DEPBAR.LE SB0, 0x1 |" in out
+
+
+def _consumer_loop(tmp_path: Path) -> Path:
+    """A toy consumer loop: waits and issue (0x10-0x20), the QK wait (0x30), the max (0x40),
+    two exponentials around an add (0x50-0x70), the masked path's branch (0x80), its
+    exponential (0x90, not counted), and the back branch (0xa0)."""
+    base = 0x7F0000001000
+    return _write(tmp_path / "loop.csv", [
+        (0x00, "MOV R1, R2", "1", "1", "0", "0"),
+        (0x10, "BAR.SYNC.DEFER_BLOCKING R5, 0x100", "10", "8", "0", "10"),
+        (0x20, "QGMMA.64x192x32.F32.E4M3.E4M3 R24, gdesc[UR16], R24", "10", "8", "10", "0"),
+        (0x30, "WARPGROUP.DEPBAR.LE gsb0, 0x1", "20", "8", "0", "20"),
+        (0x40, "FMNMX R11, R24, R12, !PT", "10", "8", "10", "0"),
+        (0x50, "MUFU.EX2 R24, R24", "15", "8", "15", "0"),
+        (0x60, "FADD R216, RZ, R24", "5", "8", "5", "0"),
+        (0x70, "MUFU.EX2 R25, R25", "15", "8", "15", "0"),
+        (0x80, f"@P0 BRA 0x{base + 0x90:x}", "5", "8", "5", "0"),
+        (0x90, "MUFU.EX2 R26, R26", "5", "8", "5", "0"),
+        (0xa0, f"@!P1 BRA 0x{base + 0x10:x}", "5", "8", "5", "0"),
+        (0xb0, "EXIT", "0", "1", "0", "0"),
+    ], base=base)
+
+
+def test_softmax_phases_cut_the_consumer_loop(tmp_path):
+    phases = ncu_source.softmax_phases(ncu_source.read_source_csv(_consumer_loop(tmp_path)))
+    share = dict(zip(phases["phase"], phases["share_pct"]))
+    # The loop's 100 samples: 20 before the wait, 20 at it, 10 in the max, 35 in the
+    # exponentials (two MUFUs and the add between them), 15 after (the branch, the masked
+    # path's MUFU, the back branch).
+    assert share == pytest.approx({"waits and issue": 20.0, "QK wait": 20.0, "to the exponentials": 10.0,
+                                   "exponentials": 35.0, "after the exponentials": 15.0})
+    assert phases.attrs["exp2s"] == 2
+    assert phases.attrs["loop_share_pct"] == pytest.approx(100.0 * 100 / 101)
+    qk = phases[phases["phase"] == "QK wait"].iloc[0]
+    assert (qk["reason1"], qk["reason1_pct"]) == ("barrier", 20.0)
+
+
+def test_softmax_phases_need_the_qk_wait(tmp_path):
+    path = _write(tmp_path / "plain.csv", [(0x00, "MUFU.EX2 R1, R1", "1", "1", "1", "0"), (0x10, "EXIT", "0", "1", "0", "0")])
+    with pytest.raises(ncu_source.SourceCsvError, match="DEPBAR"):
+        ncu_source.softmax_phases(ncu_source.read_source_csv(path))

@@ -180,3 +180,18 @@ def test_status_states_the_serving_figures_of_a_decode_work_partition_run():
     rows = [r for r in readme.render(["status"], files).splitlines() if r.startswith("| decode (serving)")]
     assert [r.split("|")[-2].strip() for r in rows] == [">= 0.85", ">= 1.0x", ">= 0.80"], rows
     assert "fp8_e4m3 0." in rows[2] and "bf16 0." in rows[2]
+
+
+def test_softmax_phases_renders_a_row_per_profiled_kernel():
+    files = sorted(str(p.relative_to(readme.REPO)) for p in
+                   (readme.REPO / "results" / "h200" / "prefill_pingpong").glob("sass-stalls-20261127T021746Z-*.csv.gz"))
+    assert len(files) == 4
+    text = readme.render(["softmax_phases"], files)
+    rows = [line for line in text.splitlines() if line.startswith("| ") and "---" not in line][1:]
+    assert [r.split(" | ")[0] for r in rows] == ["| free_running bf16", "| free_running fp8_e4m3", "| pingpong bf16",
+                                                 "| pingpong fp8_e4m3"]
+    # The exponentials phase holds a 176-key tile's 88 exp2s (90 with the rescale factors) in
+    # bf16 and a 192-key tile's 96 (98) in fp8.
+    assert [r.rsplit(" | ", 1)[1].split(";")[0] for r in rows] == ["90", "98", "90", "98"]
+    with pytest.raises(readme.ReadmeError):
+        readme.render(["softmax_phases", "extra"], files)

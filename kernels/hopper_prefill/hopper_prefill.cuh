@@ -46,8 +46,10 @@ inline constexpr int kRowBytes = 128;    // one box row: 64 bf16 / f16 or 128 e4
 inline constexpr int kAtomBytes = 1024;  // 8 swizzled rows: the wgmma stride offset
 inline constexpr int kStepBytes = 32;    // the k extent of one wgmma: k16 of 16-bit, k32 of 8-bit values
 inline constexpr int kStepsPerRow = kRowBytes / kStepBytes;
-// Named barriers: 0 is __syncthreads; kTurnBarrier0 + c is consumer c's ping-pong turn.
+// Named barriers: 0 is __syncthreads; kTurnBarrier0 + c is consumer c's ping-pong turn,
+// kExpTurnBarrier0 + c its turn at the exponentials (Policy::kExpTurnFp8).
 inline constexpr int kTurnBarrier0 = 2;
+inline constexpr int kExpTurnBarrier0 = 8;
 
 // The m16n8 rows of O when V^T's row 16c + i holds column 16c + 2i (i < 8) or 16c + 2(i - 8) + 1
 // (VTranspose::Matrix): a lane's slot of C tiles 2c and 2c + 1 then holds columns 16c + 4t ..
@@ -101,6 +103,8 @@ struct Config {
   // fp8: a share of the exp2s on the FMA pipe (the multi-function unit is as busy as the tensor
   // pipe there); 16-bit keeps every exp2 on the MUFU.
   static constexpr int kExp2OnFmaEvery = kFp8 ? Policy::kExp2OnFmaEveryFp8 : 0;
+  // fp8: the consumers take turns at their exponentials (Policy::kExpTurnFp8).
+  static constexpr bool kExpTurn = kFp8 && Policy::kExpTurnFp8 && kTile.consumers > 1;
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8 && Policy::kVTranspose == VTranspose::Matrix;
   // A warp's 16 rows of a consumer's m64 wgmma accumulators, laid out as m16n8 C tiles.
@@ -363,16 +367,53 @@ __device__ __forceinline__ WarpGroupRole role_of(int group) {
 // consumer c + 1 (round robin), so one's GEMMs run while the others do their softmax (FA3
 // 3.1). Each hand-over is one barrier of two warpgroups: the next one's sync, this one's
 // arrive. The last consumer opens consumer 0's first turn; consumer 0 takes the last hand-over.
-template <bool kOn, int kConsumers>
+template <bool kOn, int kConsumers, int kBarrier0 = kTurnBarrier0>
 struct TurnOrder {
   int mine, other;
   __device__ explicit TurnOrder(int consumer)
-      : mine(kTurnBarrier0 + consumer), other(kTurnBarrier0 + (consumer + 1) % kConsumers) {}
+      : mine(kBarrier0 + consumer), other(kBarrier0 + (consumer + 1) % kConsumers) {}
   __device__ void begin() const {
     if constexpr (kOn) gpu::named_barrier_sync(mine, 2 * kWarpGroupThreads);  // wait for my turn
   }
   __device__ void end() const {
     if constexpr (kOn) gpu::named_barrier_arrive(other, 2 * kWarpGroupThreads);  // hand the turn over
+  }
+};
+
+// The consumers' turn at the exponentials as the softmax's gate (attention::softmax_rows): the
+// turn taken before the exponentials (the scores pinned after it, so the compiler starts none
+// of them earlier) and handed over once they are done. A plain arrive would not wait for them:
+// ptxas moves register arithmetic past a bar.arrive, and it knows a sum of exp2s is never
+// negative, so it folds a test of the sum's sign. The arrive is therefore predicated on the
+// tile's sum of exponentials (which reads every one) not being below -kv_len, a bound the
+// compiler cannot know and no such sum is under.
+template <bool kOn, int kConsumers>
+struct ExpGate {
+  const TurnOrder<kOn, kConsumers, kExpTurnBarrier0>& turn;
+  float below;
+  template <int kN>
+  __device__ void begin(float (&s)[kN][4]) const {
+    if constexpr (kOn) {
+      turn.begin();
+#pragma unroll
+      for (int n = 0; n < kN; ++n)
+#pragma unroll
+        for (int i = 0; i < 4; ++i) asm volatile("" : "+f"(s[n][i]));
+    }
+  }
+  template <int kSlots, int kChains>
+  __device__ void end(const float (&sum)[kSlots][kChains]) const {
+    if constexpr (kOn) {
+      float all = 0.f;
+#pragma unroll
+      for (int r = 0; r < kSlots; ++r)
+#pragma unroll
+        for (int c = 0; c < kChains; ++c) all += sum[r][c];
+      asm volatile(
+          "{\n .reg .pred low;\n setp.lt.f32 low, %0, %1;\n @!low bar.arrive %2, %3;\n}\n" ::"f"(all), "f"(below),
+          "r"(turn.other), "r"(2 * kWarpGroupThreads)
+          : "memory");
+    }
   }
 };
 
@@ -452,6 +493,8 @@ struct Consumer {
   bool issues_copies;
   TurnOrder<Policy::kPingPong, Cfg::kConsumers> turn;
   int consumer;
+  // The consumers' turns at the exponentials (the softmax's gate), when the policy takes them.
+  TurnOrder<Cfg::kExpTurn, Cfg::kConsumers, kExpTurnBarrier0> exp_turn{consumer};
   PipelineState<Cfg::kStages> k_state;
   PipelineState<Cfg::kPvStages> v_state;
   TileScales scales{};
@@ -493,13 +536,14 @@ struct Consumer {
   // rescaled by), from the warp's first query row row0.
   __device__ void softmax(float (&sc)[Cfg::kSRegs], RowState<Cfg>& st, float (&corr)[1][2], const TileWork<Cfg>& w,
                           int j, int row0) const {
+    const ExpGate<Cfg::kExpTurn, Cfg::kConsumers> gate{exp_turn, -float(a.kv_len)};
     // The first visible key of the warp's first row bounds its unmasked tiles.
     if (masked(w, j, row0))
       attention::softmax_rows<typename Cfg::Rows, Cfg, true>(s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], a,
-                                                              scales.qk_log2, j * Cfg::kBlockN, row0);
+                                                              scales.qk_log2, j * Cfg::kBlockN, row0, gate);
     else
       attention::softmax_rows<typename Cfg::Rows, Cfg, false>(s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], a,
-                                                               scales.qk_log2, j * Cfg::kBlockN, row0);
+                                                               scales.qk_log2, j * Cfg::kBlockN, row0, gate);
   }
   // O *= corr (thresholded: skipped unless some row of the warp moved its max).
   __device__ void rescale_o(RowState<Cfg>& st, const float (&corr)[1][2]) const {
@@ -670,6 +714,7 @@ __global__ void __launch_bounds__(kThreadsOf<Policy, kT, kHeadDim, kCausal>, 1)
   Consumer<Policy, Cfg, Operand<kT>, Output<kT>> c{a, s, Loader<Cfg>{a, s}, issues_copies,
                                                   TurnOrder<Policy::kPingPong, Cfg::kConsumers>(consumer), consumer};
   if (Policy::kPingPong && consumer == Cfg::kConsumers - 1) c.turn.end();  // consumer 0 goes first
+  if (Cfg::kExpTurn && consumer == Cfg::kConsumers - 1) c.exp_turn.end();
   unsigned q_parity = 0;
   Tiles tiles(a.tiles, s.tile_queue, attention::TileRole::WarpReader);
   while (tiles.next(t)) {
@@ -685,6 +730,7 @@ __global__ void __launch_bounds__(kThreadsOf<Policy, kT, kHeadDim, kCausal>, 1)
     c.run_tile(w, q_parity);
   }
   if (Policy::kPingPong && consumer == 0) c.turn.begin();  // take consumer 1's last hand-over
+  if (Cfg::kExpTurn && consumer == 0) c.exp_turn.begin();
 }
 
 // Tensor maps of Q, K, V: (row words, position, head, batch), boxes of 64 16-bit columns x

@@ -96,6 +96,14 @@ using fp8_fma2 = fp8_exp2_fma<2>;
 struct fp8_vt3 : Base {
   /* VtStages = */ static constexpr int kVtStages = 3;
 };
+// fp8: the consumers take turns at their exponentials, alone (the default's one chain a row)
+// and with four chains a row (the max before the exponentials then four short chains).
+struct fp8_exp_turn : Base {
+  /* ExpTurnFp8 = */ static constexpr bool kExpTurnFp8 = true;
+};
+struct fp8_exp_turn_chains4 : fp8_chains4 {
+  /* ExpTurnFp8 = */ static constexpr bool kExpTurnFp8 = true;
+};
 // Persistent CTAs drawing tiles from a counter, holding two ids ahead (the experiment's
 // persistent_dynamic) or one.
 struct dynamic_two_ahead : Base {
