@@ -65,6 +65,12 @@ struct HopperPrefillPolicy {
   // tensor pipe takes its GEMMs, and two warpgroups in their exponentials at once each run at
   // half its rate (Nsight Compute's MIO throttle at the MUFU instructions, README "fp8 e4m3").
   /* ExpTurnFp8 = */ static constexpr bool kExpTurnFp8 = false;
+  // fp8: S = Q K^T issued as two halves of the key tile, each its own wgmma group, so the
+  // softmax of the first half (its max and exp2s) runs while the tensor pipe computes the
+  // second: each consumer's own chain per tile (wait for S, max, exponentials) is what bounds
+  // fp8 (README "fp8 e4m3"). The halves share the row's running max; the second half moving it
+  // past the rescale threshold rescales the first half's P (rare after the first tiles).
+  /* SplitQkFp8 = */ static constexpr bool kSplitQkFp8 = false;
   /* VtStages = */ static constexpr int kVtStages = 2;
   // > 0: keep a stale running max until a row's max grows by more than this (log2 units) and
   // skip O *= corr when no row of the warp moved (FA4's conditional rescaling); P then

@@ -103,12 +103,17 @@ struct Config {
   // fp8: a share of the exp2s on the FMA pipe (the multi-function unit is as busy as the tensor
   // pipe there); 16-bit keeps every exp2 on the MUFU.
   static constexpr int kExp2OnFmaEvery = kFp8 ? Policy::kExp2OnFmaEveryFp8 : 0;
+  // fp8: S = Q K^T in two halves of the key tile, the first half's softmax under the second's
+  // GEMM (Policy::kSplitQkFp8); HalfRows is a half's m16n8 rows.
+  static constexpr bool kSplitQk = kFp8 && Policy::kSplitQkFp8;
+  static constexpr int kHalfN = kBlockN / 2;
   // fp8: the consumers take turns at their exponentials (Policy::kExpTurnFp8).
   static constexpr bool kExpTurn = kFp8 && Policy::kExpTurnFp8 && kTile.consumers > 1;
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8 && Policy::kVTranspose == VTranspose::Matrix;
   // A warp's 16 rows of a consumer's m64 wgmma accumulators, laid out as m16n8 C tiles.
   using Rows = std::conditional_t<kPairedCols, M16n8RowsPairedCols<kBlockN, kHeadDim>, gpu::attn::M16n8Rows<kBlockN, kHeadDim>>;
+  using HalfRows = gpu::attn::M16n8Rows<kHalfN, kHeadDim>;  // the softmax reads only rows and keys
   static constexpr int kConsumerRegs = kTile.consumer_regs;
   static constexpr int kProducerRegs = kFp8 ? Policy::kProducerRegsFp8 : Policy::kProducerRegs;
   static constexpr float kRescaleThreshold = Policy::kRescaleThreshold;
@@ -128,6 +133,8 @@ struct Config {
                 "fp8: head dim 128 (a lane of a transposing warp takes 4 of its 128 columns), whole k32 steps");
   // P = exp2(s - m) <= 2^threshold goes to e4m3 with a fixed scale of 1: 2^8 = 256 < 448.
   static_assert(!kFp8 || kRescaleThreshold <= 8.f, "fp8 P must stay within e4m3's range");
+  static_assert(!kSplitQk || (kHalfN % 16 == 0 && kHalfN % (8 * kTile.row_chains) == 0 && Policy::kIntraOverlap),
+                "split QK: halves of whole n16 blocks and row chains, on the overlapped main loop");
   static_assert(Policy::kWarpSpecialized || Policy::kSchedule == attention::TileSchedule::OnePerTile,
                 "without a producer warpgroup, a CTA computes one tile");
   // setmaxnreg moves registers within what the CTA was given at launch (the launch bound's
@@ -436,6 +443,25 @@ __device__ __forceinline__ void issue_qk(float (&s)[Cfg::kSRegs], const unsigned
   wgmma::commit();
 }
 
+// STAGE 1 in halves (Cfg::kSplitQk): keys [kHalfN h, kHalfN (h + 1)) of S into its own
+// accumulators (the first or second kSRegs / 2; the wgmma D layout per 8-key block is the same),
+// one group per half.
+template <class Cfg, class Op, int kHalf>
+__device__ __forceinline__ void issue_qk_half(float (&s)[Cfg::kSRegs], const unsigned char* q_rows,
+                                              const unsigned char* k) {
+  float(&half)[Cfg::kSRegs / 2] = *reinterpret_cast<float(*)[Cfg::kSRegs / 2]>(s + kHalf * (Cfg::kSRegs / 2));
+  wgmma::fence();
+#pragma unroll
+  for (int kk = 0; kk < Cfg::kQkSteps; ++kk) {
+    const int col = kk / kStepsPerRow, in_row = (kk % kStepsPerRow) * kStepBytes;
+    const auto a = wgmma::descriptor(q_rows + col * Cfg::kBlockM * kRowBytes + in_row, 16, kAtomBytes);
+    const auto b =
+        wgmma::descriptor(k + col * Cfg::kBlockN * kRowBytes + kHalf * Cfg::kHalfN * kRowBytes + in_row, 16, kAtomBytes);
+    wgmma::mma_ss<Cfg::kHalfN, Op>(half, a, b, kk > 0);
+  }
+  wgmma::commit();
+}
+
 // STAGE 3: PV gemm, O (64 x head_dim) += P V: P from registers, V (keys x head_dim, stored
 // key-major) from shared memory as the transposed operand; fp8: V^T (head_dim x keys), K-major
 // like K. One group.
@@ -545,6 +571,31 @@ struct Consumer {
       attention::softmax_rows<typename Cfg::Rows, Cfg, false>(s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], a,
                                                                scales.qk_log2, j * Cfg::kBlockN, row0, gate);
   }
+  // STAGE 2 on half kHalf of S(j) (Cfg::kSplitQk): the same update on that half's keys; the
+  // second half's corr also rescales the first half's P when it moved a row's max.
+  template <int kHalf>
+  __device__ void softmax_half(float (&sc)[Cfg::kSRegs], RowState<Cfg>& st, float (&corr)[1][2],
+                               const TileWork<Cfg>& w, int j, int row0) const {
+    using Half = typename Cfg::HalfRows;
+    float(&half)[Half::kSTiles][4] = *reinterpret_cast<float(*)[Half::kSTiles][4]>(sc + kHalf * (Cfg::kSRegs / 2));
+    const ExpGate<Cfg::kExpTurn, Cfg::kConsumers> gate{exp_turn, -float(a.kv_len)};
+    const int key0 = j * Cfg::kBlockN + kHalf * Cfg::kHalfN;
+    if (masked(w, j, row0))
+      attention::softmax_rows<Half, Cfg, true>(half, st.m[0], st.l[0], corr[0], a, scales.qk_log2, key0, row0, gate);
+    else
+      attention::softmax_rows<Half, Cfg, false>(half, st.m[0], st.l[0], corr[0], a, scales.qk_log2, key0, row0, gate);
+    if constexpr (kHalf == 1) {
+      float(&first)[Half::kSTiles][4] = *reinterpret_cast<float(*)[Half::kSTiles][4]>(sc);
+#pragma unroll
+      for (int r = 0; r < 2; ++r)
+        if (corr[0][r] != 1.f) {
+#pragma unroll
+          for (int n = 0; n < Half::kSTiles; ++n)
+#pragma unroll
+            for (int e = 0; e < Half::kPerSlot; ++e) first[n][Half::kPerSlot * r + e] *= corr[0][r];
+        }
+    }
+  }
   // O *= corr (thresholded: skipped unless some row of the warp moved its max).
   __device__ void rescale_o(RowState<Cfg>& st, const float (&corr)[1][2]) const {
     attention::rescale_o<typename Cfg::Rows, Cfg>(st, corr);
@@ -605,14 +656,34 @@ struct Consumer {
       s.k_pipe.consumer_wait(k_state);
       v_ring().consumer_wait(v_state);
       turn.begin();
-      issue_qk<Cfg, Op>(sc, q_rows(), s.k[k_state.index()]);
+      if constexpr (Cfg::kSplitQk) {
+        issue_qk_half<Cfg, Op, 0>(sc, q_rows(), s.k[k_state.index()]);
+        issue_qk_half<Cfg, Op, 1>(sc, q_rows(), s.k[k_state.index()]);
+      } else {
+        issue_qk<Cfg, Op>(sc, q_rows(), s.k[k_state.index()]);
+      }
       issue_pv<Cfg, Op>(o, p, v_tile());
       turn.end();
-      wgmma::wait<1>();  // S(j) is done; PV(j - 1) may still run (it reads p)
-      wgmma::fence_operands(sc);
-      release<true>(w, j);
-      release_q_after(w, j);
-      softmax(sc, st, corr, w, j, row0);
+      if constexpr (Cfg::kSplitQk) {
+        // The halves complete in order: the first half's softmax under the second's GEMM.
+        float corr2[1][2];
+        wgmma::wait<2>();
+        wgmma::fence_operands(sc);
+        softmax_half<0>(sc, st, corr, w, j, row0);
+        wgmma::wait<1>();  // S(j) is done; PV(j - 1) may still run (it reads p)
+        wgmma::fence_operands(sc);
+        release<true>(w, j);
+        release_q_after(w, j);
+        softmax_half<1>(sc, st, corr2, w, j, row0);
+        corr[0][0] *= corr2[0][0];
+        corr[0][1] *= corr2[0][1];
+      } else {
+        wgmma::wait<1>();  // S(j) is done; PV(j - 1) may still run (it reads p)
+        wgmma::fence_operands(sc);
+        release<true>(w, j);
+        release_q_after(w, j);
+        softmax(sc, st, corr, w, j, row0);
+      }
       wgmma::wait<0>();
       wgmma::fence_operands(o);
       release<false>(w, j - 1);

@@ -104,6 +104,11 @@ struct fp8_exp_turn : Base {
 struct fp8_exp_turn_chains4 : fp8_chains4 {
   /* ExpTurnFp8 = */ static constexpr bool kExpTurnFp8 = true;
 };
+// fp8: S = Q K^T in two halves of the key tile, the first half's softmax under the second
+// half's GEMM.
+struct fp8_split_qk : Base {
+  /* SplitQkFp8 = */ static constexpr bool kSplitQkFp8 = true;
+};
 // Persistent CTAs drawing tiles from a counter, holding two ids ahead (the experiment's
 // persistent_dynamic) or one.
 struct dynamic_two_ahead : Base {

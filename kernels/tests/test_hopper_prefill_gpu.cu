@@ -14,6 +14,9 @@
 #include "experiments/prefill_pingpong/policy.hpp"
 #include "experiments/prefill_warp_specialization/policy.hpp"
 #include "kernels/hopper_prefill/hopper_prefill.hpp"
+#if SCHEDLAB_HOPPER_PREFILL_TUNING
+#include "kernels/hopper_prefill/tuning_policy.hpp"
+#endif
 #include "kernels/tests/prefill_test_configs.hpp"
 
 namespace schedlab::kernels {
@@ -80,7 +83,12 @@ using Policies = ::testing::Types<
     experiments::prefill_intra_overlap::serial, experiments::prefill_intra_overlap::serial_free_running,
     experiments::prefill_persistent::one_per_tile,
     experiments::prefill_persistent::persistent, experiments::prefill_persistent::persistent_3stages,
-    experiments::prefill_persistent::persistent_dynamic>;
+    experiments::prefill_persistent::persistent_dynamic
+#if SCHEDLAB_HOPPER_PREFILL_TUNING
+    ,  // the fp8 candidates whose main loop differs: the exponentials in turns, S in two halves
+    experiments::hopper_prefill_tuning::fp8_exp_turn, experiments::hopper_prefill_tuning::fp8_split_qk
+#endif
+    >;
 TYPED_TEST_SUITE(HopperPrefillGpu, Policies);
 
 TYPED_TEST(HopperPrefillGpu, MatchesReferenceOnEveryConfig) {
