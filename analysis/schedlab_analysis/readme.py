@@ -724,7 +724,33 @@ def render_softmax_phases(args: list[str], files: list[str]) -> str:
             "Compute source counters; stalls in percent of the loop's samples):\n\n" + "\n".join(lines))
 
 
-KINDS = {"softmax_phases": render_softmax_phases, "spans": render_spans, "shares": render_shares, "timeline": render_timeline, "allocations": render_allocations, "pipes": render_pipes, "experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers,
+def render_placement(args: list[str], files: list[str]) -> str:
+    """Raw per-CTA spans by placement: args are the main kernel's CTA count, the grid tail, and
+    the first SM number of the top range; the launches by how many tail CTAs landed in that
+    range, and each block of eight SMs' mean end when it ran two CTAs from outside the tail."""
+    from .timeline import read_spans, sm_block_ends, tail_on_sms
+
+    if len(args) != 3 or not all(a.isdigit() for a in args):
+        raise ReadmeError("placement takes the main kernel's CTA count, the grid tail and the top range's first SM")
+    ctas, tail, top = (int(a) for a in args)
+    try:
+        spans = read_spans([REPO / f for f in files])
+    except ValueError as e:
+        raise ReadmeError(str(e)) from e
+    by_top, blocks = tail_on_sms(spans, ctas, tail, top), sm_block_ends(spans, ctas, tail)
+    if by_top.empty:
+        raise ReadmeError(f"no launch of {ctas} CTAs in the span files")
+    lines = [f"| tail CTAs ({tail}) on SMs {top} and above | launches | span (us) |", "|---|---|---|"]
+    lines += [f"| {int(r['on_top'])} | {int(r['launches'])} | {r['min_us']:.1f} to {r['max_us']:.1f} |"
+              for _, r in by_top.iterrows()]
+    lines += ["", "SMs that ran two CTAs from outside the tail, mean end by block of eight SM numbers (us):", "",
+              "| first SM | " + " | ".join(str(int(b)) for b in blocks["first_sm"]) + " |",
+              "|---|" + "---|" * len(blocks),
+              "| mean end | " + " | ".join(f"{v:.1f}" for v in blocks["mean_end_us"]) + " |"]
+    return "\n".join(lines)
+
+
+KINDS = {"placement": render_placement, "softmax_phases": render_softmax_phases, "spans": render_spans, "shares": render_shares, "timeline": render_timeline, "allocations": render_allocations, "pipes": render_pipes, "experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers,
          "noise": render_noise, "status": render_status, "builds": render_builds}
 
 

@@ -133,6 +133,31 @@ def pair_spread(spans: pd.DataFrame, kernel_ctas: int) -> pd.DataFrame:
     return out.assign(spread_us=out["max"] - out["min"]).sort_values("spread_us", ascending=False).reset_index(drop=True)
 
 
+def tail_on_sms(spans: pd.DataFrame, kernel_ctas: int, tail: int, from_sm: int) -> pd.DataFrame:
+    """The main kernel's launches grouped by how many of the grid's last ``tail`` CTAs landed on
+    SMs numbered ``from_sm`` and above: per count, the launches and their span's range (us)."""
+    rows = []
+    for _, g in _main_launches(spans, kernel_ctas).groupby(["process", "launch"]):
+        last = g[g["cta"] >= kernel_ctas - tail]
+        rows.append({"on_top": int((last["sm"] >= from_sm).sum()), "span_us": g["end_us"].max()})
+    if not rows:
+        return pd.DataFrame(columns=["on_top", "launches", "min_us", "max_us"])
+    out = pd.DataFrame(rows).groupby("on_top")["span_us"].agg(launches="count", min_us="min", max_us="max")
+    return out.reset_index()
+
+
+def sm_block_ends(spans: pd.DataFrame, kernel_ctas: int, tail: int, block: int = 8) -> pd.DataFrame:
+    """How fast each SM streams, whatever the placement: over the main kernel's launches, the
+    mean end (us) of the SMs that ran two CTAs from outside the grid's last ``tail``, by block of
+    ``block`` SM numbers (``first_sm``, ``sms_seen``: SM-launch pairs averaged, ``mean_end_us``)."""
+    main = _main_launches(spans, kernel_ctas)
+    head = main[main["cta"] < kernel_ctas - tail]
+    per = head.groupby(["process", "launch", "sm"])["end_us"].agg(["count", "max"]).reset_index()
+    two = per[per["count"] == 2]
+    out = two.assign(first_sm=two["sm"] // block * block).groupby("first_sm")["max"].agg(["count", "mean"])
+    return out.reset_index().rename(columns={"count": "sms_seen", "mean": "mean_end_us"})
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("files", nargs="+")

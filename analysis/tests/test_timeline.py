@@ -106,3 +106,23 @@ def test_span_files_are_checked(tmp_path):
     torn = _span_file(tmp_path / "torn.csv", {0: [(0, 0, 5000, 1000)]})
     with pytest.raises(ValueError, match="ends before it starts"):
         read_spans([torn])
+
+
+def test_launches_by_where_the_tail_lands_and_each_sm_blocks_pace(tmp_path):
+    from schedlab_analysis.timeline import read_spans, sm_block_ends, tail_on_sms
+    # Six CTAs on SMs 0, 1 and 8; CTA 5 is the tail. Launch 0 puts it on SM 8 (the top range
+    # from SM 8), launches 1 and 2 on SM 0; they end at 12, 12 and 14 us. SM 8 (block 8) runs
+    # two head CTAs in launches 1 and 2, ending at 6 and 8 us; in block 0, SMs with two head
+    # CTAs end at 10 and 12 (launch 0), 11 (SM 0, launch 1) and 14 (SM 1, launch 2).
+    f = _span_file(tmp_path / "p.csv", {
+        0: [(0, 0, 0, 10000), (1, 1, 0, 12000), (2, 0, 0, 9000), (3, 1, 0, 11000), (4, 8, 0, 7000), (5, 8, 0, 1000)],
+        1: [(0, 8, 0, 6000), (1, 1, 0, 12000), (2, 8, 0, 5000), (3, 0, 0, 11000), (4, 0, 0, 10000), (5, 0, 0, 1000)],
+        2: [(0, 8, 0, 8000), (1, 1, 0, 14000), (2, 8, 0, 7000), (3, 1, 0, 13000), (4, 0, 0, 9000), (5, 0, 0, 1000)]})
+    spans = read_spans([f])
+    by_top = tail_on_sms(spans, 6, 1, 8)
+    assert by_top.to_dict("records") == [{"on_top": 0, "launches": 2, "min_us": 12.0, "max_us": 14.0},
+                                         {"on_top": 1, "launches": 1, "min_us": 12.0, "max_us": 12.0}]
+    blocks = sm_block_ends(spans, 6, 1).set_index("first_sm")
+    assert blocks.loc[0, "sms_seen"] == 4 and blocks.loc[0, "mean_end_us"] == pytest.approx((10 + 12 + 11 + 14) / 4)
+    assert blocks.loc[8, "sms_seen"] == 2 and blocks.loc[8, "mean_end_us"] == pytest.approx(7.0)
+    assert tail_on_sms(spans, 7, 1, 8).empty
