@@ -27,6 +27,13 @@ Kinds (the words after ``readme``):
                                per launch of CTAS CTAs its span and the SMs of the grid's last
                                TAIL CTAs; the spread of one SM's end over launches with the
                                same CTAs on it
+  placement CTAS TAIL SM       the same spans by placement: launches by how many of the grid's
+                               last TAIL CTAs landed on SMs numbered SM and above, and each block
+                               of eight SMs' mean end where it ran two CTAs from outside the tail
+  softmax_phases               SASS-stall exports (scripts/device_ncu_source.sh) of attention
+                               consumers: the tile loop's samples by phase (waits and issue, the
+                               QK wait, up to the exponentials, the exponentials, after them)
+  pipes                        Nsight Compute's pipe utilization (scripts/device_ncu_pipes.sh)
   shares EXPERIMENT VARIANT    a decode variant's ragged batches against their uniform twins and
                                the fastest peer of the same call, and its groups above 16
                                against the GQA 32/8 batch of their KV bytes (``ragged``)
