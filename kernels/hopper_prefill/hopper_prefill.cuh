@@ -428,38 +428,26 @@ struct ExpGate {
 template <class Cfg>
 using RowState = attention::RowState<typename Cfg::Rows, 1>;
 
-// STAGE 1: QK gemm, S (64 x kBlockN) = Q K^T, kQkSteps wgmma from shared memory, one group
-// (a k step is 32 bytes of a row whatever the dtype).
-template <class Cfg, class Op>
-__device__ __forceinline__ void issue_qk(float (&s)[Cfg::kSRegs], const unsigned char* q_rows, const unsigned char* k) {
+// STAGE 1: QK gemm, S (64 x kN) = Q K^T over keys [kKey0, kKey0 + kN) of the tile, kQkSteps
+// wgmma from shared memory, one group (a k step is 32 bytes of a row whatever the dtype). The
+// whole tile, or one half of it into its own accumulators (Cfg::kSplitQk; the wgmma D layout per
+// 8-key block is the same).
+template <class Cfg, class Op, int kN = Cfg::kBlockN, int kKey0 = 0>
+__device__ __forceinline__ void issue_qk(float (&s)[kN / 2], const unsigned char* q_rows, const unsigned char* k) {
   wgmma::fence();
 #pragma unroll
   for (int kk = 0; kk < Cfg::kQkSteps; ++kk) {
     const int col = kk / kStepsPerRow, in_row = (kk % kStepsPerRow) * kStepBytes;  // 128-byte box, step's offset
     const auto a = wgmma::descriptor(q_rows + col * Cfg::kBlockM * kRowBytes + in_row, 16, kAtomBytes);
-    const auto b = wgmma::descriptor(k + col * Cfg::kBlockN * kRowBytes + in_row, 16, kAtomBytes);
-    wgmma::mma_ss<Cfg::kBlockN, Op>(s, a, b, kk > 0);
+    const auto b = wgmma::descriptor(k + col * Cfg::kBlockN * kRowBytes + kKey0 * kRowBytes + in_row, 16, kAtomBytes);
+    wgmma::mma_ss<kN, Op>(s, a, b, kk > 0);
   }
   wgmma::commit();
 }
-
-// STAGE 1 in halves (Cfg::kSplitQk): keys [kHalfN h, kHalfN (h + 1)) of S into its own
-// accumulators (the first or second kSRegs / 2; the wgmma D layout per 8-key block is the same),
-// one group per half.
-template <class Cfg, class Op, int kHalf>
-__device__ __forceinline__ void issue_qk_half(float (&s)[Cfg::kSRegs], const unsigned char* q_rows,
-                                              const unsigned char* k) {
-  float(&half)[Cfg::kSRegs / 2] = *reinterpret_cast<float(*)[Cfg::kSRegs / 2]>(s + kHalf * (Cfg::kSRegs / 2));
-  wgmma::fence();
-#pragma unroll
-  for (int kk = 0; kk < Cfg::kQkSteps; ++kk) {
-    const int col = kk / kStepsPerRow, in_row = (kk % kStepsPerRow) * kStepBytes;
-    const auto a = wgmma::descriptor(q_rows + col * Cfg::kBlockM * kRowBytes + in_row, 16, kAtomBytes);
-    const auto b =
-        wgmma::descriptor(k + col * Cfg::kBlockN * kRowBytes + kHalf * Cfg::kHalfN * kRowBytes + in_row, 16, kAtomBytes);
-    wgmma::mma_ss<Cfg::kHalfN, Op>(half, a, b, kk > 0);
-  }
-  wgmma::commit();
+// Half kHalf of S's accumulators (Cfg::kSplitQk), as issue_qk's kN = kHalfN operand.
+template <class Cfg, int kHalf>
+__device__ __forceinline__ float (&s_half(float (&s)[Cfg::kSRegs]))[Cfg::kSRegs / 2] {
+  return *reinterpret_cast<float(*)[Cfg::kSRegs / 2]>(s + kHalf * (Cfg::kSRegs / 2));
 }
 
 // STAGE 3: PV gemm, O (64 x head_dim) += P V: P from registers, V (keys x head_dim, stored
@@ -559,33 +547,33 @@ struct Consumer {
     return (j + 1) * Cfg::kBlockN > unmasked_end;
   }
   // STAGE 2: the online softmax of S(j) in place (S becomes P; corr: the factor O is to be
-  // rescaled by), from the warp's first query row row0.
-  __device__ void softmax(float (&sc)[Cfg::kSRegs], RowState<Cfg>& st, float (&corr)[1][2], const TileWork<Cfg>& w,
-                          int j, int row0) const {
+  // rescaled by), from the warp's first query row row0: the whole tile (Rows), or the keys from
+  // key0 of one half (HalfRows, Cfg::kSplitQk).
+  template <class R = typename Cfg::Rows>
+  __device__ void softmax(float (&tiles)[R::kSTiles][4], RowState<Cfg>& st, float (&corr)[1][2], const TileWork<Cfg>& w,
+                          int j, int row0, int key0) const {
     const ExpGate<Cfg::kExpTurn, Cfg::kConsumers> gate{exp_turn, -float(a.kv_len)};
     // The first visible key of the warp's first row bounds its unmasked tiles.
     if (masked(w, j, row0))
-      attention::softmax_rows<typename Cfg::Rows, Cfg, true>(s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], a,
-                                                              scales.qk_log2, j * Cfg::kBlockN, row0, gate);
+      attention::softmax_rows<R, Cfg, true>(tiles, st.m[0], st.l[0], corr[0], a, scales.qk_log2, key0, row0, gate);
     else
-      attention::softmax_rows<typename Cfg::Rows, Cfg, false>(s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], a,
-                                                               scales.qk_log2, j * Cfg::kBlockN, row0, gate);
+      attention::softmax_rows<R, Cfg, false>(tiles, st.m[0], st.l[0], corr[0], a, scales.qk_log2, key0, row0, gate);
   }
-  // STAGE 2 on half kHalf of S(j) (Cfg::kSplitQk): the same update on that half's keys; the
-  // second half's corr also rescales the first half's P when it moved a row's max.
+  __device__ void softmax(float (&sc)[Cfg::kSRegs], RowState<Cfg>& st, float (&corr)[1][2], const TileWork<Cfg>& w,
+                          int j, int row0) const {
+    softmax(s_tiles<Cfg>(sc), st, corr, w, j, row0, j * Cfg::kBlockN);
+  }
+  // Half kHalf of S(j) (Cfg::kSplitQk); the second half's corr also rescales the first half's P
+  // when it moved a row's max.
   template <int kHalf>
   __device__ void softmax_half(float (&sc)[Cfg::kSRegs], RowState<Cfg>& st, float (&corr)[1][2],
                                const TileWork<Cfg>& w, int j, int row0) const {
     using Half = typename Cfg::HalfRows;
-    float(&half)[Half::kSTiles][4] = *reinterpret_cast<float(*)[Half::kSTiles][4]>(sc + kHalf * (Cfg::kSRegs / 2));
-    const ExpGate<Cfg::kExpTurn, Cfg::kConsumers> gate{exp_turn, -float(a.kv_len)};
-    const int key0 = j * Cfg::kBlockN + kHalf * Cfg::kHalfN;
-    if (masked(w, j, row0))
-      attention::softmax_rows<Half, Cfg, true>(half, st.m[0], st.l[0], corr[0], a, scales.qk_log2, key0, row0, gate);
-    else
-      attention::softmax_rows<Half, Cfg, false>(half, st.m[0], st.l[0], corr[0], a, scales.qk_log2, key0, row0, gate);
+    using HalfTiles = float[Half::kSTiles][4];
+    softmax<Half>(reinterpret_cast<HalfTiles&>(s_half<Cfg, kHalf>(sc)), st, corr, w, j, row0,
+                  j * Cfg::kBlockN + kHalf * Cfg::kHalfN);
     if constexpr (kHalf == 1) {
-      float(&first)[Half::kSTiles][4] = *reinterpret_cast<float(*)[Half::kSTiles][4]>(sc);
+      HalfTiles& first = reinterpret_cast<HalfTiles&>(s_half<Cfg, 0>(sc));
 #pragma unroll
       for (int r = 0; r < 2; ++r)
         if (corr[0][r] != 1.f) {
@@ -657,8 +645,8 @@ struct Consumer {
       v_ring().consumer_wait(v_state);
       turn.begin();
       if constexpr (Cfg::kSplitQk) {
-        issue_qk_half<Cfg, Op, 0>(sc, q_rows(), s.k[k_state.index()]);
-        issue_qk_half<Cfg, Op, 1>(sc, q_rows(), s.k[k_state.index()]);
+        issue_qk<Cfg, Op, Cfg::kHalfN>(s_half<Cfg, 0>(sc), q_rows(), s.k[k_state.index()]);
+        issue_qk<Cfg, Op, Cfg::kHalfN, Cfg::kHalfN>(s_half<Cfg, 1>(sc), q_rows(), s.k[k_state.index()]);
       } else {
         issue_qk<Cfg, Op>(sc, q_rows(), s.k[k_state.index()]);
       }
