@@ -15,7 +15,8 @@
 // beside the computing one (kRowTileFp8Producers); token_balanced_merge_by_unit sends only the
 // units whose merge is too long for one CTA to the combine kernel (kMergeByUnit), and
 // token_balanced_row_tiles_combine every unit of more than four rows a warp
-// (kMaxInKernelMergeRowsPerWarp).
+// (kMaxInKernelMergeRowsPerWarp); token_balanced_l2_prefetch(4) prefetches each warp's tile of
+// two (four) steps later into L2 beside its copies (kRowTileL2PrefetchSteps).
 #pragma once
 #include "kernels/decode/decode_policy.hpp"
 
@@ -116,6 +117,15 @@ struct token_balanced_short_merges : token_balanced_row_list {
 // (kRowTileOverlapPV); 16-bit batches run the token_balanced kernels.
 struct token_balanced_overlap_pv : token_balanced {
   /* RowTileOverlapPV = */ static constexpr bool kRowTileOverlapPV = true;
+};
+// The warpgroup body prefetching into L2 the tile each warp will copy two (four) steps later
+// (kRowTileL2PrefetchSteps), on token_balanced_filled's plan; groups of 16 or fewer run
+// token_balanced_filled's kernels.
+struct token_balanced_l2_prefetch : token_balanced_filled {
+  /* RowTileL2PrefetchSteps = */ static constexpr int kRowTileL2PrefetchSteps = 2;
+};
+struct token_balanced_l2_prefetch4 : token_balanced_filled {
+  /* RowTileL2PrefetchSteps = */ static constexpr int kRowTileL2PrefetchSteps = 4;
 };
 struct persistent : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;

@@ -195,6 +195,13 @@ struct DecodePolicy {
   // still being read. false: S, softmax and P V of a step in series, the step freed at its end.
   // (16-bit KV has no producer warpgroup and ignores it.)
   /* RowTileOverlapPV = */ static constexpr bool kRowTileOverlapPV = false;
+  // The warpgroup body: when a warp issues the copies of its tile of step j it also asks L2 to
+  // fetch its tile of step j + kRowTileL2PrefetchSteps (one bulk prefetch each for K and V, no
+  // shared memory or registers held), so that copy, issued that many steps later, reads L2
+  // instead of waiting for the memory. With fp8 producers a CTA's shared memory holds two raw
+  // steps in flight beside two converted ones, and Nsight Compute found the producers' loads
+  // waiting on those copies once the computing warps asked sooner (kRowTileOverlapPV). 0: none.
+  /* RowTileL2PrefetchSteps = */ static constexpr int kRowTileL2PrefetchSteps = 0;
   /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only
 };
 

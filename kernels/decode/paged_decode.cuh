@@ -273,6 +273,21 @@ __device__ __forceinline__ void issue_tile(const Params& a, unsigned char* k_buf
   }
 }
 
+// A tile's K and V into L2 ahead of its copies (lane 0 alone; Policy::kRowTileL2PrefetchSteps):
+// a tile's 16 tokens of one KV head lie in one page, contiguous. Tokens past the sequence end
+// come along; they are inside the page, so the prefetch never leaves the pool.
+template <class Policy, DType kKv, int kHeadDim, bool kPow2Pages = false>
+__device__ __forceinline__ void prefetch_tile_l2(const Params& a, int kvh, int tile, int page) {
+  using T = TileOf<Policy, kKv, kHeadDim>;
+  const int slot0 = kPow2Pages ? (tile * kDecodeTileTokens) & (a.page_size - 1) : (tile * kDecodeTileTokens) % a.page_size;
+  const std::int64_t base =
+      ((std::int64_t(page) * a.kv_heads + kvh) * a.page_size + slot0) * std::int64_t(T::kRawRowBytes);
+  if (gpu::lane_id() == 0) {
+    gpu::prefetch_l2(a.k_pool + base, T::kRawBytes);
+    gpu::prefetch_l2(a.v_pool + base, T::kRawBytes);
+  }
+}
+
 // STAGE issue with bulk tensor copies (lane 0 alone): the K and V tile, 64 columns per box,
 // counted on the stage's mbarrier `bar` (its arrival has announced 2 T::kRawBytes). Rows past
 // the sequence end come along (a box is 16 rows) and are dealt with in CopyPipe::wait.
@@ -1283,6 +1298,15 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
     }
     gpu::async_commit();
   };
+  // kL2Ahead (Policy::kRowTileL2PrefetchSteps): with the copies of step j, this warp's tile of
+  // step j + kL2Ahead is prefetched into L2, its page id fetched a step before (l2_page).
+  constexpr int kL2Ahead = Policy::kRowTileL2PrefetchSteps;
+  static_assert(kL2Ahead == 0 || !kHalves, "L2 prefetches follow whole steps' copies");
+  int l2_page = 0;
+  auto prefetch_l2 = [&](int j) {  // step j's tile, if in the range
+    if (own(j) < range.y) prefetch_tile_l2<Policy, kKv, kHeadDim, kLean>(a, u.kvh, own(j), l2_page);
+    l2_page = page_at(j + 1);
+  };
   // The first steps' page ids are fetched together and their copies issued before Q is loaded,
   // so a short range does not wait for block-table and Q round trips one after another before
   // its first copy; later page ids are fetched a step ahead of their copies.
@@ -1291,9 +1315,13 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   constexpr int kIssuedAhead = kFp8 ? (G::kRawSlots + 1) / 2 : kStagesHere - 1;  // steps with a copy issued
   int next_page = 0;
   if (!kProducers || producer) {
-    int pages[kIssuedAhead];
+    int pages[kIssuedAhead], l2_pages[kL2Ahead > 0 ? kIssuedAhead : 1];
 #pragma unroll
     for (int j = 0; j < kIssuedAhead; ++j) pages[j] = page_at(j);
+    if constexpr (kL2Ahead > 0) {
+#pragma unroll
+      for (int j = 0; j < kIssuedAhead; ++j) l2_pages[j] = page_at(j + kL2Ahead);
+    }
     if constexpr (kHalves) {
 #pragma unroll
       for (int t = 0; t < G::kRawSlots; ++t) issue_half(t, pages[t / 2]);
@@ -1302,6 +1330,13 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       for (int j = 0; j < kIssuedAhead; ++j) issue(j, pages[j]);
     }
     next_page = page_at(kIssuedAhead);
+    if constexpr (kL2Ahead > 0) {  // steps kL2Ahead .. kL2Ahead + kIssuedAhead - 1; later ones beside their copies' issue
+#pragma unroll
+      for (int j = 0; j < kIssuedAhead; ++j) {
+        l2_page = l2_pages[j];
+        prefetch_l2(j + kL2Ahead);
+      }
+    }
   }
   // Q's 64 rows (past the unit's rows: zeros) in shared memory as the operand type (fp8 KV:
   // bf16 queries to f16, as the warp body does), made visible to wgmma below.
@@ -1409,6 +1444,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       } else {
         issue(c + G::kRawSlots / 2, next_page);
         next_page = page_at(c + G::kRawSlots / 2 + 1);
+        if constexpr (kL2Ahead > 0) prefetch_l2(c + G::kRawSlots / 2 + kL2Ahead);
       }
       gpu::fence_proxy_async_smem();
     };
@@ -1530,6 +1566,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       group_qk<G, Operand<kKv>, kHeadDim, kTiles, kQRegs>(s, q_smem, qa, k);
       issue(j + kStagesHere - 1, next_page);  // into step j - 1's stage, while S is computed
       next_page = page_at(j + kStagesHere);
+      if constexpr (kL2Ahead > 0) prefetch_l2(j + kStagesHere - 1 + kL2Ahead);
       products(j, k + G::kVOffset);
     }
   }

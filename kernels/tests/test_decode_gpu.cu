@@ -236,6 +236,7 @@ TEST(DecodeGpuRowTiles, SmallShapesForSanitizer) {
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_overlap_pv>();
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_warp_combine>();
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_row_list>();
+  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_l2_prefetch>();
 }
 
 // The same shapes with the row tiles computed warp by warp (RowTileMma::warp), the body the
@@ -406,6 +407,13 @@ TEST(DecodeGpuRowTiles, OverlapPVMatchesReference) {
 // (kMaxInKernelMergeRowsPerWarp 4): every row-tile unit cut into chunks.
 TEST(DecodeGpuRowTiles, RowTilesCombineMatchesReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_row_tiles_combine>(true);
+}
+// Each warp's tile of two (four) steps later prefetched into L2 beside its copies
+// (kRowTileL2PrefetchSteps); the copies still read every tile, so only a fault in the
+// prefetch's place (a copy skipped or moved) could show here.
+TEST(DecodeGpuRowTiles, L2PrefetchMatchesReference) {
+  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_l2_prefetch>(true);
+  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_l2_prefetch4>(true);
 }
 // The warpgroup step with the warp body's instructions (kRowTileLeanStep false).
 TEST(DecodeGpuRowTiles, PlainStepMatchesReference) {
