@@ -33,6 +33,8 @@ Kinds (the words after ``readme``):
   softmax_phases               SASS-stall exports (scripts/device_ncu_source.sh) of attention
                                consumers: the tile loop's samples by phase (waits and issue, the
                                QK wait, up to the exponentials, the exponentials, after them)
+  loops                        SASS-stall exports: each kernel's loops holding 1% or more of its
+                               warp samples, their top stall reasons, its most sampled instructions
   pipes                        Nsight Compute's pipe utilization (scripts/device_ncu_pipes.sh)
   shares EXPERIMENT VARIANT    a decode variant's ragged batches against their uniform twins and
                                the fastest peer of the same call, and its groups above 16
@@ -731,6 +733,40 @@ def render_softmax_phases(args: list[str], files: list[str]) -> str:
             "Compute source counters; stalls in percent of the loop's samples):\n\n" + "\n".join(lines))
 
 
+def render_loops(args: list[str], files: list[str]) -> str:
+    """The loops of each cited SASS-stall export (scripts/device_ncu_source.sh; ncu_source.loops)
+    that hold at least 1% of its kernel's warp samples, with their top stall reasons, and the
+    kernel's three instructions with the most samples."""
+    from .ncu_source import SourceCsvError, loops, read_source_csv, summary
+
+    if args:
+        raise ReadmeError("loops takes no arguments, only its files")
+    if not files:
+        raise ReadmeError("loops needs at least one SASS-stall export")
+    out = []
+    for f in files:
+        try:
+            df = read_source_csv(REPO / f)
+        except SourceCsvError as e:
+            raise ReadmeError(str(e)) from e
+        m = re.search(r"sass-stalls-(\d{8}T\d{6}Z)-[0-9a-f]+-(.+?)-(bf16|f16|fp8_e4m3)(?:-|\.)", Path(f).name)
+        label = f"{m.group(2)} {m.group(3)} ({m.group(1)})" if m else Path(f).name
+        lines = [f"{label}:", "", "| loop (offsets) | instructions a pass | passes | share of samples | top stall reasons (% of all samples) |",
+                 "|---|---|---|---|---|"]
+        for _, r in loops(df).iterrows():
+            if r["share_pct"] < 1.0:
+                continue
+            top = ", ".join(f"{r[f'reason{i}']} {r[f'reason{i}_pct']:.1f}" for i in (1, 2, 3) if r[f"reason{i}"])
+            lines.append(f"| 0x{int(r['start']):x}-0x{int(r['end']):x} | {r['inst_per_pass']:.0f} | {r['passes']:,.0f} | "
+                         f"{r['share_pct']:.1f}% | {top} |")
+        tops = summary(df, 3)
+        lines += ["", "Most sampled instructions: " + "; ".join(
+            f"`{t['sass']}` {t['share_pct']:.1f}% ({t['reason1']})" for _, t in tops.iterrows()) + "."]
+        out.append("\n".join(lines))
+    return ("Loops holding at least 1% of the kernel's warp samples, one profiled launch each (Nsight "
+            "Compute source counters):\n\n" + "\n\n".join(out))
+
+
 def render_placement(args: list[str], files: list[str]) -> str:
     """Raw per-CTA spans by placement: args are the main kernel's CTA count, the grid tail, and
     the first SM number of the top range; the launches by how many tail CTAs landed in that
@@ -757,7 +793,7 @@ def render_placement(args: list[str], files: list[str]) -> str:
     return "\n".join(lines)
 
 
-KINDS = {"placement": render_placement, "softmax_phases": render_softmax_phases, "spans": render_spans, "shares": render_shares, "timeline": render_timeline, "allocations": render_allocations, "pipes": render_pipes, "experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers,
+KINDS = {"placement": render_placement, "softmax_phases": render_softmax_phases, "spans": render_spans, "shares": render_shares, "timeline": render_timeline, "allocations": render_allocations, "pipes": render_pipes, "experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers, "loops": render_loops,
          "noise": render_noise, "status": render_status, "builds": render_builds}
 
 

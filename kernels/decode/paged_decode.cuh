@@ -675,6 +675,48 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
   const int g = gpu::mma::frag_lane() / 4, t = gpu::mma::frag_lane() % 4;
   float* mine = smem + gpu::warp_id() * kDecodeMaxGroup * kStride;
   const int my_rows = rows - kDecodeMaxGroup * (gpu::warp_id() % kRowTiles);
+  using E = Element<kQueryType<kKv>>;
+  const float v_scale = a.v_scale ? a.v_scale[kvh] : 1.f;
+  if constexpr (kSameRows == 1 && !kOnWarpTile) {
+    // Every row is one warp's (row tiles, a warp per 16-row tile): nothing to merge, so each
+    // lane writes its own columns of O straight from its registers, scaled once per row. The
+    // round trip through shared memory below, an exp2 and a division per element, was about a
+    // tenth of fp8 MQA's warp samples on the H200 (experiments/decode_work_partition/README.md).
+    const int row_base = kDecodeMaxGroup * (gpu::warp_id() % kRowTiles);
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float l = st.l[r];
+      l += gpu::shfl_xor(l, 1);
+      l += gpu::shfl_xor(l, 2);
+      const int row = g + 8 * r;
+      if (row >= my_rows) continue;
+      const int head = head0 + row_base + row;
+      const float inv = l > 0.f ? v_scale / l : 0.f;  // no visible key: zeros, as the reference
+      if (whole) {
+        auto* o = static_cast<typename E::storage*>(a.o) + (std::size_t(seq) * a.q_heads + head) * kHeadDim;
+#pragma unroll
+        for (int n = 0; n < kHeadDim / 8; ++n)
+#pragma unroll
+          for (int c = 0; c < 2; ++c) E::store(o, Columns::o_column(n, 2 * t + c), st.o[n][2 * r + c] * inv);
+      } else {
+        const std::size_t slot = (std::size_t(seq) * a.q_heads + head) * a.num_splits + split;
+        float* o = a.partial_o + slot * kHeadDim;
+#pragma unroll
+        for (int n = 0; n < kHeadDim / 8; ++n) {
+          if constexpr (!Columns::kFp8) {  // columns in order: a lane's pair is adjacent
+            *reinterpret_cast<float2*>(o + n * 8 + 2 * t) = float2{st.o[n][2 * r] * inv, st.o[n][2 * r + 1] * inv};
+          } else {
+#pragma unroll
+            for (int c = 0; c < 2; ++c) o[Columns::o_column(n, 2 * t + c)] = st.o[n][2 * r + c] * inv;
+          }
+        }
+        // A lost-split fault writes the middle split's partial with no weight in the combine.
+        const bool lost = Policy::kFault == DecodeFault::lose_split && split == a.num_splits / 2;
+        if (t == 0) a.partial_lse[slot] = l > 0.f && !lost ? st.m[r] + log2f(l) : -INFINITY;
+      }
+    }
+    return;
+  }
   if constexpr (kOnWarpTile) {
     stash_rows_on_tile<kKv, kHeadDim>(st, mine, kStride, my_rows);
   } else {
@@ -696,8 +738,6 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
     }
   }
   Sync::sync();
-  using E = Element<kQueryType<kKv>>;
-  const float v_scale = a.v_scale ? a.v_scale[kvh] : 1.f;
   for (int idx = threadIdx.x; idx < rows * kHeadDim; idx += Sync::threads()) {
     const int row = idx / kHeadDim, d = idx % kHeadDim;
     const int tile = kRowTiles == 1 ? 0 : row / kDecodeMaxGroup, tile_row = row - kDecodeMaxGroup * tile;
