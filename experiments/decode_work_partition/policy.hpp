@@ -16,7 +16,9 @@
 // units whose merge is too long for one CTA to the combine kernel (kMergeByUnit), and
 // token_balanced_row_tiles_combine every unit of more than four rows a warp
 // (kMaxInKernelMergeRowsPerWarp); token_balanced_l2_prefetch(4) prefetches each warp's tile of
-// two (four) steps later into L2 beside its copies (kRowTileL2PrefetchSteps).
+// two (four) steps later into L2 beside its copies (kRowTileL2PrefetchSteps);
+// token_balanced_staged_rows writes a row-tile CTA's rows through shared memory
+// (kRowsFromRegisters false).
 #pragma once
 #include "kernels/decode/decode_policy.hpp"
 
@@ -126,6 +128,11 @@ struct token_balanced_l2_prefetch : token_balanced_filled {
 };
 struct token_balanced_l2_prefetch4 : token_balanced_filled {
   /* RowTileL2PrefetchSteps = */ static constexpr int kRowTileL2PrefetchSteps = 4;
+};
+// token_balanced_filled with a row-tile CTA's rows written through shared memory, an element
+// per thread, as a CTA whose warps share rows writes them (kRowsFromRegisters false).
+struct token_balanced_staged_rows : token_balanced_filled {
+  /* RowsFromRegisters = */ static constexpr bool kRowsFromRegisters = false;
 };
 struct persistent : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;

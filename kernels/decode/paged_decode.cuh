@@ -677,7 +677,7 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
   const int my_rows = rows - kDecodeMaxGroup * (gpu::warp_id() % kRowTiles);
   using E = Element<kQueryType<kKv>>;
   const float v_scale = a.v_scale ? a.v_scale[kvh] : 1.f;
-  if constexpr (kSameRows == 1 && !kOnWarpTile) {
+  if constexpr (kSameRows == 1 && !kOnWarpTile && Policy::kRowsFromRegisters) {
     // Every row is one warp's (row tiles, a warp per 16-row tile): nothing to merge, so each
     // lane writes its own columns of O straight from its registers, scaled once per row. The
     // round trip through shared memory below, an exp2 and a division per element, was about a

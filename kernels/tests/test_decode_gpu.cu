@@ -415,6 +415,11 @@ TEST(DecodeGpuRowTiles, L2PrefetchMatchesReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_l2_prefetch>(true);
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_l2_prefetch4>(true);
 }
+// A row-tile CTA's rows written through shared memory, an element per thread
+// (kRowsFromRegisters false; the default writes each lane's columns from its registers).
+TEST(DecodeGpuRowTiles, StagedRowsMatchReference) {
+  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_staged_rows>(true);
+}
 // The warpgroup step with the warp body's instructions (kRowTileLeanStep false).
 TEST(DecodeGpuRowTiles, PlainStepMatchesReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_plain_step>(true);
