@@ -676,12 +676,12 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
   float* mine = smem + gpu::warp_id() * kDecodeMaxGroup * kStride;
   const int my_rows = rows - kDecodeMaxGroup * (gpu::warp_id() % kRowTiles);
   using E = Element<kQueryType<kKv>>;
-  const float v_scale = a.v_scale ? a.v_scale[kvh] : 1.f;
   if constexpr (kSameRows == 1 && !kOnWarpTile && Policy::kRowsFromRegisters) {
     // Every row is one warp's (row tiles, a warp per 16-row tile): nothing to merge, so each
     // lane writes its own columns of O straight from its registers, scaled once per row. The
     // round trip through shared memory below, an exp2 and a division per element, was about a
     // tenth of fp8 MQA's warp samples on the H200 (experiments/decode_work_partition/README.md).
+    const float v_scale = a.v_scale ? a.v_scale[kvh] : 1.f;
     const int row_base = kDecodeMaxGroup * (gpu::warp_id() % kRowTiles);
 #pragma unroll
     for (int r = 0; r < 2; ++r) {
@@ -738,6 +738,7 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
     }
   }
   Sync::sync();
+  const float v_scale = a.v_scale ? a.v_scale[kvh] : 1.f;
   for (int idx = threadIdx.x; idx < rows * kHeadDim; idx += Sync::threads()) {
     const int row = idx / kHeadDim, d = idx % kHeadDim;
     const int tile = kRowTiles == 1 ? 0 : row / kDecodeMaxGroup, tile_row = row - kDecodeMaxGroup * tile;
