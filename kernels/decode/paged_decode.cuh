@@ -250,6 +250,15 @@ __device__ __forceinline__ bool fault_hits(int tile, int first_key, int seq_len)
   else return tile == (first_key / kDecodeTileTokens + (seq_len + kDecodeTileTokens - 1) / kDecodeTileTokens) / 2;
 }
 
+// Byte offset of a tile's first token of KV head kvh in the K (and V) pool: its 16 tokens lie
+// in one page, contiguous. 64-bit (a pool can pass 4 GiB).
+template <class Policy, DType kKv, int kHeadDim, bool kPow2Pages = false>
+__device__ __forceinline__ std::int64_t tile_base(const Params& a, int kvh, int tile, int page) {
+  const int slot0 = kPow2Pages ? (tile * kDecodeTileTokens) & (a.page_size - 1) : (tile * kDecodeTileTokens) % a.page_size;
+  return ((std::int64_t(page) * a.kv_heads + kvh) * a.page_size + slot0) *
+         std::int64_t(TileOf<Policy, kKv, kHeadDim>::kRawRowBytes);
+}
+
 // STAGE issue: async copies of the K and V tile into this warp's buffer (16-bit KV: at rows
 // row0 .. row0 + 15 of the layout Dst, which the warpgroup body's steps use). Offsets are
 // 64-bit (a pool can pass 4 GiB); tokens past seq_len are zero-filled, not read.
@@ -259,9 +268,7 @@ template <class Policy, DType kKv, int kHeadDim, class Dst = TileOf<Policy, kKv,
 __device__ __forceinline__ void issue_tile(const Params& a, unsigned char* k_buf, unsigned char* v_buf, int kvh,
                                            int tile, int page, int seq_len, int row0 = 0) {
   using T = TileOf<Policy, kKv, kHeadDim>;
-  const int slot0 = kPow2Pages ? (tile * kDecodeTileTokens) & (a.page_size - 1) : (tile * kDecodeTileTokens) % a.page_size;
-  const std::int64_t base =
-      ((std::int64_t(page) * a.kv_heads + kvh) * a.page_size + slot0) * std::int64_t(T::kRawRowBytes);
+  const std::int64_t base = tile_base<Policy, kKv, kHeadDim, kPow2Pages>(a, kvh, tile, page);
 #pragma unroll
   for (int j = 0; j < T::kRawChunksPerLane; ++j) {
     const int chunk = gpu::lane_id() + j * kWarpSize;
@@ -273,15 +280,13 @@ __device__ __forceinline__ void issue_tile(const Params& a, unsigned char* k_buf
   }
 }
 
-// A tile's K and V into L2 ahead of its copies (lane 0 alone; Policy::kRowTileL2PrefetchSteps):
-// a tile's 16 tokens of one KV head lie in one page, contiguous. Tokens past the sequence end
-// come along; they are inside the page, so the prefetch never leaves the pool.
+// A tile's K and V into L2 ahead of its copies (lane 0 alone; Policy::kRowTileL2PrefetchSteps).
+// Tokens past the sequence end come along; they are inside the page, so the prefetch never
+// leaves the pool.
 template <class Policy, DType kKv, int kHeadDim, bool kPow2Pages = false>
 __device__ __forceinline__ void prefetch_tile_l2(const Params& a, int kvh, int tile, int page) {
   using T = TileOf<Policy, kKv, kHeadDim>;
-  const int slot0 = kPow2Pages ? (tile * kDecodeTileTokens) & (a.page_size - 1) : (tile * kDecodeTileTokens) % a.page_size;
-  const std::int64_t base =
-      ((std::int64_t(page) * a.kv_heads + kvh) * a.page_size + slot0) * std::int64_t(T::kRawRowBytes);
+  const std::int64_t base = tile_base<Policy, kKv, kHeadDim, kPow2Pages>(a, kvh, tile, page);
   if (gpu::lane_id() == 0) {
     gpu::prefetch_l2(a.k_pool + base, T::kRawBytes);
     gpu::prefetch_l2(a.v_pool + base, T::kRawBytes);
