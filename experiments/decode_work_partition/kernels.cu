@@ -45,4 +45,6 @@ template void launch_paged_decode<experiments::decode_work_partition::token_bala
 template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced_l2_prefetch4>(const DecodeProblem&, int);
 template void launch_paged_decode<experiments::decode_work_partition::token_balanced_staged_rows>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
 template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced_staged_rows>(const DecodeProblem&, int);
+template void launch_paged_decode<experiments::decode_work_partition::token_balanced_raw_keys>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
+template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced_raw_keys>(const DecodeProblem&, int);
 }  // namespace schedlab::kernels

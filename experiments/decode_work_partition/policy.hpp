@@ -18,7 +18,8 @@
 // (kMaxInKernelMergeRowsPerWarp); token_balanced_l2_prefetch(4) prefetches each warp's tile of
 // two (four) steps later into L2 beside its copies (kRowTileL2PrefetchSteps);
 // token_balanced_staged_rows writes a row-tile CTA's rows through shared memory
-// (kRowsFromRegisters false).
+// (kRowsFromRegisters false); token_balanced_raw_keys computes fp8's S on the raw K tiles
+// (kRowTileFp8RawKeys).
 #pragma once
 #include "kernels/decode/decode_policy.hpp"
 
@@ -133,6 +134,11 @@ struct token_balanced_l2_prefetch4 : token_balanced_filled {
 // per thread, as a CTA whose warps share rows writes them (kRowsFromRegisters false).
 struct token_balanced_staged_rows : token_balanced_filled {
   /* RowsFromRegisters = */ static constexpr bool kRowsFromRegisters = false;
+};
+// token_balanced_filled with fp8 MQA's S = Q K^T on the raw e4m3 K tiles, Q split exactly into
+// e4m3 high and low parts per row (kRowTileFp8RawKeys): the producers convert V alone.
+struct token_balanced_raw_keys : token_balanced_filled {
+  /* RowTileFp8RawKeys = */ static constexpr bool kRowTileFp8RawKeys = true;
 };
 struct persistent : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;

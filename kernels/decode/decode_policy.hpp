@@ -36,6 +36,7 @@ enum class DecodeFault {
   stale_tile,  // the middle tile's copy reads the tile two before it (what its stage held)
   lose_split,  // the split grid's middle split partial gets no weight in the combine
   stale_max,   // a lean warpgroup step never rescales O when a row's max moves (kRowTileLeanStep)
+  q_high_only,  // raw keys (kRowTileFp8RawKeys): S from Q's high e4m3 part alone, Q at e4m3's precision
 };
 
 struct DecodePolicy {
@@ -195,6 +196,15 @@ struct DecodePolicy {
   // still being read. false: S, softmax and P V of a step in series, the step freed at its end.
   // (16-bit KV has no producer warpgroup and ignores it.)
   /* RowTileOverlapPV = */ static constexpr bool kRowTileOverlapPV = false;
+  // With the producer warpgroup (fp8, head dim 128, S and P V in series): S = Q K^T reads the
+  // raw e4m3 K tiles as they landed (their per-lane swizzle is wgmma's 128-byte one at 128-byte
+  // rows), as two e4m3 products of Q's exact split Q s = hi + lo (s a power of two per query
+  // row, hi and lo e4m3: a bf16 value is two e4m3 values of four significant bits each), so the
+  // producers convert only V. Per key that drops K's conversion (its load and two-byte store)
+  // and halves K's operand read: about 30% fewer shared-memory bytes, the pipe fp8 MQA is
+  // busiest on. The raw ring then holds four steps (a step's K is read until its S is done),
+  // the space of the converted K steps it no longer needs. false: K converted as V is.
+  /* RowTileFp8RawKeys = */ static constexpr bool kRowTileFp8RawKeys = false;
   // The warpgroup body: when a warp issues the copies of its tile of step j it also asks L2 to
   // fetch its tile of step j + kRowTileL2PrefetchSteps (one bulk prefetch each for K and V, no
   // shared memory or registers held), so that copy, issued that many steps later, reads L2
@@ -240,12 +250,15 @@ constexpr int decode_smem_bytes(int head_dim, DType kv, gpu::GpuArch arch, bool 
     const int q_box = warps * kDecodeMaxGroup * head_dim * 2;
     // fp8: slots of one step's raw K or V tiles (kRowTileFp8RawSlots; 0: two a stage, or two
     // steps' with producer warps)
+    const bool raw_keys = producers && Policy::kRowTileFp8RawKeys && !Policy::kRowTileOverlapPV && head_dim == 128;
     const int slots = !fp8 ? 0
+                      : raw_keys ? 8
                       : Policy::kRowTileFp8RawSlots > 0 && !ahead ? Policy::kRowTileFp8RawSlots
                       : producers ? 4 : 2 * stages;
     const int raw_bytes = fp8 ? slots * warps * raw_tile : stages * 2 * box;
-    const int q_offset = raw_bytes + (fp8 ? (ahead || producers ? 2 : 1) * 2 * box : 0);
-    return larger(q_offset + q_box, combine);
+    // converted steps: K and V, or V alone with raw keys; after Q, raw keys' row scales
+    const int q_offset = raw_bytes + (fp8 ? (ahead || producers ? 2 : 1) * (raw_keys ? 1 : 2) * box : 0);
+    return larger(q_offset + q_box + (raw_keys ? warps * kDecodeMaxGroup * 4 : 0), combine);
   }
   // Per warp kKvBuffers K+V stages (twice as many of fp8's half-size tiles), then with bulk
   // copies one mbarrier per stage.

@@ -178,24 +178,40 @@ struct GroupSmem {
   static constexpr bool kFp8 = kKv == DType::fp8_e4m3;
   static constexpr bool kConvertAhead = kFp8 && Policy::kRowTileConvertAhead;
   static constexpr bool kProducers = kFp8Producers<Policy, kKv>;
+  // S reads the raw e4m3 K tiles, Q split into e4m3 high and low parts (kRowTileFp8RawKeys): at
+  // head dim 128 a raw row is one 128-byte row of wgmma's swizzle, and a step's four raw K tiles
+  // lie one after another in a 1024-byte aligned slot, so the slot is the step's K operand.
+  static constexpr bool kRawKeys =
+      kProducers && Policy::kRowTileFp8RawKeys && !Policy::kRowTileOverlapPV && kHeadDim == 128;
   static constexpr int kConvertedSteps = kConvertAhead || kProducers ? 2 : 1;
   static constexpr int kWarps = kWarpsOf<Policy, kKv>;
   static constexpr int kStages = Policy::kRowTileStages + (kFp8 ? (kConvertAhead ? -1 : 1) : 0);
   static constexpr int kTokens = kWarps * kDecodeTileTokens;
   using KV = BoxTile<kTokens, kHeadDim>;
   using Q = BoxTile<kWarps * kDecodeMaxGroup, kHeadDim>;
+  using Q8 = BoxTile<kWarps * kDecodeMaxGroup, kHeadDim / 2>;  // raw keys: a part of Q, e4m3 as 8-bit pairs
   static constexpr int kRawTile = Tile<kKv, kHeadDim>::kRawBytes;  // fp8: one warp's 16 tokens of K (or V)
   static constexpr int kStageBytes = 2 * KV::kBytes;  // 16-bit: one step's K and V
   // fp8: the ring of raw slots, each one step's K or V tiles of every warp (a stage is two).
   static constexpr int kRawSlots = !kFp8                                                   ? 0
+                                   : kRawKeys                                          ? 8
                                    : Policy::kRowTileFp8RawSlots > 0 && !kConvertAhead ? Policy::kRowTileFp8RawSlots
                                    : kProducers                                        ? 4
                                                                                        : 2 * kStages;
   static constexpr int kSlotBytes = kWarps * kRawTile;
   static constexpr int kConverted = kFp8 ? kRawSlots * kSlotBytes : kStages * kStageBytes;
-  static constexpr int kQ = kConverted + (kFp8 ? kConvertedSteps * 2 * KV::kBytes : 0);
+  // A converted step: K then V (KV::kBytes each), or V alone with raw keys.
+  static constexpr int kConvertedStepBytes = (kRawKeys ? 1 : 2) * KV::kBytes;
+  static constexpr int kQ = kConverted + (kFp8 ? kConvertedSteps * kConvertedStepBytes : 0);
+  // Raw keys: Q's high then low e4m3 parts (BoxTiles of 128-byte rows, together Q::kBytes at
+  // head dim 128), then each query row's 1 / s.
+  static constexpr int kQPartBytes = kWarps * kDecodeMaxGroup * kHeadDim;
+  static constexpr int kRowScales = kQ + Q::kBytes;
+  static constexpr int kQEnd = kRowScales + (kRawKeys ? kWarps * kDecodeMaxGroup * 4 : 0);
   static constexpr int kCombine = kWarps * kDecodeMaxGroup * (kHeadDim + 2) * 4;
-  static constexpr int kBytes = kQ + Q::kBytes > kCombine ? kQ + Q::kBytes : kCombine;
+  static constexpr int kBytes = kQEnd > kCombine ? kQEnd : kCombine;
+  static_assert(!kRawKeys || (kSlotBytes % 1024 == 0 && kRawTile == 16 * 128 && 2 * kQPartBytes == Q::kBytes),
+                "raw keys: a step's K slot is one 1024-byte aligned BoxTile of 128-byte rows");
   static_assert(!kWarpgroupRows<Policy, kKv> || (kWarps == 4 && Policy::kMaxRowTiles == 4),
                 "the warpgroup body is one warpgroup of four warps, one 16-row tile each");
   static_assert(kStages >= 2, "a step is computed while the next one lands");
@@ -432,9 +448,16 @@ __device__ __forceinline__ void apply_rescale(Softmax<kHeadDim>& st, const Resca
       for (int i = 0; i < 4; ++i) st.o[n][i] *= r.corr[i / 2];
   }
 }
-template <class Policy, DType kKv, int kHeadDim, int kTiles, bool kMask = true, bool kLean = false>
+// The softmax scale of a lane's row r (0: row g, 1: row g + 8): the same for every row, or one
+// per row (RowScales: S computed on queries scaled per row, kRowTileFp8RawKeys).
+struct RowScales {
+  float r[2];
+};
+__device__ __forceinline__ float row_scale(float s, int) { return s; }
+__device__ __forceinline__ float row_scale(const RowScales& s, int r) { return s.r[r]; }
+template <class Policy, DType kKv, int kHeadDim, int kTiles, bool kMask = true, bool kLean = false, class Scale = float>
 __device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHeadDim>& st,
-                                             std::uint32_t (&pa)[kTiles / 2][4], float scale_log2, int key0,
+                                             std::uint32_t (&pa)[kTiles / 2][4], Scale scale_log2, int key0,
                                              int first_key, int key_end, int seq_len, Rescale* deferred = nullptr) {
   const int t = gpu::mma::frag_lane() % 4;
   float tile_max[2] = {-INFINITY, -INFINITY};
@@ -446,9 +469,9 @@ __device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHea
         const int key = key0 + n * 8 + 2 * t + (i % 2);
         const bool dropped = fault_hits<Policy, DecodeFault::drop_tile>(key / kDecodeTileTokens, first_key, seq_len);
         const bool visible = key >= first_key && key < key_end && !dropped;
-        s[n][i] = visible ? (kLean ? s[n][i] : s[n][i] * scale_log2) : -INFINITY;
+        s[n][i] = visible ? (kLean ? s[n][i] : s[n][i] * row_scale(scale_log2, i / 2)) : -INFINITY;
       } else if constexpr (!kLean) {
-        s[n][i] *= scale_log2;
+        s[n][i] *= row_scale(scale_log2, i / 2);
       }
       tile_max[i / 2] = fmaxf(tile_max[i / 2], s[n][i]);
     }
@@ -458,7 +481,7 @@ __device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHea
   for (int r = 0; r < 2; ++r) {
     tile_max[r] = fmaxf(tile_max[r], gpu::shfl_xor(tile_max[r], 1));  // the 4 lanes of a row
     tile_max[r] = fmaxf(tile_max[r], gpu::shfl_xor(tile_max[r], 2));
-    if constexpr (kLean) tile_max[r] *= scale_log2;
+    if constexpr (kLean) tile_max[r] *= row_scale(scale_log2, r);
     const float m_new = fmaxf(st.m[r], tile_max[r]);
     // A fully masked tile keeps m at -inf; subtracting a finite stand-in avoids inf - inf.
     const float m_use = m_new == -INFINITY ? 0.f : m_new;
@@ -475,8 +498,9 @@ __device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHea
     }
 #pragma unroll
     for (int n = 0; n < kTiles; ++n) {
-      s[n][2 * r] = gpu::mma::fast_exp2(kLean ? fmaf(s[n][2 * r], scale_log2, -m_use) : s[n][2 * r] - m_use);
-      s[n][2 * r + 1] = gpu::mma::fast_exp2(kLean ? fmaf(s[n][2 * r + 1], scale_log2, -m_use) : s[n][2 * r + 1] - m_use);
+      const float sc = row_scale(scale_log2, r);
+      s[n][2 * r] = gpu::mma::fast_exp2(kLean ? fmaf(s[n][2 * r], sc, -m_use) : s[n][2 * r] - m_use);
+      s[n][2 * r + 1] = gpu::mma::fast_exp2(kLean ? fmaf(s[n][2 * r + 1], sc, -m_use) : s[n][2 * r + 1] - m_use);
       st.l[r] += s[n][2 * r] + s[n][2 * r + 1];
     }
   }
@@ -1207,6 +1231,61 @@ __device__ __forceinline__ void group_qk(float (&s)[kTiles][4], const unsigned c
   }
   gpu::wgmma::commit();
 }
+// Raw keys (kRowTileFp8RawKeys): S = (hi + lo) K^T, two e4m3 products per k32 step (32 bytes
+// of the 128-byte rows of Q's parts and of the raw K slot); the softmax divides by the row's s.
+template <class G, int kTiles, bool kHighOnly = false>
+__device__ __forceinline__ void group_qk_raw_keys(float (&s)[kTiles][4], const unsigned char* q8, const unsigned char* k) {
+  auto& d = reinterpret_cast<float (&)[kTiles * 4]>(s);
+  gpu::wgmma::fence();
+#pragma unroll
+  for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+    for (int part = 0; part < (kHighOnly ? 1 : 2); ++part)
+      gpu::wgmma::mma_ss<kTiles * 8, gpu::wgmma::E4m3>(d, gpu::wgmma::descriptor(q8 + part * G::kQPartBytes + kk * 32, 16, 1024),
+                                                       gpu::wgmma::descriptor(k + kk * 32, 16, 1024), kk + part > 0);
+  gpu::wgmma::commit();
+}
+// Raw keys: one thread's chunk of a query row (8 bf16 values, chunk `chunk` of 16; the 16 lanes
+// of a half-warp hold the row) as e4m3 high and low parts of the row scaled by a power of two s
+// that takes its largest magnitude to [128, 256): x s - hi has at most four significant bits,
+// so x s = hi + lo exactly wherever x s >= 2^-2 (e4m3's subnormals reach 2^-9), and smaller
+// values are within 2^-10 of the row's largest. Written where the 128-byte e4m3 rows of the
+// two BoxTiles put them; the row's 1 / s to row_scales.
+template <class G>
+__device__ __forceinline__ void store_q_split(unsigned char* q8, float* row_scales, const uint4& x, int row, int chunk) {
+  const std::uint32_t w[4] = {x.x, x.y, x.z, x.w};
+  float f[8], amax = 0.f;
+#pragma unroll
+  for (int i = 0; i < 4; ++i) {
+    f[2 * i] = __uint_as_float(w[i] << 16);
+    f[2 * i + 1] = __uint_as_float(w[i] & 0xffff0000u);
+    amax = fmaxf(amax, fmaxf(fabsf(f[2 * i]), fabsf(f[2 * i + 1])));
+  }
+#pragma unroll
+  for (int m = 1; m < 16; m *= 2) amax = fmaxf(amax, gpu::shfl_xor(amax, m));
+  const int e = int((__float_as_uint(amax) >> 23) & 0xff) - 127;  // floor(log2 amax); -127 for 0
+  const int se = min(max(7 - e, -126), 127);
+  const float scale = __uint_as_float(std::uint32_t(se + 127) << 23), inv = __uint_as_float(std::uint32_t(127 - se) << 23);
+  std::uint32_t hi[2], lo[2];
+#pragma unroll
+  for (int h = 0; h < 2; ++h) {
+    float y[4], r[4];
+#pragma unroll
+    for (int i = 0; i < 4; ++i) y[i] = f[4 * h + i] * scale;
+    hi[h] = gpu::mma::pack4_e4m3(y[0], y[1], y[2], y[3]);
+#pragma unroll
+    for (int i = 0; i < 2; ++i) {  // hi back to floats (exact), the residual to e4m3
+      const std::uint32_t b = gpu::mma::fp8x2_half_to_f16x2(hi[h], i);
+      r[2 * i] = y[2 * i] - __half2float(__ushort_as_half(static_cast<unsigned short>(b & 0xffffu)));
+      r[2 * i + 1] = y[2 * i + 1] - __half2float(__ushort_as_half(static_cast<unsigned short>(b >> 16)));
+    }
+    lo[h] = gpu::mma::pack4_e4m3(r[0], r[1], r[2], r[3]);
+  }
+  const int at = G::Q8::offset(row, chunk / 2) + (chunk % 2) * 8;
+  *reinterpret_cast<uint2*>(q8 + at) = uint2{hi[0], hi[1]};
+  *reinterpret_cast<uint2*>(q8 + G::kQPartBytes + at) = uint2{lo[0], lo[1]};
+  if (chunk == 0) row_scales[row] = inv;
+}
 template <class G, class Op, int kHeadDim, int kTiles>
 __device__ __forceinline__ void group_pv(Softmax<kHeadDim>& st, const std::uint32_t (&pa)[kTiles / 2][4],
                                          const unsigned char* v) {
@@ -1231,9 +1310,10 @@ __device__ __forceinline__ void group_pv(Softmax<kHeadDim>& st, const std::uint3
 // producer can publish K before it converts V.
 // In its place where no tile waits between the two (the same calls, no registers).
 struct NoFp8Rows {
+  template <int kParts = 3>
   __device__ void load(const unsigned char*, const unsigned char*) {}
   template <class KV, int kParts>
-  __device__ void store(unsigned char*, int) const {}
+  __device__ void store(unsigned char*, unsigned char*, int) const {}
 };
 template <int kHeadDim>
 struct Fp8Rows {
@@ -1241,17 +1321,19 @@ struct Fp8Rows {
   static_assert(kDecodeTileTokens * T::kRawChunksPerRow % kWarpSize == 0, "whole chunks per lane");
   static constexpr int kIters = kDecodeTileTokens * T::kRawChunksPerRow / kWarpSize;
   uint4 v[2][kIters];  // [K, V][chunk]
+  template <int kParts = 3>
   __device__ __forceinline__ void load(const unsigned char* k_raw, const unsigned char* v_raw) {
 #pragma unroll
     for (int kv = 0; kv < 2; ++kv)
 #pragma unroll
       for (int it = 0; it < kIters; ++it) {
+        if (!(kParts >> kv & 1)) continue;
         const int i = gpu::lane_id() + it * kWarpSize;
         v[kv][it] = *reinterpret_cast<const uint4*>((kv ? v_raw : k_raw) + T::raw_offset(i % kDecodeTileTokens, i / kDecodeTileTokens));
       }
   }
   template <class KV, int kParts = 3>
-  __device__ __forceinline__ void store(unsigned char* dst, int row0) const {
+  __device__ __forceinline__ void store(unsigned char* k_dst, unsigned char* v_dst, int row0) const {
     auto f16x2 = [](std::uint32_t w, int half) { return gpu::mma::fp8x2_half_to_f16x2(w, half); };
 #pragma unroll
     for (int kv = 0; kv < 2; ++kv)
@@ -1260,7 +1342,7 @@ struct Fp8Rows {
         if (!(kParts >> kv & 1)) continue;
         const int i = gpu::lane_id() + it * kWarpSize, row = i % kDecodeTileTokens, c = i / kDecodeTileTokens;
         const uint4& x = v[kv][it];
-        unsigned char* d = dst + kv * KV::kBytes;
+        unsigned char* d = kv ? v_dst : k_dst;
         *reinterpret_cast<uint4*>(d + KV::offset(row0 + row, 2 * c)) = uint4{f16x2(x.x, 0), f16x2(x.x, 1), f16x2(x.y, 0), f16x2(x.y, 1)};
         *reinterpret_cast<uint4*>(d + KV::offset(row0 + row, 2 * c + 1)) = uint4{f16x2(x.z, 0), f16x2(x.z, 1), f16x2(x.w, 0), f16x2(x.w, 1)};
       }
@@ -1271,7 +1353,7 @@ __device__ __forceinline__ void convert_fp8_rows(unsigned char* dst, const unsig
                                                  int row0) {
   Fp8Rows<kHeadDim> rows;
   rows.load(k_raw, v_raw);
-  rows.template store<KV>(dst, row0);
+  rows.template store<KV>(dst, dst + KV::kBytes, row0);
 }
 template <class Policy, DType kKv, int kHeadDim>
 __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu::WaitProbe& probe) {
@@ -1358,7 +1440,10 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   // its first copy; later page ids are fetched a step ahead of their copies.
   // fp8 refills a raw slot as soon as its tile is converted, so its first copies fill every
   // slot; a 16-bit stage is refilled once the step before it is read, one stage fewer.
-  constexpr int kIssuedAhead = kFp8 ? (G::kRawSlots + 1) / 2 : kStagesHere - 1;  // steps with a copy issued
+  // Raw keys: a step's slots are refilled once its S and P V are done, two steps later.
+  constexpr int kIssuedAhead = G::kRawKeys ? G::kRawSlots / 2 - 2
+                               : kFp8      ? (G::kRawSlots + 1) / 2
+                                           : kStagesHere - 1;  // steps with a copy issued
   int next_page = 0;
   if (!kProducers || producer) {
     int pages[kIssuedAhead], l2_pages[kL2Ahead > 0 ? kIssuedAhead : 1];
@@ -1402,6 +1487,10 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
 #pragma unroll
     for (int c = 0; c < kPerThread; ++c) {
       const int i = threadIdx.x + c * kThreads;
+      if constexpr (G::kRawKeys) {
+        store_q_split<G>(q_smem, reinterpret_cast<float*>(smem + G::kRowScales), v[c], i / kChunks, i % kChunks);
+        continue;
+      }
       if constexpr (kFp8) {
         auto f16 = [](std::uint32_t x) {  // bf16 pair to f16 pair
           return gpu::mma::pack2<gpu::mma::F16>(__uint_as_float(x << 16), __uint_as_float(x & 0xffff0000u));
@@ -1423,6 +1512,9 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   Softmax<kHeadDim> st;
   float s[kTiles][4];
   std::uint32_t pa[kTiles / 2][4];
+  // Raw keys: S is in units of each row's 1 / s, taken into the row's softmax scale once Q is in.
+  std::conditional_t<G::kRawKeys, RowScales, float> sm_scale{};
+  if constexpr (!G::kRawKeys) sm_scale = scale_log2;
   // The softmax of step j (S landed) into P; deferred: O's rescale returned there (lean only).
   auto softmax = [&](int j, Rescale* deferred) {
     const int key0 = (range.x + j * kWarps) * kDecodeTileTokens;  // the step's first key
@@ -1430,10 +1522,10 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
     const bool whole = kLean && Policy::kFault != DecodeFault::drop_tile && key0 >= u.first_key &&
                        key0 + G::kTokens <= key_end;
     if (whole)
-      softmax_keys<Policy, kKv, kHeadDim, kTiles, false, kLean>(s, st, pa, scale_log2, key0, u.first_key, key_end,
+      softmax_keys<Policy, kKv, kHeadDim, kTiles, false, kLean>(s, st, pa, sm_scale, key0, u.first_key, key_end,
                                                                 u.seq_len, deferred);
     else
-      softmax_keys<Policy, kKv, kHeadDim, kTiles, true, kLean>(s, st, pa, scale_log2, key0, u.first_key, key_end,
+      softmax_keys<Policy, kKv, kHeadDim, kTiles, true, kLean>(s, st, pa, sm_scale, key0, u.first_key, key_end,
                                                                u.seq_len, deferred);
   };
   auto products = [&](int j, const unsigned char* v) {  // S of step j issued: softmax, O += P V
@@ -1446,7 +1538,8 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   };
   if constexpr (kFp8) {
     // Step c's converted K and V (16-bit BoxTiles, V at kVOffset = KV::kBytes).
-    auto converted_step = [&](int c) { return converted + (c % G::kConvertedSteps) * 2 * G::KV::kBytes; };
+    auto converted_step = [&](int c) { return converted + (c % G::kConvertedSteps) * G::kConvertedStepBytes; };
+    auto converted_v = [&](int c) { return converted_step(c) + (G::kRawKeys ? 0 : G::KV::kBytes); };
     // This warp's raw tiles of step c to f16 rows of converted step c; their two raw slots are
     // then refilled with the next two half-tiles at once (its lanes read each other's bytes:
     // warp barriers on both sides), and the writes fenced for wgmma (the async proxy). Before
@@ -1473,7 +1566,8 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
                                                    smem + G::raw_offset(c, 1, w), w * kDecodeTileTokens);
       } else {
         if constexpr (kParts & 1) rows.load(smem + G::raw_offset(c, 0, w), smem + G::raw_offset(c, 1, w));
-        rows.template store<typename G::KV, kParts>(converted_step(c), w * kDecodeTileTokens);
+        rows.template store<typename G::KV, kParts>(converted_step(c), converted_step(c) + G::KV::kBytes,
+                                                    w * kDecodeTileTokens);
       }
       if constexpr (!(kParts & 2)) {
         gpu::fence_proxy_async_smem();
@@ -1560,6 +1654,27 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
           gpu::wgmma::wait<0>();
           gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kHeadDim / 2]>(st.o));
         }
+      } else if (producer && G::kRawKeys) {
+        // Step c: its copies landed; once step c - 2 is read (its raw K by S, its converted V by
+        // P V) its slots take step c + 2's copies; V converted; K's landed bytes and V's stores
+        // fenced for wgmma and handed over together.
+        gpu::regs_decrease<Policy::kRowTileProducerRegs>();
+        for (int c = 0; c < steps; ++c) {
+          probe.before();
+          gpu::async_wait<kIssuedAhead - 1, 2 * TileOf<Policy, kKv, kHeadDim>::kRawChunksPerLane>();
+          gpu::warp_sync();  // the lanes convert each other's bytes
+          probe.after(gpu::WaitPoint::AsyncCopy);
+          probe.before();
+          Ring::producer_acquire(c);
+          probe.after(gpu::WaitPoint::BlockBarrier);
+          issue(c + kIssuedAhead, next_page);
+          next_page = page_at(c + kIssuedAhead + 1);
+          Fp8Rows<kHeadDim> rows_v;
+          rows_v.template load<2>(nullptr, smem + G::raw_offset(c, 1, w));
+          rows_v.template store<typename G::KV, 2>(nullptr, converted_v(c), w * kDecodeTileTokens);
+          gpu::fence_proxy_async_smem();
+          Ring::producer_commit(c);
+        }
       } else if (producer) {
         gpu::regs_decrease<Policy::kRowTileProducerRegs>();
         for (int c = 0; c < steps; ++c) {
@@ -1573,12 +1688,17 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
         gpu::regs_increase<Policy::kRowTileConsumerRegs>();
         gpu::fence_proxy_async_smem();  // Q, written by these warps, before wgmma reads it
         gpu::named_barrier_sync(kQReady, kWarps * kWarpSize);
+        if constexpr (G::kRawKeys) {  // this lane's rows 16 w + g and + 8 (g = lane / 4)
+          const float* inv = reinterpret_cast<const float*>(smem + G::kRowScales) + kDecodeMaxGroup * w + gpu::lane_id() / 4;
+          sm_scale = RowScales{{scale_log2 * inv[0], scale_log2 * inv[8]}};
+        }
         for (int j = 0; j < steps; ++j) {
           probe.before();
           Ring::consumer_wait(j);
           probe.after(gpu::WaitPoint::BlockBarrier);
-          group_qk<G, Operand<kKv>, kHeadDim, kTiles, kQRegs>(s, q_smem, qa, converted_step(j));
-          products(j, converted_step(j) + G::KV::kBytes);
+          if constexpr (G::kRawKeys) group_qk_raw_keys<G, kTiles, Policy::kFault == DecodeFault::q_high_only>(s, q_smem, smem + G::raw_offset(j, 0, 0));
+          else group_qk<G, Operand<kKv>, kHeadDim, kTiles, kQRegs>(s, q_smem, qa, converted_step(j));
+          products(j, converted_v(j));
           Ring::consumer_release(j, steps);
         }
       }

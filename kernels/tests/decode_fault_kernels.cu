@@ -8,9 +8,11 @@ namespace schedlab::kernels {
 namespace {
 
 // Row tiles as decode_work_partition's split and token_balanced: a group above 16 runs the
-// warpgroup row-tile body (the warp one for fp8), 16 or fewer the body as before.
+// warpgroup row-tile body, 16 or fewer the body as before. The high-part fault computes fp8's S
+// on the raw keys (kRowTileFp8RawKeys), the only body that splits Q.
 template <DecodeFault kF, TileSchedule kS>
 struct Faulty : DecodePolicy {
+  /* RowTileFp8RawKeys = */ static constexpr bool kRowTileFp8RawKeys = kF == DecodeFault::q_high_only;
   /* Fault = */ static constexpr DecodeFault kFault = kF;
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = kS;
   /* MaxRowTiles = */ static constexpr int kMaxRowTiles = 4;
@@ -44,6 +46,7 @@ DecodeKernel with_schedule(DecodeFault fault) {
     case DecodeFault::stale_tile: return at_head_dim_128<Faulty<DecodeFault::stale_tile, kS>>();
     case DecodeFault::lose_split: return at_head_dim_128<Faulty<DecodeFault::lose_split, kS>>();
     case DecodeFault::stale_max: return at_head_dim_128<Faulty<DecodeFault::stale_max, kS>>();
+    case DecodeFault::q_high_only: return at_head_dim_128<Faulty<DecodeFault::q_high_only, kS>>();
     case DecodeFault::none: break;
   }
   throw std::invalid_argument("decode_fault_kernel: no fault named");

@@ -237,6 +237,7 @@ TEST(DecodeGpuRowTiles, SmallShapesForSanitizer) {
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_warp_combine>();
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_row_list>();
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_l2_prefetch>();
+  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_raw_keys>();
 }
 
 // The same shapes with the row tiles computed warp by warp (RowTileMma::warp), the body the
@@ -415,6 +416,11 @@ TEST(DecodeGpuRowTiles, L2PrefetchMatchesReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_l2_prefetch>(true);
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_l2_prefetch4>(true);
 }
+// fp8's S on the raw e4m3 K tiles with Q split into e4m3 high and low parts per row
+// (kRowTileFp8RawKeys; head dim 128, the D-64 shapes run the converted keys).
+TEST(DecodeGpuRowTiles, RawKeysMatchReference) {
+  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_raw_keys>(true);
+}
 // A row-tile CTA's rows written through shared memory, an element per thread
 // (kRowsFromRegisters false; the default writes each lane's columns from its registers).
 TEST(DecodeGpuRowTiles, StagedRowsMatchReference) {
@@ -468,9 +474,13 @@ void expect_every_fault_fails(TileSchedule schedule, const DecodeKernel& shipped
                                {"lose_split", decode_fault_kernel(DecodeFault::lose_split, schedule)}};
   // A skipped rescale exists only in the warpgroup body's lean step, which the row tiles run.
   if (row_tiles > 1) faults.push_back({"stale_max", decode_fault_kernel(DecodeFault::stale_max, schedule)});
+  // Q's e4m3 high part alone in S: fp8 KV's raw-keys body, row tiles only.
+  const Fault q_high_only{"q_high_only", decode_fault_kernel(DecodeFault::q_high_only, schedule)};
   std::uint64_t seed = std::random_device{}();
   for (int context : {1024, 65536})
     for (DType kv : {DType::bf16, DType::f16, DType::fp8_e4m3}) {
+      std::vector<Fault> here = faults;
+      if (row_tiles > 1 && kv == DType::fp8_e4m3) here.push_back(q_high_only);
       DecodeProblem p = make_decode_problem(2, q_heads, kv_heads, 128, 16, {context, context}, kv, ++seed);
       if (kv == DType::f16) p.q_dtype = DType::f16;
       const std::string where = label + ", " + std::string(dtype_name(kv)) + ", context " + std::to_string(context);
@@ -479,7 +489,7 @@ void expect_every_fault_fails(TileSchedule schedule, const DecodeKernel& shipped
       EXPECT_EQ(plan.row_tiles, row_tiles) << where << ", no fault";
       EXPECT_TRUE(control.passed) << where << ", no fault: " << control.message;
       std::printf("%s, no fault: %s\n", where.c_str(), control.message.c_str());
-      for (const auto& f : faults) {
+      for (const auto& f : here) {
         const AccuracyReport acc = run_kernel(f.kernel, p, seed, &plan);
         EXPECT_EQ(plan.row_tiles, row_tiles) << where << ", " << f.name;
         if (std::string(f.name) == "lose_split") ASSERT_GT(plan.num_splits, 1) << where << ": no split to lose";

@@ -38,13 +38,7 @@ __device__ __forceinline__ void mma_16832(float (&c)[4], const std::uint32_t (&a
       : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
       : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b[0]), "r"(b[1]));
 }
-// Four floats to e4m3 bytes (x0 in the low byte), round to nearest even, saturating at 448.
-__device__ __forceinline__ std::uint32_t pack4_e4m3(float x0, float x1, float x2, float x3) {
-  std::uint16_t lo, hi;
-  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(lo) : "f"(x1), "f"(x0));  // first operand: high byte
-  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(hi) : "f"(x3), "f"(x2));
-  return std::uint32_t(lo) | (std::uint32_t(hi) << 16);
-}
+using mma::pack4_e4m3;
 inline constexpr std::uint32_t kEvenBytes = 0x6420;  // PRMT: bytes 0, 2 of a and 0, 2 of b
 inline constexpr std::uint32_t kOddBytes = 0x7531;   // PRMT: bytes 1, 3 of a and 1, 3 of b
 }  // namespace fp8_detail

@@ -72,6 +72,14 @@ __device__ __forceinline__ std::uint32_t fp8x2_to_f16x2(std::uint16_t v) {
   return out;
 }
 
+// Four floats to e4m3 bytes (x0 in the low byte), round to nearest even, saturating at 448.
+__device__ __forceinline__ std::uint32_t pack4_e4m3(float x0, float x1, float x2, float x3) {
+  std::uint16_t lo, hi;
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(lo) : "f"(x1), "f"(x0));  // first operand: high byte
+  asm("cvt.rn.satfinite.e4m3x2.f32 %0, %1, %2;\n" : "=h"(hi) : "f"(x3), "f"(x2));
+  return std::uint32_t(lo) | (std::uint32_t(hi) << 16);
+}
+
 // The e4m3 pair in 16-bit half `half` of w: the PTX names the half, so ptxas reads it in place
 // (F2FP ... R.H1) where a shift would take an instruction of its own.
 __device__ __forceinline__ std::uint32_t fp8x2_half_to_f16x2(std::uint32_t w, int half) {
