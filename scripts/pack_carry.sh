@@ -5,7 +5,7 @@
 # Benchmark's shared library (.carry/lib), and the commit they were built from
 # (.carry/provenance). Refuses a dirty checkout: results must name a clean commit. With
 # OLDER_BUILD set, also the benchmarks of that build directory (.carry/old.tar.xz).
-# Usage: bash scripts/pack_carry.sh [BUILD_DIR] [extra binaries...]
+# Usage: [ONLY='bench_x schedlab_gpu_tests_y'] bash scripts/pack_carry.sh [BUILD_DIR] [extra binaries...]
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${1:-build/cuda}
@@ -16,7 +16,10 @@ if [ -n "$(git status --porcelain)" ]; then
 fi
 rm -rf .carry/bin .carry/bin.tar.xz
 mkdir -p .carry/bin .carry/lib
+# ONLY (a space-separated list of binary names) packs just those of the build, for a call that
+# runs one family and would not fit the carry limit with every binary built.
 for b in "$build"/kernels/schedlab_gpu_tests_* "$build"/kernels/bench_naive "$build"/experiments/*/bench_* "$@"; do
+  if [ -n "${ONLY:-}" ] && [[ " $ONLY " != *" $(basename "$b") "* ]]; then continue; fi
   if [ -x "$b" ] && [ -f "$b" ]; then strip -o ".carry/bin/$(basename "$b")" "$b"; fi
 done
 cp -P /usr/lib/x86_64-linux-gnu/libbenchmark.so* .carry/lib/
