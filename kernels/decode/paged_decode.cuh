@@ -473,8 +473,26 @@ __device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHea
       } else if constexpr (!kLean) {
         s[n][i] *= row_scale(scale_log2, i / 2);
       }
-      tile_max[i / 2] = fmaxf(tile_max[i / 2], s[n][i]);
+      if constexpr (kTiles < 4) tile_max[i / 2] = fmaxf(tile_max[i / 2], s[n][i]);
     }
+  // A step of 4 or more n8 tiles (the warpgroup body's 64 keys) reduces its row's values as a
+  // tree: log2 of them dependent instructions where a chain takes one per value.
+  auto tree = [](float (&t)[kTiles], auto op) {
+#pragma unroll
+    for (int w = kTiles / 2; w >= 1; w /= 2)
+#pragma unroll
+      for (int n = 0; n < w; ++n) t[n] = op(t[n], t[n + w]);
+    return t[0];
+  };
+  if constexpr (kTiles >= 4) {
+#pragma unroll
+    for (int r = 0; r < 2; ++r) {
+      float t[kTiles];
+#pragma unroll
+      for (int n = 0; n < kTiles; ++n) t[n] = fmaxf(s[n][2 * r], s[n][2 * r + 1]);
+      tile_max[r] = tree(t, [](float x, float y) { return fmaxf(x, y); });
+    }
+  }
   float corr[2];
   bool moved = false;
 #pragma unroll
@@ -501,7 +519,13 @@ __device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHea
       const float sc = row_scale(scale_log2, r);
       s[n][2 * r] = gpu::mma::fast_exp2(kLean ? fmaf(s[n][2 * r], sc, -m_use) : s[n][2 * r] - m_use);
       s[n][2 * r + 1] = gpu::mma::fast_exp2(kLean ? fmaf(s[n][2 * r + 1], sc, -m_use) : s[n][2 * r + 1] - m_use);
-      st.l[r] += s[n][2 * r] + s[n][2 * r + 1];
+      if constexpr (kTiles < 4) st.l[r] += s[n][2 * r] + s[n][2 * r + 1];
+    }
+    if constexpr (kTiles >= 4) {
+      float t[kTiles];
+#pragma unroll
+      for (int n = 0; n < kTiles; ++n) t[n] = s[n][2 * r] + s[n][2 * r + 1];
+      st.l[r] += tree(t, [](float x, float y) { return x + y; });
     }
   }
   // A row whose max stayed has corr exactly 1 (and one still at -inf has O = 0 and l = 0).
@@ -1218,16 +1242,16 @@ template <class G, class Op, int kHeadDim, int kTiles, bool kQRegs>
 __device__ __forceinline__ void group_qk(float (&s)[kTiles][4], const unsigned char* q,
                                          const std::uint32_t (&qa)[kHeadDim / 16][4], const unsigned char* k) {
   auto& d = reinterpret_cast<float (&)[kTiles * 4]>(s);
+  const std::uint64_t k0 = gpu::wgmma::descriptor(k, 16, 1024), q0 = gpu::wgmma::descriptor(q, 16, 1024);
   gpu::wgmma::fence();
 #pragma unroll
   for (int kk = 0; kk < kHeadDim / 16; ++kk) {  // a k16 step: 32 bytes of a 128-byte box row
     const int box = kk / 4, in_row = (kk % 4) * 32;
-    const std::uint64_t b = gpu::wgmma::descriptor(k + box * G::KV::kBoxBytes + in_row, 16, 1024);
+    const std::uint64_t b = gpu::wgmma::advance(k0, box * G::KV::kBoxBytes + in_row);
     if constexpr (kQRegs)
       gpu::wgmma::mma_rs<kTiles * 8, Op, false>(d, qa[kk], b, kk > 0);  // K is K-major
     else
-      gpu::wgmma::mma_ss<kTiles * 8, Op>(d, gpu::wgmma::descriptor(q + box * G::Q::kBoxBytes + in_row, 16, 1024), b,
-                                         kk > 0);
+      gpu::wgmma::mma_ss<kTiles * 8, Op>(d, gpu::wgmma::advance(q0, box * G::Q::kBoxBytes + in_row), b, kk > 0);
   }
   gpu::wgmma::commit();
 }
@@ -1236,13 +1260,14 @@ __device__ __forceinline__ void group_qk(float (&s)[kTiles][4], const unsigned c
 template <class G, int kTiles, bool kHighOnly = false>
 __device__ __forceinline__ void group_qk_raw_keys(float (&s)[kTiles][4], const unsigned char* q8, const unsigned char* k) {
   auto& d = reinterpret_cast<float (&)[kTiles * 4]>(s);
+  const std::uint64_t k0 = gpu::wgmma::descriptor(k, 16, 1024), q0 = gpu::wgmma::descriptor(q8, 16, 1024);
   gpu::wgmma::fence();
 #pragma unroll
   for (int kk = 0; kk < 4; ++kk)
 #pragma unroll
     for (int part = 0; part < (kHighOnly ? 1 : 2); ++part)
-      gpu::wgmma::mma_ss<kTiles * 8, gpu::wgmma::E4m3>(d, gpu::wgmma::descriptor(q8 + part * G::kQPartBytes + kk * 32, 16, 1024),
-                                                       gpu::wgmma::descriptor(k + kk * 32, 16, 1024), kk + part > 0);
+      gpu::wgmma::mma_ss<kTiles * 8, gpu::wgmma::E4m3>(d, gpu::wgmma::advance(q0, part * G::kQPartBytes + kk * 32),
+                                                       gpu::wgmma::advance(k0, kk * 32), kk + part > 0);
   gpu::wgmma::commit();
 }
 // Raw keys: one thread's chunk of a query row (8 bf16 values, chunk `chunk` of 16; the 16 lanes
@@ -1292,9 +1317,10 @@ __device__ __forceinline__ void group_pv(Softmax<kHeadDim>& st, const std::uint3
   auto& o = reinterpret_cast<float (&)[kHeadDim / 2]>(st.o);
   gpu::wgmma::fence_operands(o);
   gpu::wgmma::fence();
+  const std::uint64_t v0 = gpu::wgmma::descriptor(v, G::KV::kBoxBytes, 1024);
 #pragma unroll
   for (int kk = 0; kk < kTiles / 2; ++kk)  // 16 keys; V is the transposed (MN-major) operand
-    gpu::wgmma::mma_rs<kHeadDim, Op>(o, pa[kk], gpu::wgmma::descriptor(v + kk * 16 * 128, G::KV::kBoxBytes, 1024), true);
+    gpu::wgmma::mma_rs<kHeadDim, Op>(o, pa[kk], gpu::wgmma::advance(v0, kk * 16 * 128), true);
   gpu::wgmma::commit();
 }
 

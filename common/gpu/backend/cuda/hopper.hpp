@@ -90,6 +90,12 @@ __device__ __forceinline__ std::uint64_t descriptor(const void* start, std::uint
          (std::uint64_t((sbo >> 4) & 0x3FFF) << 32) | (kSwizzle128B << 62);
 }
 
+// The descriptor of the same layout `bytes` further on (a multiple of 16 that stays inside
+// shared memory): the start address / 16 is the low field, so the offset adds to it. One add
+// where building each descriptor anew takes a chain of uniform-datapath instructions before
+// every wgmma.
+__device__ __forceinline__ std::uint64_t advance(std::uint64_t desc, std::uint32_t bytes) { return desc + (bytes >> 4); }
+
 // Orders this thread's register writes (accumulators, A fragments) before the next wgmma.
 __device__ __forceinline__ void fence() { asm volatile("wgmma.fence.sync.aligned;\n" ::: "memory"); }
 // Closes the wgmma ops issued since the last commit into one group.
