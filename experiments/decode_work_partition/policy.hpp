@@ -19,7 +19,8 @@
 // two (four) steps later into L2 beside its copies (kRowTileL2PrefetchSteps);
 // token_balanced_staged_rows writes a row-tile CTA's rows through shared memory
 // (kRowsFromRegisters false); token_balanced_raw_keys computes fp8's S on the raw K tiles
-// (kRowTileFp8RawKeys).
+// (kRowTileFp8RawKeys), and token_balanced_s_behind_pv issues each step's S behind the P V of
+// the step before (kRowTileSBehindPV).
 #pragma once
 #include "kernels/decode/decode_policy.hpp"
 
@@ -139,6 +140,11 @@ struct token_balanced_staged_rows : token_balanced_filled {
 // e4m3 high and low parts per row (kRowTileFp8RawKeys): the producers convert V alone.
 struct token_balanced_raw_keys : token_balanced_filled {
   /* RowTileFp8RawKeys = */ static constexpr bool kRowTileFp8RawKeys = true;
+};
+// token_balanced_raw_keys with each step's S issued right behind the step before's P V, one
+// wait for both (kRowTileSBehindPV).
+struct token_balanced_s_behind_pv : token_balanced_raw_keys {
+  /* RowTileSBehindPV = */ static constexpr bool kRowTileSBehindPV = true;
 };
 struct persistent : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;

@@ -205,6 +205,12 @@ struct DecodePolicy {
   // busiest on. The raw ring then holds four steps (a step's K is read until its S is done),
   // the space of the converted K steps it no longer needs. false: K converted as V is.
   /* RowTileFp8RawKeys = */ static constexpr bool kRowTileFp8RawKeys = false;
+  // With the producer warpgroup, S and P V in series (not kRowTileOverlapPV): S = Q K^T of step
+  // j + 1 is issued right behind O += P V of step j, and the computing warps wait once for both
+  // (true), instead of waiting for P V before they take step j + 1 (false). The matrix unit then
+  // runs the two back to back, and a step's chain loses one round trip from the warps to the
+  // unit; step j is released once that wait is over, a step later.
+  /* RowTileSBehindPV = */ static constexpr bool kRowTileSBehindPV = false;
   // The warpgroup body: when a warp issues the copies of its tile of step j it also asks L2 to
   // fetch its tile of step j + kRowTileL2PrefetchSteps (one bulk prefetch each for K and V, no
   // shared memory or registers held), so that copy, issued that many steps later, reads L2

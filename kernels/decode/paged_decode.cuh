@@ -1718,14 +1718,35 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
           const float* inv = reinterpret_cast<const float*>(smem + G::kRowScales) + kDecodeMaxGroup * w + gpu::lane_id() / 4;
           sm_scale = RowScales{{scale_log2 * inv[0], scale_log2 * inv[8]}};
         }
-        for (int j = 0; j < steps; ++j) {
+        auto issue_s = [&](int j) {  // step j converted and landed: S = Q K^T
           probe.before();
           Ring::consumer_wait(j);
           probe.after(gpu::WaitPoint::BlockBarrier);
           if constexpr (G::kRawKeys) group_qk_raw_keys<G, kTiles, Policy::kFault == DecodeFault::q_high_only>(s, q_smem, smem + G::raw_offset(j, 0, 0));
           else group_qk<G, Operand<kKv>, kHeadDim, kTiles, kQRegs>(s, q_smem, qa, converted_step(j));
-          products(j, converted_v(j));
-          Ring::consumer_release(j, steps);
+        };
+        if constexpr (Policy::kRowTileSBehindPV) {
+          auto& p_flat = reinterpret_cast<std::uint32_t (&)[kTiles * 2]>(pa);
+          if (steps > 0) issue_s(0);
+          for (int j = 0; j < steps; ++j) {
+            gpu::wgmma::wait<0>();  // S of step j, and P V of step j - 1 ahead of it
+            gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kTiles * 4]>(s));
+            gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kHeadDim / 2]>(st.o));
+            gpu::wgmma::fence_operands(p_flat);  // P of step j - 1 was read until here
+            if (j > 0) Ring::consumer_release(j - 1, steps);
+            softmax(j, nullptr);
+            group_pv<G, Operand<kKv>, kHeadDim, kTiles>(st, pa, converted_v(j));
+            if (j + 1 < steps) issue_s(j + 1);
+          }
+          gpu::wgmma::wait<0>();
+          gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kHeadDim / 2]>(st.o));
+          gpu::wgmma::fence_operands(p_flat);
+        } else {
+          for (int j = 0; j < steps; ++j) {
+            issue_s(j);
+            products(j, converted_v(j));
+            Ring::consumer_release(j, steps);
+          }
         }
       }
     }

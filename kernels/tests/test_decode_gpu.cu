@@ -238,6 +238,7 @@ TEST(DecodeGpuRowTiles, SmallShapesForSanitizer) {
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_row_list>();
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_l2_prefetch>();
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_raw_keys>();
+  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_s_behind_pv>();
 }
 
 // The same shapes with the row tiles computed warp by warp (RowTileMma::warp), the body the
@@ -420,6 +421,10 @@ TEST(DecodeGpuRowTiles, L2PrefetchMatchesReference) {
 // (kRowTileFp8RawKeys; head dim 128, the D-64 shapes run the converted keys).
 TEST(DecodeGpuRowTiles, RawKeysMatchReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_raw_keys>(true);
+}
+// Each step's S issued behind the step before's P V, one wait for both (kRowTileSBehindPV).
+TEST(DecodeGpuRowTiles, SBehindPVMatchesReference) {
+  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_s_behind_pv>(true);
 }
 // A row-tile CTA's rows written through shared memory, an element per thread
 // (kRowsFromRegisters false; the default writes each lane's columns from its registers).
