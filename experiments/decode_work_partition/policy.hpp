@@ -19,8 +19,9 @@
 // two (four) steps later into L2 beside its copies (kRowTileL2PrefetchSteps);
 // token_balanced_staged_rows writes a row-tile CTA's rows through shared memory
 // (kRowsFromRegisters false); token_balanced_raw_keys computes fp8's S on the raw K tiles
-// (kRowTileFp8RawKeys), and token_balanced_s_behind_pv issues each step's S behind the P V of
-// the step before (kRowTileSBehindPV).
+// (kRowTileFp8RawKeys), token_balanced_s_behind_pv issues each step's S behind the P V of the
+// step before (kRowTileSBehindPV), and token_balanced_keys_freed refills a step's raw slots once
+// its S is done (kRowTileKeysFreedAfterS).
 #pragma once
 #include "kernels/decode/decode_policy.hpp"
 
@@ -145,6 +146,11 @@ struct token_balanced_raw_keys : token_balanced_filled {
 // wait for both (kRowTileSBehindPV).
 struct token_balanced_s_behind_pv : token_balanced_raw_keys {
   /* RowTileSBehindPV = */ static constexpr bool kRowTileSBehindPV = true;
+};
+// token_balanced_raw_keys with a step's raw slots refilled once its S is done, three raw steps
+// in flight instead of two (kRowTileKeysFreedAfterS).
+struct token_balanced_keys_freed : token_balanced_raw_keys {
+  /* RowTileKeysFreedAfterS = */ static constexpr bool kRowTileKeysFreedAfterS = true;
 };
 struct persistent : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;

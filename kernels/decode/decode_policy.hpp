@@ -211,6 +211,11 @@ struct DecodePolicy {
   // runs the two back to back, and a step's chain loses one round trip from the warps to the
   // unit; step j is released once that wait is over, a step later.
   /* RowTileSBehindPV = */ static constexpr bool kRowTileSBehindPV = false;
+  // Raw keys (kRowTileFp8RawKeys): a step's raw K slot goes back to the producers as soon as
+  // its S is done (a named barrier per raw step), and its V slot once they converted it, so
+  // the ring of four raw steps keeps three in flight, each issued a step sooner (true). false:
+  // a step's raw slots wait for its P V, two in flight.
+  /* RowTileKeysFreedAfterS = */ static constexpr bool kRowTileKeysFreedAfterS = false;
   // The warpgroup body: when a warp issues the copies of its tile of step j it also asks L2 to
   // fetch its tile of step j + kRowTileL2PrefetchSteps (one bulk prefetch each for K and V, no
   // shared memory or registers held), so that copy, issued that many steps later, reads L2

@@ -1466,8 +1466,11 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   // its first copy; later page ids are fetched a step ahead of their copies.
   // fp8 refills a raw slot as soon as its tile is converted, so its first copies fill every
   // slot; a 16-bit stage is refilled once the step before it is read, one stage fewer.
-  // Raw keys: a step's slots are refilled once its S and P V are done, two steps later.
-  constexpr int kIssuedAhead = G::kRawKeys ? G::kRawSlots / 2 - 2
+  // Raw keys: a step's slots are refilled once its S and P V are done, two steps later, or
+  // once its S is done, a step later (kRowTileKeysFreedAfterS).
+  constexpr bool kKeysFreedAfterS = G::kRawKeys && Policy::kRowTileKeysFreedAfterS;
+  static_assert(!kKeysFreedAfterS || !Policy::kRowTileSBehindPV, "the S-behind-P V loop releases whole steps");
+  constexpr int kIssuedAhead = G::kRawKeys ? G::kRawSlots / 2 - (kKeysFreedAfterS ? 1 : 2)
                                : kFp8      ? (G::kRawSlots + 1) / 2
                                            : kStagesHere - 1;  // steps with a copy issued
   int next_page = 0;
@@ -1628,6 +1631,9 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       // kOverlapPV: Ring carries the steps' K halves alone and VRing (barriers 7-10, above the
       // CTA sync's 6) their V halves, each freed as soon as its product is done.
       using VRing = attention::NamedBarrierPipeline<G::kConvertedSteps, CtaSync<0>::kBarrier + 1, 2 * kWarps * kWarpSize>;
+      // kKeysFreedAfterS: the raw steps' slots, each released once its S is done (barriers 11-14,
+      // the empty half of a ring above the CTA sync's; its full half is unused).
+      using KRing = attention::NamedBarrierPipeline<G::kRawSlots / 2, CtaSync<0>::kBarrier + 1, 2 * kWarps * kWarpSize>;
       if (producer && kOverlapPV) {
         gpu::regs_decrease<Policy::kRowTileProducerRegs>();
         for (int c = 0; c < steps; ++c) {
@@ -1693,13 +1699,22 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
           probe.before();
           Ring::producer_acquire(c);
           probe.after(gpu::WaitPoint::BlockBarrier);
-          issue(c + kIssuedAhead, next_page);
-          next_page = page_at(c + kIssuedAhead + 1);
+          if constexpr (!kKeysFreedAfterS) {
+            issue(c + kIssuedAhead, next_page);
+            next_page = page_at(c + kIssuedAhead + 1);
+          }
           Fp8Rows<kHeadDim> rows_v;
           rows_v.template load<2>(nullptr, smem + G::raw_offset(c, 1, w));
           rows_v.template store<typename G::KV, 2>(nullptr, converted_v(c), w * kDecodeTileTokens);
           gpu::fence_proxy_async_smem();
           Ring::producer_commit(c);
+          if constexpr (kKeysFreedAfterS) {  // step c - 1's K read by its S, its V converted above
+            probe.before();
+            if (c + kIssuedAhead < steps) KRing::producer_acquire(c + kIssuedAhead);
+            probe.after(gpu::WaitPoint::BlockBarrier);
+            issue(c + kIssuedAhead, next_page);
+            next_page = page_at(c + kIssuedAhead + 1);
+          }
         }
       } else if (producer) {
         gpu::regs_decrease<Policy::kRowTileProducerRegs>();
@@ -1744,6 +1759,10 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
         } else {
           for (int j = 0; j < steps; ++j) {
             issue_s(j);
+            if constexpr (kKeysFreedAfterS) {  // step j's raw K is read
+              gpu::wgmma::wait<0>();
+              KRing::consumer_release(j, steps);
+            }
             products(j, converted_v(j));
             Ring::consumer_release(j, steps);
           }

@@ -239,6 +239,7 @@ TEST(DecodeGpuRowTiles, SmallShapesForSanitizer) {
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_l2_prefetch>();
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_raw_keys>();
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_s_behind_pv>();
+  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_keys_freed>();
 }
 
 // The same shapes with the row tiles computed warp by warp (RowTileMma::warp), the body the
@@ -421,6 +422,11 @@ TEST(DecodeGpuRowTiles, L2PrefetchMatchesReference) {
 // (kRowTileFp8RawKeys; head dim 128, the D-64 shapes run the converted keys).
 TEST(DecodeGpuRowTiles, RawKeysMatchReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_raw_keys>(true);
+}
+// A step's raw slots refilled once its S is done, three raw steps in flight
+// (kRowTileKeysFreedAfterS).
+TEST(DecodeGpuRowTiles, KeysFreedMatchReference) {
+  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_keys_freed>(true);
 }
 // Each step's S issued behind the step before's P V, one wait for both (kRowTileSBehindPV).
 TEST(DecodeGpuRowTiles, SBehindPVMatchesReference) {
