@@ -20,8 +20,9 @@
 // token_balanced_staged_rows writes a row-tile CTA's rows through shared memory
 // (kRowsFromRegisters false); token_balanced_raw_keys computes fp8's S on the raw K tiles
 // (kRowTileFp8RawKeys), token_balanced_s_behind_pv issues each step's S behind the P V of the
-// step before (kRowTileSBehindPV), and token_balanced_keys_freed refills a step's raw slots once
-// its S is done (kRowTileKeysFreedAfterS).
+// step before (kRowTileSBehindPV), token_balanced_keys_freed refills a step's raw slots once its
+// S is done (kRowTileKeysFreedAfterS), and token_balanced_half_exp2 takes the softmax's
+// exponentials as f16 pairs (kRowTileHalfExp2).
 #pragma once
 #include "kernels/decode/decode_policy.hpp"
 
@@ -151,6 +152,11 @@ struct token_balanced_s_behind_pv : token_balanced_raw_keys {
 // in flight instead of two (kRowTileKeysFreedAfterS).
 struct token_balanced_keys_freed : token_balanced_raw_keys {
   /* RowTileKeysFreedAfterS = */ static constexpr bool kRowTileKeysFreedAfterS = true;
+};
+// token_balanced_raw_keys with the softmax's exponentials as f16 pairs, straight into P
+// (kRowTileHalfExp2).
+struct token_balanced_half_exp2 : token_balanced_raw_keys {
+  /* RowTileHalfExp2 = */ static constexpr bool kRowTileHalfExp2 = true;
 };
 struct persistent : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;

@@ -216,6 +216,11 @@ struct DecodePolicy {
   // the ring of four raw steps keeps three in flight, each issued a step sooner (true). false:
   // a step's raw slots wait for its P V, two in flight.
   /* RowTileKeysFreedAfterS = */ static constexpr bool kRowTileKeysFreedAfterS = false;
+  // fp8 KV in the warpgroup body (its P is an f16 operand): the softmax's exponentials as f16
+  // pairs (ex2.approx.f16x2 on the pair of exponents the P word holds), two a
+  // transcendental-unit instruction and no separate pack, a row's share of the sum added as f16
+  // pairs before it joins the f32 sum (true); or each in f32, then packed (false).
+  /* RowTileHalfExp2 = */ static constexpr bool kRowTileHalfExp2 = false;
   // The warpgroup body: when a warp issues the copies of its tile of step j it also asks L2 to
   // fetch its tile of step j + kRowTileL2PrefetchSteps (one bulk prefetch each for K and V, no
   // shared memory or registers held), so that copy, issued that many steps later, reads L2

@@ -514,6 +514,24 @@ __device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHea
         st.o[n][2 * r + 1] *= corr[r];
       }
     }
+    // f16 exponentials (kRowTileHalfExp2, f16 P, a warpgroup step): each P word straight from
+    // its pair's ex2.approx.f16x2, the row's words summed as f16 pairs.
+    if constexpr (kTiles >= 4 && Policy::kRowTileHalfExp2 && std::is_same_v<Operand<kKv>, gpu::mma::F16>) {
+      const float sc = row_scale(scale_log2, r);
+      std::uint32_t h[kTiles];
+#pragma unroll
+      for (int n = 0; n < kTiles; ++n) {
+        const float x0 = kLean ? fmaf(s[n][2 * r], sc, -m_use) : s[n][2 * r] - m_use;
+        const float x1 = kLean ? fmaf(s[n][2 * r + 1], sc, -m_use) : s[n][2 * r + 1] - m_use;
+        h[n] = pa[n / 2][(n % 2) * 2 + r] = gpu::mma::fast_exp2_f16x2(gpu::mma::pack2<gpu::mma::F16>(x0, x1));
+      }
+#pragma unroll
+      for (int w = kTiles / 2; w >= 1; w /= 2)
+#pragma unroll
+        for (int n = 0; n < w; ++n) h[n] = gpu::mma::add_f16x2(h[n], h[n + w]);
+      st.l[r] += gpu::mma::sum_f16x2(h[0]);
+      continue;
+    }
 #pragma unroll
     for (int n = 0; n < kTiles; ++n) {
       const float sc = row_scale(scale_log2, r);
@@ -533,6 +551,7 @@ __device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHea
     if (deferred) *deferred = Rescale{{corr[0], corr[1]}, moved};
     else apply_rescale<Policy>(st, Rescale{{corr[0], corr[1]}, moved});
   }
+  if constexpr (kTiles >= 4 && Policy::kRowTileHalfExp2 && std::is_same_v<Operand<kKv>, gpu::mma::F16>) return;  // P is written
 #pragma unroll
   for (int kk = 0; kk < kTiles / 2; ++kk) {
     pa[kk][0] = gpu::mma::pack2<Operand<kKv>>(s[2 * kk][0], s[2 * kk][1]);
@@ -1289,7 +1308,7 @@ __device__ __forceinline__ void store_q_split(unsigned char* q8, float* row_scal
 #pragma unroll
   for (int m = 1; m < 16; m *= 2) amax = fmaxf(amax, gpu::shfl_xor(amax, m));
   const int e = int((__float_as_uint(amax) >> 23) & 0xff) - 127;  // floor(log2 amax); -127 for 0
-  const int se = min(max(7 - e, -126), 127);
+  const int se = min(max(7 - e, -126), 126);  // 1 / s stays a normal float (an all-zero row: 2^-126)
   const float scale = __uint_as_float(std::uint32_t(se + 127) << 23), inv = __uint_as_float(std::uint32_t(127 - se) << 23);
   std::uint32_t hi[2], lo[2];
 #pragma unroll

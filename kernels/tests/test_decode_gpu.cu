@@ -240,6 +240,7 @@ TEST(DecodeGpuRowTiles, SmallShapesForSanitizer) {
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_raw_keys>();
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_s_behind_pv>();
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_keys_freed>();
+  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_half_exp2>();
 }
 
 // The same shapes with the row tiles computed warp by warp (RowTileMma::warp), the body the
@@ -427,6 +428,10 @@ TEST(DecodeGpuRowTiles, RawKeysMatchReference) {
 // (kRowTileKeysFreedAfterS).
 TEST(DecodeGpuRowTiles, KeysFreedMatchReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_keys_freed>(true);
+}
+// The softmax's exponentials as f16 pairs straight into P (kRowTileHalfExp2).
+TEST(DecodeGpuRowTiles, HalfExp2MatchReference) {
+  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_half_exp2>(true);
 }
 // Each step's S issued behind the step before's P V, one wait for both (kRowTileSBehindPV).
 TEST(DecodeGpuRowTiles, SBehindPVMatchesReference) {
