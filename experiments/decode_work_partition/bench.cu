@@ -18,7 +18,7 @@ int main(int argc, char** argv) {
                             x::token_balanced_short_merges, x::token_balanced_filled,
                             x::token_balanced_two_waves, x::token_balanced_four_waves,
                             x::token_balanced_l2_prefetch, x::token_balanced_l2_prefetch4,
-                            x::token_balanced_staged_rows, x::token_balanced_raw_keys,
+                            x::token_balanced_staged_rows, x::token_balanced_converted_keys,
                             x::token_balanced_s_behind_pv, x::token_balanced_keys_freed,
                             x::token_balanced_half_exp2>
       experiment{"decode_work_partition",
@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
                   "token_balanced_warp_combine", "token_balanced_row_list",
                   "token_balanced_short_merges", "token_balanced_filled", "token_balanced_two_waves",
                   "token_balanced_four_waves", "token_balanced_l2_prefetch", "token_balanced_l2_prefetch4",
-                  "token_balanced_staged_rows", "token_balanced_raw_keys",
+                  "token_balanced_staged_rows", "token_balanced_converted_keys",
                   "token_balanced_s_behind_pv", "token_balanced_keys_freed",
                   "token_balanced_half_exp2"}};
   return harness::bench_main(

@@ -45,8 +45,8 @@ template void launch_paged_decode<experiments::decode_work_partition::token_bala
 template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced_l2_prefetch4>(const DecodeProblem&, int);
 template void launch_paged_decode<experiments::decode_work_partition::token_balanced_staged_rows>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
 template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced_staged_rows>(const DecodeProblem&, int);
-template void launch_paged_decode<experiments::decode_work_partition::token_balanced_raw_keys>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
-template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced_raw_keys>(const DecodeProblem&, int);
+template void launch_paged_decode<experiments::decode_work_partition::token_balanced_converted_keys>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
+template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced_converted_keys>(const DecodeProblem&, int);
 template void launch_paged_decode<experiments::decode_work_partition::token_balanced_s_behind_pv>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
 template DecodePlan plan_paged_decode<experiments::decode_work_partition::token_balanced_s_behind_pv>(const DecodeProblem&, int);
 template void launch_paged_decode<experiments::decode_work_partition::token_balanced_keys_freed>(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);

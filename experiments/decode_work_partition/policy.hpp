@@ -18,8 +18,9 @@
 // (kMaxInKernelMergeRowsPerWarp); token_balanced_l2_prefetch(4) prefetches each warp's tile of
 // two (four) steps later into L2 beside its copies (kRowTileL2PrefetchSteps);
 // token_balanced_staged_rows writes a row-tile CTA's rows through shared memory
-// (kRowsFromRegisters false); token_balanced_raw_keys computes fp8's S on the raw K tiles
-// (kRowTileFp8RawKeys), token_balanced_s_behind_pv issues each step's S behind the P V of the
+// (kRowsFromRegisters false); token_balanced_converted_keys computes fp8's S on K converted to
+// f16 as V is, where the default reads the raw e4m3 K tiles (kRowTileFp8RawKeys);
+// token_balanced_s_behind_pv issues each step's S behind the P V of the
 // step before (kRowTileSBehindPV), token_balanced_keys_freed refills a step's raw slots once its
 // S is done (kRowTileKeysFreedAfterS), and token_balanced_half_exp2 takes the softmax's
 // exponentials as f16 pairs (kRowTileHalfExp2).
@@ -138,24 +139,25 @@ struct token_balanced_l2_prefetch4 : token_balanced_filled {
 struct token_balanced_staged_rows : token_balanced_filled {
   /* RowsFromRegisters = */ static constexpr bool kRowsFromRegisters = false;
 };
-// token_balanced_filled with fp8 MQA's S = Q K^T on the raw e4m3 K tiles, Q split exactly into
-// e4m3 high and low parts per row (kRowTileFp8RawKeys): the producers convert V alone.
-struct token_balanced_raw_keys : token_balanced_filled {
-  /* RowTileFp8RawKeys = */ static constexpr bool kRowTileFp8RawKeys = true;
+// token_balanced_filled with fp8's K converted to f16 as V is, S = Q K^T on the converted tiles
+// (kRowTileFp8RawKeys false; the default computes S on the raw e4m3 K tiles, Q split exactly into
+// e4m3 high and low parts per row, and its producers convert V alone).
+struct token_balanced_converted_keys : token_balanced_filled {
+  /* RowTileFp8RawKeys = */ static constexpr bool kRowTileFp8RawKeys = false;
 };
-// token_balanced_raw_keys with each step's S issued right behind the step before's P V, one
+// token_balanced_filled with each step's S issued right behind the step before's P V, one
 // wait for both (kRowTileSBehindPV).
-struct token_balanced_s_behind_pv : token_balanced_raw_keys {
+struct token_balanced_s_behind_pv : token_balanced_filled {
   /* RowTileSBehindPV = */ static constexpr bool kRowTileSBehindPV = true;
 };
-// token_balanced_raw_keys with a step's raw slots refilled once its S is done, three raw steps
+// token_balanced_filled with a step's raw slots refilled once its S is done, three raw steps
 // in flight instead of two (kRowTileKeysFreedAfterS).
-struct token_balanced_keys_freed : token_balanced_raw_keys {
+struct token_balanced_keys_freed : token_balanced_filled {
   /* RowTileKeysFreedAfterS = */ static constexpr bool kRowTileKeysFreedAfterS = true;
 };
-// token_balanced_raw_keys with the softmax's exponentials as f16 pairs, straight into P
+// token_balanced_filled with the softmax's exponentials as f16 pairs, straight into P
 // (kRowTileHalfExp2).
-struct token_balanced_half_exp2 : token_balanced_raw_keys {
+struct token_balanced_half_exp2 : token_balanced_filled {
   /* RowTileHalfExp2 = */ static constexpr bool kRowTileHalfExp2 = true;
 };
 struct persistent : kernels::DecodePolicy {

@@ -203,8 +203,10 @@ struct DecodePolicy {
   // producers convert only V. Per key that drops K's conversion (its load and two-byte store)
   // and halves K's operand read: about 30% fewer shared-memory bytes, the pipe fp8 MQA is
   // busiest on. The raw ring then holds four steps (a step's K is read until its S is done),
-  // the space of the converted K steps it no longer needs. false: K converted as V is.
-  /* RowTileFp8RawKeys = */ static constexpr bool kRowTileFp8RawKeys = false;
+  // the space of the converted K steps it no longer needs. false: K converted as V is. On the
+  // H200 fp8 MQA measured about 5% faster (not the 30% the bytes predicted), the group-32 fp8
+  // batches about 3% (experiments/decode_work_partition/README.md), so it is the default.
+  /* RowTileFp8RawKeys = */ static constexpr bool kRowTileFp8RawKeys = true;
   // With the producer warpgroup, S and P V in series (not kRowTileOverlapPV): S = Q K^T of step
   // j + 1 is issued right behind O += P V of step j, and the computing warps wait once for both
   // (true), instead of waiting for P V before they take step j + 1 (false). The matrix unit then

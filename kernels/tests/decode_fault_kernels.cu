@@ -8,11 +8,10 @@ namespace schedlab::kernels {
 namespace {
 
 // Row tiles as decode_work_partition's split and token_balanced: a group above 16 runs the
-// warpgroup row-tile body, 16 or fewer the body as before. The high-part fault computes fp8's S
-// on the raw keys (kRowTileFp8RawKeys), the only body that splits Q.
+// warpgroup row-tile body, 16 or fewer the body as before (fp8 at head dim 128: S on the raw K
+// tiles, Q split into e4m3 high and low parts, which the high-part fault spoils).
 template <DecodeFault kF, TileSchedule kS>
 struct Faulty : DecodePolicy {
-  /* RowTileFp8RawKeys = */ static constexpr bool kRowTileFp8RawKeys = kF == DecodeFault::q_high_only;
   /* Fault = */ static constexpr DecodeFault kFault = kF;
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = kS;
   /* MaxRowTiles = */ static constexpr int kMaxRowTiles = 4;

@@ -237,7 +237,7 @@ TEST(DecodeGpuRowTiles, SmallShapesForSanitizer) {
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_warp_combine>();
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_row_list>();
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_l2_prefetch>();
-  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_raw_keys>();
+  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_converted_keys>();
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_s_behind_pv>();
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_keys_freed>();
   expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_half_exp2>();
@@ -419,10 +419,11 @@ TEST(DecodeGpuRowTiles, L2PrefetchMatchesReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_l2_prefetch>(true);
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_l2_prefetch4>(true);
 }
-// fp8's S on the raw e4m3 K tiles with Q split into e4m3 high and low parts per row
-// (kRowTileFp8RawKeys; head dim 128, the D-64 shapes run the converted keys).
-TEST(DecodeGpuRowTiles, RawKeysMatchReference) {
-  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_raw_keys>(true);
+// fp8's S on K converted to f16 as V is (kRowTileFp8RawKeys false; the default, which the other
+// row-tile tests run, reads the raw e4m3 K tiles at head dim 128 with Q split into e4m3 high and
+// low parts per row).
+TEST(DecodeGpuRowTiles, ConvertedKeysMatchReference) {
+  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_converted_keys>(true);
 }
 // A step's raw slots refilled once its S is done, three raw steps in flight
 // (kRowTileKeysFreedAfterS).

@@ -14,8 +14,11 @@ report's when it is fresh, else compiled here by scripts/resource_report.py) and
     fp8 head-dim-128 kernel in local memory for the unit's output and, in `split`'s, four more
     that its producer warps reload once a step; a proxy fence (FENCE.VIEW.ASYNC.S) before the CTA barrier that precedes the first
     HGMMA, since the async copies (and fp8's conversion stores) land through the generic proxy
-    and wgmma reads through the async one. fp8's products are f16 (its tiles are converted in
-    shared memory: F2FP unpacks of e4m3 pairs) with no e4m3 QGMMA;
+    and wgmma reads through the async one. fp8's P V is f16 (V converted in shared memory: F2FP
+    unpacks of e4m3 pairs); at head dim 128 with the producer warpgroup (`split`,
+    `token_balanced`: DecodePolicy::kRowTileFp8RawKeys) S = Q K^T is 8 e4m3 QGMMA.64x64x32 a step
+    (Q's high and low parts, 128 / 32 k steps each) on the raw K tiles, with fewer unpacks than
+    `token_balanced_converted_keys`, whose S is f16 with no e4m3 QGMMA, as every other fp8 kernel's;
   - fp8 converted a step ahead (DecodePolicy::kRowTileConvertAhead, `token_balanced_convert_ahead`):
     e4m3 unpacks sit between a step's last S = Q K^T HGMMA and its first P V HGMMA, i.e. the
     next step is converted while S runs; converted in the step (`split`, `token_balanced`) none do;
@@ -91,23 +94,33 @@ def test_row_tiles_are_one_warpgroup(kernels, variant, q_regs):
             where = f"{variant} dtype {dtype} head dim {head_dim}"
             assert (variant, dtype, head_dim, ROW_TILES) not in kernels, f"{where}: a warp row-tile kernel is left"
             body = kernels[(variant, dtype, head_dim, WARPGROUP_ROWS)]
+            raw_keys = dtype == FP8 and head_dim == 128 and variant in ("split", "token_balanced")
             a = r"R\d+, " if q_regs else ""  # Q's A fragments, or nothing before B's descriptor
-            first_qk = _count(body, rf"\bHGMMA\.64x64x16\.F32\S* R\d+, {a}gdesc\[UR\d+\], RZ")
-            qk = first_qk + _count(body, rf"\bHGMMA\.64x64x16\.F32\S* R\d+, {a}gdesc\[UR\d+\], R\d+")
+            op, depth = (r"QGMMA\.64x64x32\.F32\.E4M3\.E4M3", 2 * head_dim // 32) if raw_keys else \
+                (r"HGMMA\.64x64x16\.F32\S*", head_dim // 16)
+            first_qk = _count(body, rf"\b{op} R\d+, {a}gdesc\[UR\d+\], RZ")
+            qk = first_qk + _count(body, rf"\b{op} R\d+, {a}gdesc\[UR\d+\], R\d+")
             other = r"gdesc" if q_regs else r"R\d+, gdesc"
             # (P V at head dim 64 is also 64x64x16, but its B descriptor is transposed: "].tnspB")
             assert _count(body, rf"\bHGMMA\.64x64x16\.F32\S* R\d+, {other}\[UR\d+\],") == 0, \
                 f"{where}: Q from the other source"
             pv = _count(body, rf"\bHGMMA\.64x{head_dim}x16\.F32\S* R\d+, R\d+, gdesc\[UR\d+\]\.tnspB")
-            assert first_qk >= 1 and qk % (head_dim // 16) == 0, f"{where}: S = Q K^T is not head_dim / 16 HGMMA ({qk})"
+            assert first_qk >= 1 and qk % depth == 0, f"{where}: S = Q K^T is not {depth} {op} a step ({qk})"
             assert pv >= 4 and pv % 4 == 0, f"{where}: O += P V is not 4 HGMMA a step with P from registers ({pv})"
             assert _count(body, r"\bHMMA\.") == 0, f"{where}: mma.sync left in the warpgroup body"
-            assert _count(body, r"\bQGMMA\.") == 0, f"{where}: an e4m3 product"
+            if raw_keys:
+                assert _count(body, r"\bHGMMA\.64x64x16\.") == 0, f"{where}: an f16 S beside the e4m3 one"
+                converted = kernels[("token_balanced_converted_keys", dtype, head_dim, WARPGROUP_ROWS)]
+                assert _count(converted, r"\bQGMMA\.") == 0, f"{where}: converted keys with an e4m3 product"
+                unpacks = r"\bF2FP\.F16\.E4M3\.UNPACK_B"
+                assert 0 < _count(body, unpacks) < _count(converted, unpacks), f"{where}: K converted too"
+            else:
+                assert _count(body, r"\bQGMMA\.") == 0, f"{where}: an e4m3 product"
             assert _in_loops(body, r"\b(LDL|STL)(\.|\s)", r"\bHGMMA\.") == 0, f"{where}: local memory in the products' loop"
             assert _count(body, r"\b(LDL|STL)(\.|\s)") <= 24, f"{where}: local memory beyond a few words"
             assert _in_loops(body, r"\bHGMMA\.") > 0, f"{where}: no loop found around the products"
-            at = isa.find_between(body, r"FENCE\.VIEW\.ASYNC\.S", r"BAR\.SYNC", r"\bHGMMA\.")
-            assert at is not None, f"{where}: no proxy fence, then barrier, before the first HGMMA"
+            at = isa.find_between(body, r"FENCE\.VIEW\.ASYNC\.S", r"BAR\.SYNC", r"\b[HQ]GMMA\.")
+            assert at is not None, f"{where}: no proxy fence, then barrier, before the first wgmma"
             if dtype == FP8:
                 assert _count(body, r"\bF2FP\.F16\.E4M3\.UNPACK_B") > 0, f"{where}: no e4m3 to f16 conversion"
 
@@ -123,8 +136,9 @@ def test_warp_rows_variant_has_no_warpgroup_kernel(kernels):
 
 
 def _unpacks_while_s_runs(body: list[str], head_dim: int) -> int:
-    """e4m3 unpacks between an S = Q K^T HGMMA and the next P V HGMMA (the first step's pair)."""
-    qk = [i for i, ins in enumerate(body) if re.search(r"\bHGMMA\.64x64x16\.F32\S* R\d+, (R\d+, )?gdesc", ins)]
+    """e4m3 unpacks between an S = Q K^T wgmma and the next P V HGMMA (the first step's pair)."""
+    qk = [i for i, ins in enumerate(body)
+          if re.search(r"\b(HGMMA\.64x64x16\.F32\S* R\d+, (R\d+, )?gdesc|QGMMA\.64x64x32\.)", ins)]
     pv = [i for i, ins in enumerate(body) if re.search(rf"\bHGMMA\.64x{head_dim}x16\.F32\S* R\d+, R\d+, gdesc", ins)]
     assert qk and pv, "no S or P V HGMMA"
     first_pv = next((i for i in pv if i > qk[0]), None)
