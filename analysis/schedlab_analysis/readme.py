@@ -754,7 +754,9 @@ def render_loops(args: list[str], files: list[str]) -> str:
         lines = [f"{label}:", "", "| loop (offsets) | instructions a pass | passes | share of samples | top stall reasons (% of all samples) |",
                  "|---|---|---|---|---|"]
         for _, r in loops(df).iterrows():
-            if r["share_pct"] < 1.0:
+            # A backward branch that never ran (a loop around the whole body, left by the last
+            # pass) has no passes to count instructions by.
+            if r["share_pct"] < 1.0 or not r["passes"] > 0:
                 continue
             top = ", ".join(f"{r[f'reason{i}']} {r[f'reason{i}_pct']:.1f}" for i in (1, 2, 3) if r[f"reason{i}"])
             lines.append(f"| 0x{int(r['start']):x}-0x{int(r['end']):x} | {r['inst_per_pass']:.0f} | {r['passes']:,.0f} | "
