@@ -727,11 +727,16 @@ TEST(DecodeSmem, BytesOfTheExperimentPolicies) {
   using Bulk = experiments::decode_lds_buffers::double_bulk;
   EXPECT_EQ(decode_smem_bytes<Bulk>(128, DType::bf16, GpuArch::sm_90a), 64 * 1024 + 4 * 2 * 8);
   EXPECT_EQ(decode_smem_bytes<Bulk>(128, DType::bf16, GpuArch::gfx950), 64 * 1024);
-  // The warpgroup row-tile body (sm_90a): three 64-key steps of K and V and Q's 64 rows, 112 KiB,
-  // bf16 and fp8 alike; on AMD a group above 16 runs the warps' own stages.
+  // The warpgroup row-tile body (sm_90a): three 64-key steps of K and V and Q's 64 rows, 112 KiB;
+  // fp8 with K converted as V is (two raw steps, two converted ones) the same; fp8 reading its raw
+  // K (the default at head dim 128): four raw steps, two converted V steps, Q's two e4m3 parts and
+  // the rows' 64 scales, 112 KiB and 256 bytes. On AMD a group above 16 runs the warps' own stages.
   using Wg = experiments::decode_work_partition::token_balanced;
   EXPECT_EQ(decode_smem_bytes<Wg>(128, DType::bf16, GpuArch::sm_90a, true), 112 * 1024);
-  EXPECT_EQ(decode_smem_bytes<Wg>(128, DType::fp8_e4m3, GpuArch::sm_90a, true), 112 * 1024);
+  EXPECT_EQ(decode_smem_bytes<Wg>(128, DType::fp8_e4m3, GpuArch::sm_90a, true), 112 * 1024 + 64 * 4);
+  EXPECT_EQ(decode_smem_bytes<experiments::decode_work_partition::token_balanced_converted_keys>(
+                128, DType::fp8_e4m3, GpuArch::sm_90a, true),
+            112 * 1024);
   EXPECT_EQ(decode_smem_bytes<Wg>(128, DType::bf16, GpuArch::gfx942, true),
             decode_smem_bytes<Wg>(128, DType::bf16, GpuArch::gfx942));
 }
