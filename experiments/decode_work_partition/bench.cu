@@ -20,7 +20,7 @@ int main(int argc, char** argv) {
                             x::token_balanced_l2_prefetch, x::token_balanced_l2_prefetch4,
                             x::token_balanced_staged_rows, x::token_balanced_converted_keys,
                             x::token_balanced_s_behind_pv, x::token_balanced_keys_freed,
-                            x::token_balanced_half_exp2>
+                            x::token_balanced_half_exp2, x::token_balanced_exact_max>
       experiment{"decode_work_partition",
                  "split",
                  {"split", "token_balanced", "persistent", "token_balanced_warp_rows", "token_balanced_convert_ahead",
@@ -32,7 +32,7 @@ int main(int argc, char** argv) {
                   "token_balanced_four_waves", "token_balanced_l2_prefetch", "token_balanced_l2_prefetch4",
                   "token_balanced_staged_rows", "token_balanced_converted_keys",
                   "token_balanced_s_behind_pv", "token_balanced_keys_freed",
-                  "token_balanced_half_exp2"}};
+                  "token_balanced_half_exp2", "token_balanced_exact_max"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

@@ -22,8 +22,10 @@
 // f16 as V is, where the default reads the raw e4m3 K tiles (kRowTileFp8RawKeys);
 // token_balanced_s_behind_pv issues each step's S behind the P V of the
 // step before (kRowTileSBehindPV), token_balanced_keys_freed refills a step's raw slots once its
-// S is done (kRowTileKeysFreedAfterS), and token_balanced_half_exp2 takes the softmax's
-// exponentials as f16 pairs (kRowTileHalfExp2).
+// S is done (kRowTileKeysFreedAfterS), token_balanced_half_exp2 takes the softmax's
+// exponentials as f16 pairs (kRowTileHalfExp2), and token_balanced_exact_max takes every
+// step's exact row max, where the default keeps the running max while the step's scores stay
+// within a slack of it (kRowTileMaxSlack).
 #pragma once
 #include "kernels/decode/decode_policy.hpp"
 
@@ -159,6 +161,12 @@ struct token_balanced_keys_freed : token_balanced_filled {
 // (kRowTileHalfExp2).
 struct token_balanced_half_exp2 : token_balanced_filled {
   /* RowTileHalfExp2 = */ static constexpr bool kRowTileHalfExp2 = true;
+};
+// token_balanced_filled with every warpgroup step's exact row max, across the row's four lanes
+// (kRowTileMaxSlack 0; the default keeps the running max while a warp's scores stay within
+// 2^8 of it).
+struct token_balanced_exact_max : token_balanced_filled {
+  /* RowTileMaxSlack = */ static constexpr int kRowTileMaxSlack = 0;
 };
 struct persistent : kernels::DecodePolicy {
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;

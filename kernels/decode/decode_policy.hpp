@@ -37,6 +37,7 @@ enum class DecodeFault {
   lose_split,  // the split grid's middle split partial gets no weight in the combine
   stale_max,   // a lean warpgroup step never rescales O when a row's max moves (kRowTileLeanStep)
   q_high_only,  // raw keys (kRowTileFp8RawKeys): S from Q's high e4m3 part alone, Q at e4m3's precision
+  max_unchecked,  // a lean warpgroup step keeps its rows' running max without the slack's check (kRowTileMaxSlack)
 };
 
 struct DecodePolicy {
@@ -223,6 +224,15 @@ struct DecodePolicy {
   // transcendental-unit instruction and no separate pack, a row's share of the sum added as f16
   // pairs before it joins the f32 sum (true); or each in f32, then packed (false).
   /* RowTileHalfExp2 = */ static constexpr bool kRowTileHalfExp2 = false;
+  // The warpgroup body's lean step whose 64 keys all lie in the range: where no lane of a warp
+  // holds a scaled score more than kRowTileMaxSlack (log2 units) above its row's running max,
+  // one vote says so and the step keeps that max as its exponents' offset. It then takes no
+  // cross-lane max (two shuffle rounds, each waited for, on the computing warps' chain of S,
+  // softmax and P V) and rescales nothing; P's values stay below 2^kRowTileMaxSlack, in f16's
+  // range, and the sum and O are the same up to rounding, since the online softmax's result
+  // does not depend on the offset (FlashAttention-4 rescales only past such a threshold).
+  // Otherwise, and always at 0, the step takes its rows' exact max as before.
+  /* RowTileMaxSlack = */ static constexpr int kRowTileMaxSlack = 8;
   // The warpgroup body: when a warp issues the copies of its tile of step j it also asks L2 to
   // fetch its tile of step j + kRowTileL2PrefetchSteps (one bulk prefetch each for K and V, no
   // shared memory or registers held), so that copy, issued that many steps later, reads L2

@@ -493,27 +493,44 @@ __device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHea
       tile_max[r] = tree(t, [](float x, float y) { return fmaxf(x, y); });
     }
   }
+  // The slack (Policy::kRowTileMaxSlack; a lean step whose keys are all visible): where every
+  // lane's scaled scores lie within it of their rows' running max, the warp keeps those maxima
+  // (one vote) and skips the rows' cross-lane max. No running max is -inf past a visible step.
+  constexpr bool kSlack = kLean && !kMask && kTiles >= 4 && Policy::kRowTileMaxSlack > 0;
+  bool keep_max = false;
+  if constexpr (kSlack) {
+    bool within = true;
+#pragma unroll
+    for (int r = 0; r < 2; ++r)
+      within = within && st.m[r] != -INFINITY &&
+               (Policy::kFault == DecodeFault::max_unchecked ||
+                tile_max[r] * row_scale(scale_log2, r) <= st.m[r] + float(Policy::kRowTileMaxSlack));
+    keep_max = gpu::warp_all(within);
+  }
   float corr[2];
   bool moved = false;
 #pragma unroll
   for (int r = 0; r < 2; ++r) {
-    tile_max[r] = fmaxf(tile_max[r], gpu::shfl_xor(tile_max[r], 1));  // the 4 lanes of a row
-    tile_max[r] = fmaxf(tile_max[r], gpu::shfl_xor(tile_max[r], 2));
-    if constexpr (kLean) tile_max[r] *= row_scale(scale_log2, r);
-    const float m_new = fmaxf(st.m[r], tile_max[r]);
-    // A fully masked tile keeps m at -inf; subtracting a finite stand-in avoids inf - inf.
-    const float m_use = m_new == -INFINITY ? 0.f : m_new;
-    corr[r] = gpu::mma::fast_exp2(st.m[r] - m_use);
-    moved = moved || m_new != st.m[r];
-    st.m[r] = m_new;
-    st.l[r] *= corr[r];
-    if constexpr (!kLean) {
+    corr[r] = 1.f;
+    if (!keep_max) {
+      tile_max[r] = fmaxf(tile_max[r], gpu::shfl_xor(tile_max[r], 1));  // the 4 lanes of a row
+      tile_max[r] = fmaxf(tile_max[r], gpu::shfl_xor(tile_max[r], 2));
+      if constexpr (kLean) tile_max[r] *= row_scale(scale_log2, r);
+      const float m_new = fmaxf(st.m[r], tile_max[r]);
+      // A fully masked tile keeps m at -inf; subtracting a finite stand-in avoids inf - inf.
+      corr[r] = gpu::mma::fast_exp2(st.m[r] - (m_new == -INFINITY ? 0.f : m_new));
+      moved = moved || m_new != st.m[r];
+      st.m[r] = m_new;
+      st.l[r] *= corr[r];
+      if constexpr (!kLean) {
 #pragma unroll
-      for (int n = 0; n < kHeadDim / 8; ++n) {
-        st.o[n][2 * r] *= corr[r];
-        st.o[n][2 * r + 1] *= corr[r];
+        for (int n = 0; n < kHeadDim / 8; ++n) {
+          st.o[n][2 * r] *= corr[r];
+          st.o[n][2 * r + 1] *= corr[r];
+        }
       }
     }
+    const float m_use = st.m[r] == -INFINITY ? 0.f : st.m[r];
     // f16 exponentials (kRowTileHalfExp2, f16 P, a warpgroup step): each P word straight from
     // its pair's ex2.approx.f16x2, the row's words summed as f16 pairs.
     if constexpr (kTiles >= 4 && Policy::kRowTileHalfExp2 && std::is_same_v<Operand<kKv>, gpu::mma::F16>) {

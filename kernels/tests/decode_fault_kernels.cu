@@ -46,6 +46,7 @@ DecodeKernel with_schedule(DecodeFault fault) {
     case DecodeFault::lose_split: return at_head_dim_128<Faulty<DecodeFault::lose_split, kS>>();
     case DecodeFault::stale_max: return at_head_dim_128<Faulty<DecodeFault::stale_max, kS>>();
     case DecodeFault::q_high_only: return at_head_dim_128<Faulty<DecodeFault::q_high_only, kS>>();
+    case DecodeFault::max_unchecked: return at_head_dim_128<Faulty<DecodeFault::max_unchecked, kS>>();
     case DecodeFault::none: break;
   }
   throw std::invalid_argument("decode_fault_kernel: no fault named");

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <random>
 #include <string>
@@ -434,6 +435,11 @@ TEST(DecodeGpuRowTiles, KeysFreedMatchReference) {
 TEST(DecodeGpuRowTiles, HalfExp2MatchReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_half_exp2>(true);
 }
+// Every step's exact row max (kRowTileMaxSlack 0; the default keeps the running max within
+// the slack).
+TEST(DecodeGpuRowTiles, ExactMaxMatchesReference) {
+  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_exact_max>(true);
+}
 // Each step's S issued behind the step before's P V, one wait for both (kRowTileSBehindPV).
 TEST(DecodeGpuRowTiles, SBehindPVMatchesReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_s_behind_pv>(true);
@@ -489,32 +495,44 @@ void expect_every_fault_fails(TileSchedule schedule, const DecodeKernel& shipped
   std::vector<Fault> faults = {{"drop_tile", decode_fault_kernel(DecodeFault::drop_tile, schedule)},
                                {"stale_tile", decode_fault_kernel(DecodeFault::stale_tile, schedule)},
                                {"lose_split", decode_fault_kernel(DecodeFault::lose_split, schedule)}};
-  // A skipped rescale exists only in the warpgroup body's lean step, which the row tiles run.
-  if (row_tiles > 1) faults.push_back({"stale_max", decode_fault_kernel(DecodeFault::stale_max, schedule)});
   // Q's e4m3 high part alone in S: fp8 KV's raw-keys body, row tiles only.
   const Fault q_high_only{"q_high_only", decode_fault_kernel(DecodeFault::q_high_only, schedule)};
+  // The running max's faults exist only in the warpgroup body's lean step, which the row tiles
+  // run: a skipped rescale, and a step that keeps a max its scores passed by more than the
+  // slack (kRowTileMaxSlack). At the default scale a row's max never rises by the slack past a
+  // chunk's first step, which rescales an empty O, so these run on sharp scores (below).
+  const Fault stale_max{"stale_max", decode_fault_kernel(DecodeFault::stale_max, schedule)};
+  const Fault max_unchecked{"max_unchecked", decode_fault_kernel(DecodeFault::max_unchecked, schedule)};
   std::uint64_t seed = std::random_device{}();
   for (int context : {1024, 65536})
-    for (DType kv : {DType::bf16, DType::f16, DType::fp8_e4m3}) {
-      std::vector<Fault> here = faults;
-      if (row_tiles > 1 && kv == DType::fp8_e4m3) here.push_back(q_high_only);
-      DecodeProblem p = make_decode_problem(2, q_heads, kv_heads, 128, 16, {context, context}, kv, ++seed);
-      if (kv == DType::f16) p.q_dtype = DType::f16;
-      const std::string where = label + ", " + std::string(dtype_name(kv)) + ", context " + std::to_string(context);
-      DecodePlan plan;
-      const AccuracyReport control = run_kernel(shipped, p, seed, &plan);
-      EXPECT_EQ(plan.row_tiles, row_tiles) << where << ", no fault";
-      EXPECT_TRUE(control.passed) << where << ", no fault: " << control.message;
-      std::printf("%s, no fault: %s\n", where.c_str(), control.message.c_str());
-      for (const auto& f : here) {
-        const AccuracyReport acc = run_kernel(f.kernel, p, seed, &plan);
-        EXPECT_EQ(plan.row_tiles, row_tiles) << where << ", " << f.name;
-        if (std::string(f.name) == "lose_split") ASSERT_GT(plan.num_splits, 1) << where << ": no split to lose";
-        EXPECT_FALSE(acc.passed) << where << ", " << f.name << ": " << acc.message;
-        std::printf("%s, %s (%d splits, %d row tiles): %s\n", where.c_str(), f.name, plan.num_splits, plan.row_tiles,
-                    acc.message.c_str());
+    for (DType kv : {DType::bf16, DType::f16, DType::fp8_e4m3})
+      for (bool sharp : {false, true}) {
+        // Sharp: softmax scale 32 / sqrt(d), scores in log2 units of standard deviation about 46,
+        // so a row's max rises by tens after a chunk's first step (16-bit KV, whose S is exact
+        // enough for such a softmax). f16 P overflows past 2^16: a max kept unchecked shows there.
+        if (sharp && (row_tiles == 1 || kv == DType::fp8_e4m3)) continue;
+        std::vector<Fault> here = sharp ? std::vector<Fault>{stale_max} : faults;
+        if (sharp && kv == DType::f16) here.push_back(max_unchecked);
+        if (!sharp && row_tiles > 1 && kv == DType::fp8_e4m3) here.push_back(q_high_only);
+        DecodeProblem p = make_decode_problem(2, q_heads, kv_heads, 128, 16, {context, context}, kv, ++seed);
+        if (sharp) p.softmax_scale = 32.f / std::sqrt(128.f);
+        if (kv == DType::f16) p.q_dtype = DType::f16;
+        const std::string where = label + ", " + std::string(dtype_name(kv)) + ", context " + std::to_string(context) +
+                                  (sharp ? ", sharp scores" : "");
+        DecodePlan plan;
+        const AccuracyReport control = run_kernel(shipped, p, seed, &plan);
+        EXPECT_EQ(plan.row_tiles, row_tiles) << where << ", no fault";
+        EXPECT_TRUE(control.passed) << where << ", no fault: " << control.message;
+        std::printf("%s, no fault: %s\n", where.c_str(), control.message.c_str());
+        for (const auto& f : here) {
+          const AccuracyReport acc = run_kernel(f.kernel, p, seed, &plan);
+          EXPECT_EQ(plan.row_tiles, row_tiles) << where << ", " << f.name;
+          if (std::string(f.name) == "lose_split") ASSERT_GT(plan.num_splits, 1) << where << ": no split to lose";
+          EXPECT_FALSE(acc.passed) << where << ", " << f.name << ": " << acc.message;
+          std::printf("%s, %s (%d splits, %d row tiles): %s\n", where.c_str(), f.name, plan.num_splits, plan.row_tiles,
+                      acc.message.c_str());
+        }
       }
-    }
 }
 
 TEST(DecodeFaults, EveryFaultFailsTheGate) {

@@ -30,6 +30,8 @@ __device__ __forceinline__ void warp_sync() { __syncwarp(); }
 
 // Whether the predicate holds in any lane of the warp (a warp-uniform branch condition).
 __device__ __forceinline__ bool warp_any(bool pred) { return __any_sync(0xffffffffu, pred) != 0; }
+// Whether the predicate holds in every lane of the warp.
+__device__ __forceinline__ bool warp_all(bool pred) { return __all_sync(0xffffffffu, pred) != 0; }
 // Whether the predicate holds in any thread of the block: a block barrier that carries it.
 // The AMD form passes it through the first word of the block's dynamic shared memory, which
 // the caller must be done with; here the barrier itself carries it (__syncthreads_or).

@@ -35,6 +35,8 @@ __device__ __forceinline__ void warp_sync() { __builtin_amdgcn_fence(__ATOMIC_RE
 // Whether the predicate holds in any lane of the warp (a warp-uniform branch condition).
 // A ballot, not __any: that one is an ockl library call the device-only compile keeps.
 __device__ __forceinline__ bool warp_any(bool pred) { return __builtin_amdgcn_ballot_w64(pred) != 0; }
+// Whether the predicate holds in every active lane of the wave: none holds its negation.
+__device__ __forceinline__ bool warp_all(bool pred) { return !warp_any(!pred); }
 // Whether the predicate holds in any thread of the block, through the first word of the
 // block's dynamic shared memory, which the caller must be done with. __syncthreads_or is the
 // device library's work-group OR (__ockl_wgred_or_i32), which keeps an LDS array of its own:
