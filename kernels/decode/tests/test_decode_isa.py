@@ -99,9 +99,12 @@ def test_matrix_products_are_mfma_inside_the_tile_loop(compiled):
 
 def test_no_calls_and_no_scratch(compiled):
     _, texts = compiled
+    metadata = {}  # per compiled file, parsed once: each file holds every kernel of its experiment
     for name, target, symbol, _, _, text in _decode_kernels(texts):
         where = f"{target} {name} {symbol}"
-        meta = isa.parse_amdgpu_metadata(text)[symbol]
+        if (name, target) not in metadata:
+            metadata[name, target] = isa.parse_amdgpu_metadata(text)
+        meta = metadata[name, target][symbol]
         assert meta.get("private_segment_fixed_size", 0) == 0, f"{where}: scratch"
         assert meta.get("vgpr_spill_count", 0) == 0, f"{where}: spilled VGPRs"
         body = isa.kernel_body(text, symbol)
