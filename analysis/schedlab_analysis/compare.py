@@ -295,7 +295,8 @@ def _provenance_warnings(a: pd.DataFrame, b: pd.DataFrame) -> list[str]:
     for key in PROVENANCE_KEYS:
         va, vb = _values(a, key), _values(b, key)
         if va != vb:
-            out.append(f"{key} differs: A {'; '.join(va) or '(not recorded)'}, B {'; '.join(vb) or '(not recorded)'}")
+            shown = [" or ".join(f'"{v.strip()}"' for v in values) or "(not recorded)" for values in (va, vb)]
+            out.append(f"{key} differs: A {shown[0]}, B {shown[1]}")
     return out
 
 
@@ -372,7 +373,9 @@ def _markdown(header: list[str], cells: list[list[str]]) -> list[str]:
 def summary_line(c: Comparison) -> str:
     both = c.both
     parts = [f"{c.count(stats.FASTER)} faster", f"{c.count(stats.SLOWER)} slower",
-             f"{c.count(stats.NO_DIFFERENCE, stats.NO_CI)} no difference", f"{c.count(ERROR)} errors"]
+             f"{c.count(stats.NO_DIFFERENCE, stats.NO_CI)} no difference"
+             + (f" ({c.count(stats.NO_CI)} without an interval: a side has no repetitions)" if c.count(stats.NO_CI) else ""),
+             f"{c.count(ERROR)} errors"]
     if c.count(SKIPPED):
         parts.append(f"{c.count(SKIPPED)} skipped")
     return (f"{len(both)} configurations in both: " + ", ".join(parts)

@@ -123,7 +123,7 @@ def test_configurations_of_one_side_and_provenance_warnings(tmp_path):
     assert set(c.rows.query("verdict == 'only in B'")["variant"]) == {"new"}
     assert len(c.both) == len(synth.PREFILL_CONFIGS)
     text = "\n".join(c.warnings)
-    assert "toolkit_version differs: A 13.0 (13000), B 12.8 (12080)" in text
+    assert 'toolkit_version differs: A "13.0 (13000)", B "12.8 (12080)"' in text
     assert "compiler_flags differs" in text and "A was built from a dirty tree" in text
     assert "device differs" not in text
     assert "Only in A (3):" in compare.render(c)
@@ -193,3 +193,16 @@ def test_usage_errors_exit_2_with_a_message(argv, message, capsys):
     assert compare.main(argv) == 2
     err = capsys.readouterr().err
     assert message in err and "Traceback" not in err and err.startswith("schedlab-compare: error:")
+
+
+def test_a_committed_dirty_run_without_repetitions():
+    # An early run: built from a dirty tree, older compiler flags, median aggregates only.
+    kv = REPO / "results" / "h200" / "prefill_kv_tiles"
+    a = compare.load_side(str(kv / "20261121T011026Z-9302de1c37-dirty.json.gz"), kv)
+    b = compare.load_side(str(kv / "20261125T145800Z-84ac4b9f18.json.gz"), kv)
+    c = compare.compare(a, b)
+    assert len(c.both) == 16 and set(c.both["verdict"]) == {stats.NO_CI}   # no interval, no direction
+    assert c.count(compare.ONLY_IN["A"]) == 16 and c.count(compare.ONLY_IN["B"]) == 2
+    assert any(w.startswith("A was built from a dirty tree (commit 9302de1c37)") for w in c.warnings)
+    assert any(w.startswith("compiler_flags differs") for w in c.warnings)
+    assert "16 no difference (16 without an interval" in compare.summary_line(c)
