@@ -192,6 +192,8 @@ def _verdict_row(a: _Entry, b: _Entry, band: float, seed: int) -> dict:
         row["message"] = "; ".join(f"{side}: {e.message or 'no time recorded'}" for side, e in failed)
         return dict(row, verdict=ERROR)
     skipped = [(side, e) for side, e in (("A", a), ("B", b)) if e.status == "skipped"]
+    if len(skipped) == 2 and a.message == b.message:
+        return dict(row, verdict=SKIPPED, message=f"A and B: {a.message}")
     if skipped:
         return dict(row, verdict=SKIPPED, message="; ".join(f"{side}: {e.message}" for side, e in skipped))
     ta, tb = np.asarray(a.times), np.asarray(b.times)
@@ -341,9 +343,15 @@ def _us(t: float) -> str:
     return f"{t:.1f}" if t >= 100 else f"{t:.2f}"
 
 
+MESSAGE_CHARS = 100  # of an error or skip message in a table (the csv keeps it whole)
+
+
 def _verdict_cell(r: pd.Series) -> str:
     text = SHORT_VERDICT.get(r["verdict"], r["verdict"])
-    return f"{text} ({r['message']})" if r["verdict"] in (ERROR, SKIPPED) and r["message"] else text
+    if r["verdict"] not in (ERROR, SKIPPED) or not r["message"]:
+        return text
+    message = r["message"] if len(r["message"]) <= MESSAGE_CHARS else r["message"][:MESSAGE_CHARS - 3] + "..."
+    return f"{text} ({message})"
 
 
 TABLE_HEADER = ["experiment", "variant", "configuration", "A (us)", "B (us)", "change", "95% CI", "verdict"]

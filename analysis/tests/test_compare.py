@@ -206,3 +206,15 @@ def test_a_committed_dirty_run_without_repetitions():
     assert any(w.startswith("A was built from a dirty tree (commit 9302de1c37)") for w in c.warnings)
     assert any(w.startswith("compiler_flags differs") for w in c.warnings)
     assert "16 no difference (16 without an interval" in compare.summary_line(c)
+
+
+def test_an_unsupported_combination_is_skipped_not_an_error(tmp_path):
+    skip = {("x", 0): "skipped: invalid problem: " + "page_size " * 20}
+    a, b = _two_runs(tmp_path, {"base": 1.0, "x": 1.0}, {"base": 1.0, "x": 1.0},
+                     a_kwargs={"errors": skip}, b_kwargs={"errors": skip})
+    c = compare.compare(a, b)
+    row = c.rows[c.rows["verdict"] == compare.SKIPPED].iloc[0]
+    assert row["message"].startswith("A and B: skipped: invalid problem") and row["failed_in"] == ""
+    assert c.count(compare.ERROR) == 0 and c.failed_in_b().empty
+    cell = compare.render(c).splitlines()
+    assert any(l.endswith("...)") and "skipped (A and B: skipped: invalid problem" in l for l in cell)
