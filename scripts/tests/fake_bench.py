@@ -64,15 +64,28 @@ def write_fake_bench(path: Path, experiment: str, configs=(("a", "passed"),), sl
     return path
 
 
+# Five experiments of both families: 6 passed and 2 skipped configurations in all.
+BENCHES = {
+    "naive_attention": {},
+    "decode_a": {"configs": [("x", "passed"), ("y", "skipped"), ("z", "passed")]},
+    "decode_b": {"configs": [("x", "passed")], "sleep": 0.3},
+    "prefill_a": {"configs": [("x", "passed"), ("y", "passed")]},
+    "prefill_b": {"configs": [("x", "skipped")]},
+}
+
+
+def binary_name(experiment: str) -> str:
+    return "bench_naive" if experiment == "naive_attention" else f"bench_{experiment}"
+
+
 def fake_build(root: Path, benches: dict[str, dict]) -> Path:
     """A CMake-layout build folder: 'naive_attention' -> kernels/bench_naive, any other
     experiment -> experiments/<experiment>/bench_<experiment>."""
     build = root / "build"
     (build / "kernels").mkdir(parents=True, exist_ok=True)
     for experiment, kw in benches.items():
-        path = (build / "kernels" / "bench_naive" if experiment == "naive_attention"
-                else build / "experiments" / experiment / f"bench_{experiment}")
-        write_fake_bench(path, experiment, **kw)
+        path = (build / "kernels" if experiment == "naive_attention" else build / "experiments" / experiment)
+        write_fake_bench(path / binary_name(experiment), experiment, **kw)
     return build
 
 

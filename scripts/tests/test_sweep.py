@@ -9,19 +9,12 @@ import pytest
 
 import merge_results
 import sweep
-from fake_bench import DEVICE, fake_build, fake_gpu_env, read, results_files, write_fake_bench
+from fake_bench import (BENCHES, DEVICE, binary_name, fake_build, fake_gpu_env, read, results_files,
+                        write_fake_bench)
 
 REPO = Path(__file__).resolve().parents[2]
 SWEEP = [sys.executable, str(REPO / "scripts" / "sweep.py")]
 SBATCH = REPO / "scripts" / "slurm" / "sweep.sbatch"
-
-BENCHES = {
-    "naive_attention": {},
-    "decode_a": {"configs": [("x", "passed"), ("y", "skipped"), ("z", "passed")]},
-    "decode_b": {"configs": [("x", "passed")], "sleep": 0.3},
-    "prefill_a": {"configs": [("x", "passed"), ("y", "passed")]},
-    "prefill_b": {"configs": [("x", "skipped")]},
-}
 
 
 def run_sweep(build, results, *args, env=None):
@@ -217,8 +210,7 @@ def test_slurm_array_then_merge(tmp_path, capsys):
     trees = sorted((tmp_path / "shards" / "4242").glob("task-*"))
     assert [t.name for t in trees] == ["task-0", "task-1", "task-2"]
     ran = [sorted(e["name"] for e in only_summary(t)["experiments"]) for t in trees]
-    assert sorted(sum(ran, [])) == sorted("bench_naive" if b == "naive_attention" else f"bench_{b}"
-                                          for b in BENCHES)
+    assert sorted(sum(ran, [])) == sorted(map(binary_name, BENCHES))
     assert all(ran)  # 5 experiments over 3 tasks: none idle
 
     out = tmp_path / "merged"
