@@ -14,9 +14,17 @@ into one results tree, as one run, and writes a summary of the sweep.
 - GPUs: one worker per visible GPU (CUDA_VISIBLE_DEVICES, else `nvidia-smi -L`), each running
   its binaries with CUDA_VISIBLE_DEVICES set to its GPU; experiments are taken longest first
   (durations from the previous sweep summary of the same tier). With one GPU the environment
-  is left as it is.
+  is left as it is. With none (nvidia-smi lists none and CUDA_VISIBLE_DEVICES names none) the
+  sweep says so and exits 2 having run and written nothing; --gpus with device ids is taken
+  at its word (a machine whose driver works without nvidia-smi). The tests stand in for a GPU
+  with a fake nvidia-smi on PATH (scripts/tests/fake_bench.py), as they do for the binaries.
+- Selection: --only takes a comma list of globs, each matched against the experiment name
+  (decode_kv_streaming, naive_attention, peers_decode) and the binary's (bench_decode_*).
+  A glob that matches nothing is an error that lists the experiments there are.
 - A binary that fails or writes no results file does not stop the sweep; it is counted, and
-  the exit status is 1 when anything failed (a binary, or any configuration in a results file).
+  the exit status is 1 when anything failed (a binary, or any configuration in a results file);
+  2 when nothing could run (a missing file or folder, an unknown selection, no GPU, a bad
+  --shard), and then nothing is written; 130 when stopped.
 - Summary: RESULTS/<device>/sweeps/<stamp>-<commit>[-shard-K-of-N].json with the tier, the run
   id, wall time per experiment, passed / skipped / failed configurations read from each results
   file (an error message starting with "skipped: " is a skipped case, any other is a failure),
@@ -65,9 +73,24 @@ WRITTEN_RE = re.compile(r"(?:schedlab: results written to|\] wrote) (\S+\.json)\
 
 @dataclass
 class Job:
-    name: str                      # bench_<experiment>, or peers_<family>
+    name: str                      # the binary (bench_<experiment>), or peers_<family>
     argv: list[str]
     kind: str = "bench"            # bench | peers
+    experiment: str = ""           # the results folder it writes: decode_kv_streaming, peers_decode
+
+
+# Binaries whose experiment is not their name less "bench_" (kernels/naive/bench_naive.cu's
+# bench_main names it).
+EXPERIMENT_OF_BINARY = {"bench_naive": "naive_attention"}
+
+
+def experiment_of(binary: Path) -> str:
+    """BUILD/experiments/<experiment>/bench_<experiment> -> <experiment>; a binary elsewhere
+    (kernels/, a flat folder) -> its name less bench_ (EXPERIMENT_OF_BINARY for the exceptions)."""
+    binary = Path(binary)
+    if binary.parent.parent.name == "experiments":
+        return binary.parent.name
+    return EXPERIMENT_OF_BINARY.get(binary.name, binary.name.removeprefix("bench_"))
 
 
 def discover_benches(build: Path) -> list[Path]:
@@ -94,14 +117,38 @@ def peer_tier_flags(tier: str, python: str = sys.executable, script: Path = PEER
 
 
 def make_jobs(benches: list[Path], results: Path, tier: str, extra: list[str], peers: bool) -> list[Job]:
-    jobs = [Job(b.name, [str(b.resolve()), f"--schedlab_results_root={results}", f"--schedlab_tier={tier}", *extra])
+    jobs = [Job(b.name, [str(b.resolve()), f"--schedlab_results_root={results}", f"--schedlab_tier={tier}", *extra],
+                experiment=experiment_of(b))
             for b in benches]
     if peers:
         flags = peer_tier_flags(tier)
         jobs += [Job(f"peers_{family}", [sys.executable, str(PEERS_SCRIPT), "--results-root", str(results),
-                                         "--family", family, *flags], kind="peers")
+                                         "--family", family, *flags], kind="peers", experiment=f"peers_{family}")
                  for family in PEER_FAMILIES]
     return jobs
+
+
+class SelectionError(ValueError):
+    pass
+
+
+def select_jobs(jobs: list[Job], only: str) -> list[Job]:
+    """The jobs --only names: a comma list of globs, each matched against the experiment and the
+    binary name. A glob that matches nothing is an error listing what there is (a typo would
+    otherwise run a smaller sweep than asked, or none)."""
+    globs = [g.strip() for g in only.split(",") if g.strip()]
+    if not globs:
+        raise SelectionError(f"--only {only!r}: expected experiment names or globs, e.g. decode_kv_streaming")
+
+    def hits(job: Job, glob: str) -> bool:
+        return fnmatch.fnmatchcase(job.experiment, glob) or fnmatch.fnmatchcase(job.name, glob)
+
+    unmatched = [g for g in globs if not any(hits(j, g) for j in jobs)]
+    if unmatched:
+        there = ", ".join(j.experiment + (f" ({j.name})" if j.name != j.experiment else "") for j in jobs)
+        raise SelectionError(f"--only: {', '.join(map(repr, unmatched))} matches no experiment; there are "
+                             f"{len(jobs)}: {there or 'none'}")
+    return [j for j in jobs if any(hits(j, g) for g in globs)]
 
 
 def torch_available() -> bool:
@@ -135,27 +182,30 @@ def nvidia_smi_gpus() -> list[dict]:
     return gpus
 
 
+def detected_gpu_ids(env: dict, smi: list[dict]) -> list[str]:
+    """The GPUs a binary started here would see: CUDA_VISIBLE_DEVICES's ids when it is set (empty
+    or -1: none), else every GPU nvidia-smi lists."""
+    cvd = env.get("CUDA_VISIBLE_DEVICES")
+    if cvd is None:
+        return [g["index"] for g in smi]
+    ids = [d.strip() for d in cvd.split(",") if d.strip()]
+    return [] if ids[:1] == ["-1"] else ids
+
+
 def visible_gpus(spec: str, env: dict | None = None, smi: list[dict] | None = None) -> list[Gpu]:
     """The workers' GPUs. spec 'auto': CUDA_VISIBLE_DEVICES when set, else every GPU nvidia-smi
-    lists; 'none': one worker, environment untouched; else a comma list of device ids.
-    No GPU found: one worker with the environment untouched (its binaries say there is none)."""
+    lists; 'none': one worker, environment untouched; else a comma list of device ids (taken as
+    given). [] when 'auto' or 'none' finds no GPU: there is nothing to run the binaries on."""
     env = os.environ if env is None else env
     smi = nvidia_smi_gpus() if smi is None else smi
-    if spec == "none":
-        return [Gpu(None, pin=False)]
-    if spec == "auto":
-        cvd = env.get("CUDA_VISIBLE_DEVICES")
-        if cvd is not None:
-            ids = [d.strip() for d in cvd.split(",") if d.strip()]
-            ids = [] if ids[:1] == ["-1"] else ids
-        else:
-            ids = [g["index"] for g in smi]
+    if spec in ("auto", "none"):
+        ids = detected_gpu_ids(env, smi)
+        if spec == "none" or not ids:
+            return [Gpu(None, pin=False)] if ids else []
     else:
         ids = [d.strip() for d in spec.split(",") if d.strip()]
         if not ids:
             raise ValueError(f"--gpus {spec!r}: expected auto, none or a comma list of device ids")
-    if not ids:
-        return [Gpu(None, pin=False)]
     by_id = {g["index"]: g for g in smi} | {g["uuid"]: g for g in smi}
     gpus = [Gpu(i, by_id.get(i, {}).get("name", ""), by_id.get(i, {}).get("uuid", "")) for i in ids]
     if len(gpus) == 1 and spec == "auto":
@@ -566,7 +616,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     ap.add_argument("--tier", choices=TIERS, default="default")
     ap.add_argument("--gpus", default="auto", help="auto (default), none, or a comma list of device ids")
     ap.add_argument("--shard", help="K/N: run shard K (from 0) of N of the experiments")
-    ap.add_argument("--only", help="run only experiments whose name matches this glob (e.g. 'bench_decode_*')")
+    ap.add_argument("--only", metavar="NAMES",
+                    help="run only these experiments: a comma list of experiment names or globs, matched "
+                         "against the experiment (decode_kv_streaming, 'decode_*') and the binary (bench_decode_*)")
     ap.add_argument("--peers", choices=("auto", "yes", "no"), default="auto",
                     help="SDPA peers: auto = where a GPU and torch exist")
     ap.add_argument("--budget-s", type=float, help="stop starting binaries and stop running ones after this")
@@ -578,35 +630,56 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     return args
 
 
+def show(path: Path) -> int:
+    try:
+        doc = json.loads(path.read_text())
+        print(summary_table(doc))
+    except FileNotFoundError:
+        print(f"sweep: --show {path}: no such file", file=sys.stderr)
+        return 2
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        print(f"sweep: --show {path}: not a sweep summary ({type(e).__name__}: {e})", file=sys.stderr)
+        return 2
+    return 0
+
+
+def fail(message: str) -> int:
+    print(f"sweep: {message}", file=sys.stderr)
+    return 2
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
     args = parse_args(argv)
     if args.show:
-        print(summary_table(json.loads(args.show.read_text())))
-        return 0
+        return show(args.show)
     try:
         shard = parse_shard(args.shard) if args.shard else None
         smi = nvidia_smi_gpus()
         gpus = visible_gpus(args.gpus, smi=smi)
     except ValueError as e:
-        print(f"sweep: {e}", file=sys.stderr)
-        return 2
+        return fail(str(e))
     if not args.build.is_dir():
-        print(f"sweep: build folder {args.build} not found (build first: cmake --preset cuda && "
-              f"cmake --build build/cuda -j)", file=sys.stderr)
-        return 2
+        return fail(f"build folder {args.build} not found (build first: cmake --preset cuda && "
+                    f"cmake --build build/cuda -j)")
+    if args.durations_from and not args.durations_from.is_dir():
+        return fail(f"--durations-from {args.durations_from}: no such folder")
     benches = discover_benches(args.build)
-    have_gpu = any(g.visible is not None for g in gpus)
-    peers = args.peers == "yes" or (args.peers == "auto" and have_gpu and torch_available()
+    if not benches:
+        return fail(f"no benchmark binaries in {args.build} (BUILD/experiments/*/bench_*, BUILD/kernels/bench_naive "
+                    "or BUILD/bench_*)")
+    peers = args.peers == "yes" or (args.peers == "auto" and bool(gpus) and torch_available()
                                     and PEERS_SCRIPT.is_file())
     results = args.results.resolve()
     jobs = make_jobs(benches, results, args.tier, args.extra, peers)
     if args.only:
-        jobs = [j for j in jobs if fnmatch.fnmatch(j.name, args.only)]
-    if not jobs:
-        print(f"sweep: no benchmark binaries in {args.build}" + (f" matching {args.only!r}" if args.only else ""),
-              file=sys.stderr)
-        return 2
+        try:
+            jobs = select_jobs(jobs, args.only)
+        except SelectionError as e:
+            return fail(str(e))
+    if not gpus:  # after the arguments' errors: those are worth fixing first
+        return fail("no GPU found: nvidia-smi lists none and CUDA_VISIBLE_DEVICES names none; nothing run, "
+                    "nothing written (run on a machine with a GPU, or name its devices with --gpus 0,1)")
 
     lookup_device = args.device or (device_slug(gpus[0].name) if gpus[0].name else None)
     known = previous_durations(args.durations_from or results, lookup_device, args.tier)
@@ -623,7 +696,7 @@ def main(argv: list[str] | None = None) -> int:
     log_dir.mkdir(parents=True, exist_ok=True)
     started = datetime.now(timezone.utc)
     where = ", ".join(f"GPU {g.visible}" + (f" ({g.name})" if g.name else "") for g in gpus if g.visible) \
-        or (gpus[0].name or "no GPU found")
+        or (gpus[0].name or "the GPUs of the environment as it is")
     print(f"sweep: tier {args.tier}, run {run_id}, {len(jobs)} experiments"
           + (f" (shard {shard[0]} of {shard[1]})" if shard else "") + f"; {where}; "
           + (f"durations from the previous {args.tier} sweep" if known else "no previous sweep of this tier: "

@@ -16,6 +16,7 @@ from the same run, else from their own most complete run.
 """
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -104,12 +105,14 @@ class Dataset:
     @classmethod
     def load(cls, paths: Iterable[Path | str] | Path | str, *, seed: int = stats.DEFAULT_SEED) -> "Dataset":
         """Read every results, stall, probe and resources file below ``paths``. Paths that do
-        not exist are treated as empty (a fresh clone has no results yet)."""
-        if isinstance(paths, (str, Path)):
-            paths = [paths]
-        paths = [Path(p) for p in paths]
+        not exist are treated as empty (a fresh clone has no results yet); ``empty`` says when
+        there are no results, so load's NoResultsWarning is not given."""
+        paths = load.as_paths(paths)
         existing = [p for p in paths if p.exists()]
-        return cls(paths, load.load_results(existing), load.load_records(existing, "stalls"),
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", load.NoResultsWarning)
+            results = load.load_results(existing)
+        return cls(paths, results, load.load_records(existing, "stalls"),
                    load.load_records(existing, "probes"), load.load_resources(existing), seed=seed)
 
     @property

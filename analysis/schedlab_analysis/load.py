@@ -15,14 +15,25 @@ next to a run there may be ``stalls-*.json`` / ``probes-*.json`` (profiler recor
   * derived: ``benchmark`` (run name without ``/manual_time``), ``status``
     (ok / failed / skipped), ``time_us``, ``axes`` (names of the problem-axis columns) and
     ``name_axes`` (the axes spelled ``key:value`` in the benchmark name).
+
+Paths: every loader raises FileNotFoundError (naming the path) for a path that does not exist:
+a typo is never an empty result. An existing folder (or list of files) holding no benchmark
+results file is not an error, since an empty results tree is a normal state (a fresh clone, a
+machine before its first sweep): ``load_results`` returns an empty frame and warns
+(``NoResultsWarning``, naming the path). ``load_records`` and ``load_resources`` return an empty
+frame without a warning, since profiles and the static report are optional beside the results.
+``dataset.Dataset.load`` treats a missing results folder as empty and reports an empty one through
+``Dataset.empty``, without the warning: its command-line callers say so in their own words.
 """
 from __future__ import annotations
 
+import errno
 import gzip
 import json
 import math
 import re
 import sys
+import warnings
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import Iterable
@@ -56,6 +67,10 @@ BASE_COLUMNS = [
 ]
 
 _STAMP_RE = re.compile(r"^(\d{8}T\d{6}Z)")
+
+
+class NoResultsWarning(UserWarning):
+    """An existing path that holds no benchmark results file."""
 
 
 class ResultsFileError(ValueError):
@@ -96,21 +111,27 @@ ALLOCATIONS_DIR = "allocations"
 TIMELINES_DIR = "timelines"
 
 
+def as_paths(paths: Iterable[Path | str] | Path | str) -> list[Path]:
+    return [Path(paths)] if isinstance(paths, (str, Path)) else [Path(p) for p in paths]
+
+
+def json_files_of(path: Path) -> set[Path]:
+    """The JSON files (plain or gzip-compressed) of one path: itself when it is a file, else those
+    below it but not in an ``OLDER_BUILDS_DIR``, ``ALLOCATIONS_DIR`` or ``TIMELINES_DIR`` below it.
+    FileNotFoundError when the path does not exist."""
+    if path.is_file():
+        return {path}
+    if not path.is_dir():
+        raise FileNotFoundError(errno.ENOENT, "no such results file or folder", str(path))
+    return {f for f in path.rglob("*.json*") if f.is_file() and is_results_name(f.name)
+            and not f.name.startswith(".")
+            and not {OLDER_BUILDS_DIR, ALLOCATIONS_DIR, TIMELINES_DIR} & set(f.relative_to(path).parts[:-1])}
+
+
 def iter_json_files(paths: Iterable[Path | str] | Path | str) -> list[Path]:
-    """JSON files (plain or gzip-compressed) named directly or found below the given
-    directories (but not in an ``OLDER_BUILDS_DIR``, ``ALLOCATIONS_DIR`` or ``TIMELINES_DIR`` below
-    them), sorted."""
-    if isinstance(paths, (str, Path)):
-        paths = [paths]
-    found: set[Path] = set()
-    for p in map(Path, paths):
-        if p.is_dir():
-            found.update(f for f in p.rglob("*.json*") if f.is_file() and is_results_name(f.name)
-                         and not f.name.startswith(".")
-                         and not {OLDER_BUILDS_DIR, ALLOCATIONS_DIR, TIMELINES_DIR} & set(f.relative_to(p).parts[:-1]))
-        elif p.is_file():
-            found.add(p)
-    return sorted(found)
+    """JSON files named directly or found below the given directories (``json_files_of``),
+    sorted; FileNotFoundError for a path that does not exist."""
+    return sorted(set().union(*map(json_files_of, as_paths(paths))))
 
 
 def read_json(path: Path) -> object:
@@ -283,13 +304,23 @@ def load_results(paths: Iterable[Path | str] | Path | str) -> pd.DataFrame:
     """Every benchmark record of every results file under ``paths`` (files or directories).
 
     JSON files that are not Google Benchmark output (stall/probe files, resources.json,
-    anything else) are skipped; a malformed file raises ResultsFileError naming it.
+    anything else) are skipped; a malformed file raises ResultsFileError naming it. A path
+    that does not exist raises FileNotFoundError; one that holds no benchmark results file
+    gives NoResultsWarning (and, when none does, an empty frame with the base columns).
     """
+    roots = as_paths(paths)
+    per_root = [json_files_of(r) for r in roots]  # every path checked before any file is read
     rows: list[dict] = []
-    for path in iter_json_files(paths):
+    benchmark_files: set[Path] = set()
+    for path in sorted(set().union(*per_root)):
         data = read_json(path)
         if file_kind(path, data) == "benchmarks":
+            benchmark_files.add(path)
             rows.extend(benchmark_rows(path, data))
+    empty = [str(r) for r, files in zip(roots, per_root) if not files & benchmark_files]
+    if empty or not roots:
+        warnings.warn(f"no benchmark results files (Google Benchmark JSON with 'benchmarks') in "
+                      f"{', '.join(empty) or 'no path given'}", NoResultsWarning, stacklevel=2)
     return _frame(rows, BASE_COLUMNS)
 
 

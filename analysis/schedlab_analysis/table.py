@@ -7,7 +7,9 @@ the results files and run it came from.
     python -m schedlab_analysis.table results decode_kv_streaming [--device h200] [--run RUN]
 
 Without ``--run`` the experiment's default run (``load.select_runs``) is shown; a results
-file (or a run id) named as the results argument restricts it to that run.
+file (or a run id) named as the results argument restricts it to that run. A results path that
+does not exist, or an experiment with no results on the device, is an error (exit 2) that says
+what there is.
 """
 from __future__ import annotations
 
@@ -104,6 +106,21 @@ def render(ds: Dataset, device: str, experiment: str, run: str | None = None) ->
     return render_view(ds.view(device, experiment, run))
 
 
+def unknown_experiment(ds: Dataset, device: str, experiment: str) -> str | None:
+    """Why ``experiment`` cannot be shown on ``device``, naming what there is; None when it can."""
+    pairs = ds.experiments()
+    if (device, experiment) in pairs:
+        return None
+    here = [e for d, e in pairs if d == device]
+    if here:
+        return f"no results of experiment {experiment!r} on {device}; its experiments: {', '.join(here)}"
+    devices = sorted({d for d, _ in pairs})
+    if devices:
+        return (f"no results on device {device!r} (--device); devices with results: {', '.join(devices)}"
+                + ("" if any(e == experiment for _, e in pairs) else f"; experiment {experiment!r} is on none"))
+    return f"no benchmark results under {', '.join(map(str, ds.paths))}"
+
+
 def main(argv=None) -> int:
     ap = argparse.ArgumentParser(prog="schedlab-table", description=__doc__.splitlines()[0])
     ap.add_argument("results", nargs="+", help="results directory, or the results files of one run")
@@ -111,7 +128,15 @@ def main(argv=None) -> int:
     ap.add_argument("--device", default="h200")
     ap.add_argument("--run", help="a run id (or, for files without one, the results file's path)")
     args = ap.parse_args(argv)
+    missing = [p for p in args.results if not Path(p).exists()]
+    if missing:
+        print(f"table: error: no such results file or folder: {', '.join(missing)}", file=sys.stderr)
+        return 2
     data = Dataset.load(args.results)
+    why = unknown_experiment(data, args.device, args.experiment)
+    if why:
+        print(f"table: error: {why}", file=sys.stderr)
+        return 2
     try:
         print(render(data, args.device, args.experiment, args.run))
     except (KeyError, stats.ComparisonError) as e:

@@ -1,4 +1,5 @@
 import json
+import warnings
 
 import numpy as np
 import pandas as pd
@@ -6,6 +7,7 @@ import pytest
 
 import synth
 from schedlab_analysis import load
+from schedlab_analysis.dataset import Dataset
 
 
 @pytest.fixture()
@@ -116,10 +118,41 @@ def test_records_and_resources(tree):
     assert len(res) == 6 and set(res["target"]) == {"sm_90a", "gfx950"}
 
 
-def test_empty_directory_gives_empty_frame_with_columns(tmp_path):
-    df = load.load_results(tmp_path)
+def test_empty_directory_gives_empty_frame_with_columns_and_a_warning(tmp_path):
+    (tmp_path / "notes.json").write_text("{}")  # JSON, but no benchmark results
+    with pytest.warns(load.NoResultsWarning, match=f"no benchmark results files .* in {tmp_path}$"):
+        df = load.load_results(tmp_path)
     assert df.empty and set(load.BASE_COLUMNS) <= set(df.columns)
     assert isinstance(load.samples(df), pd.DataFrame)
+    with pytest.warns(load.NoResultsWarning):
+        assert load(str(tmp_path)).empty
+    with warnings.catch_warnings():  # profiles are optional: an empty folder is no news there
+        warnings.simplefilter("error")
+        assert load.load_records(tmp_path, "stalls").empty and load.load_resources(tmp_path).empty
+        assert Dataset.load(tmp_path).empty  # says so through .empty
+
+
+def test_warning_names_only_the_empty_path(tree, tmp_path):
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    with pytest.warns(load.NoResultsWarning) as caught:
+        df = load.load_results([tree, empty])
+    assert len(df) == len(load.load_results(tree))
+    assert [str(w.message).rsplit(" in ", 1)[1] for w in caught] == [str(empty)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        load.load_results(tree)
+
+
+def test_a_path_that_does_not_exist_is_an_error(tree, tmp_path):
+    wrong = tmp_path / "wrong" / "path"
+    for call in (lambda: load(str(wrong)), lambda: load.load_results([tree, wrong]),
+                 lambda: load.load_records(wrong, "stalls"), lambda: load.load_resources(wrong),
+                 lambda: load.iter_json_files(wrong)):
+        with pytest.raises(FileNotFoundError, match="no such results file or folder") as e:
+            call()
+        assert e.value.filename == str(wrong)
+    assert len(Dataset.load([tree, wrong]).results) == len(load.load_results(tree))  # a fresh clone: no results yet
 
 
 def test_configuration_comes_from_name_axes_when_names_spell_them(tree):

@@ -2,7 +2,8 @@
 output of the real ones (common/harness/bench_main.cpp): they take --schedlab_results_root and
 --schedlab_tier, write a Google Benchmark JSON results file under
 <root>/fake-gpu/<experiment>/<stamp>-<commit>.json and print "schedlab: results written to ...".
-Their context records what the sweep gave them (run id, tier, CUDA_VISIBLE_DEVICES, argv)."""
+Their context records what the sweep gave them (run id, tier, CUDA_VISIBLE_DEVICES, argv).
+A fake nvidia-smi on PATH stands in for the GPUs (the sweep runs nothing without one)."""
 from __future__ import annotations
 
 import json
@@ -11,6 +12,7 @@ import stat
 from pathlib import Path
 
 DEVICE = "fake-gpu"
+GPU_NAME = "Fake GPU"  # nvidia-smi's name, of which DEVICE is the slug
 COMMIT = "feedc0ffee0123456789"
 
 SCRIPT = r'''#!/usr/bin/env python3
@@ -62,15 +64,28 @@ def write_fake_bench(path: Path, experiment: str, configs=(("a", "passed"),), sl
     return path
 
 
+# Five experiments of both families: 6 passed and 2 skipped configurations in all.
+BENCHES = {
+    "naive_attention": {},
+    "decode_a": {"configs": [("x", "passed"), ("y", "skipped"), ("z", "passed")]},
+    "decode_b": {"configs": [("x", "passed")], "sleep": 0.3},
+    "prefill_a": {"configs": [("x", "passed"), ("y", "passed")]},
+    "prefill_b": {"configs": [("x", "skipped")]},
+}
+
+
+def binary_name(experiment: str) -> str:
+    return "bench_naive" if experiment == "naive_attention" else f"bench_{experiment}"
+
+
 def fake_build(root: Path, benches: dict[str, dict]) -> Path:
     """A CMake-layout build folder: 'naive_attention' -> kernels/bench_naive, any other
     experiment -> experiments/<experiment>/bench_<experiment>."""
     build = root / "build"
     (build / "kernels").mkdir(parents=True, exist_ok=True)
     for experiment, kw in benches.items():
-        path = (build / "kernels" / "bench_naive" if experiment == "naive_attention"
-                else build / "experiments" / experiment / f"bench_{experiment}")
-        write_fake_bench(path, experiment, **kw)
+        path = (build / "kernels" if experiment == "naive_attention" else build / "experiments" / experiment)
+        write_fake_bench(path / binary_name(experiment), experiment, **kw)
     return build
 
 
@@ -82,8 +97,24 @@ def read(path: Path) -> dict:
     return json.loads(Path(path).read_text())
 
 
-def env_without_gpus() -> dict:
+# Answers the one query scripts/sweep.py makes (--query-gpu=index,uuid,name --format=csv,noheader),
+# or fails as nvidia-smi does without a driver.
+NVIDIA_SMI_LISTING = "#!/bin/sh\nprintf '%s'\n"
+NVIDIA_SMI_NO_DRIVER = ("#!/bin/sh\necho \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA "
+                        "driver.\"\nexit 9\n")
+
+
+def fake_gpu_env(root: Path, gpus: int = 1) -> dict:
+    """The environment less CUDA_VISIBLE_DEVICES and SCHEDLAB_RUN_ID, with a fake nvidia-smi first
+    on PATH that lists `gpus` GPUs named GPU_NAME (0: it fails as it does without a driver)."""
+    bin_dir = Path(root) / f"fake-nvidia-smi-{gpus}"
+    bin_dir.mkdir(parents=True, exist_ok=True)
+    lines = "".join(f"{i}, GPU-fake-{i}, {GPU_NAME}\\n" for i in range(gpus))
+    smi = bin_dir / "nvidia-smi"
+    smi.write_text(NVIDIA_SMI_LISTING % lines if gpus else NVIDIA_SMI_NO_DRIVER)
+    smi.chmod(0o755)
     env = dict(os.environ)
     env.pop("CUDA_VISIBLE_DEVICES", None)
     env.pop("SCHEDLAB_RUN_ID", None)
+    env["PATH"] = f"{bin_dir}{os.pathsep}{env.get('PATH', '')}"
     return env

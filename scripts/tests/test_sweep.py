@@ -1,5 +1,5 @@
 """scripts/sweep.py, scripts/merge_results.py and scripts/slurm/sweep.sbatch on the CPU, with fake
-benchmark binaries (tests/fake_bench.py) that behave like the real ones."""
+benchmark binaries and a fake nvidia-smi (tests/fake_bench.py) that behave like the real ones."""
 import json
 import subprocess
 import sys
@@ -9,24 +9,18 @@ import pytest
 
 import merge_results
 import sweep
-from fake_bench import DEVICE, env_without_gpus, fake_build, read, results_files, write_fake_bench
+from fake_bench import (BENCHES, DEVICE, binary_name, fake_build, fake_gpu_env, read, results_files,
+                        write_fake_bench)
 
 REPO = Path(__file__).resolve().parents[2]
 SWEEP = [sys.executable, str(REPO / "scripts" / "sweep.py")]
 SBATCH = REPO / "scripts" / "slurm" / "sweep.sbatch"
 
-BENCHES = {
-    "naive_attention": {},
-    "decode_a": {"configs": [("x", "passed"), ("y", "skipped"), ("z", "passed")]},
-    "decode_b": {"configs": [("x", "passed")], "sleep": 0.3},
-    "prefill_a": {"configs": [("x", "passed"), ("y", "passed")]},
-    "prefill_b": {"configs": [("x", "skipped")]},
-}
-
 
 def run_sweep(build, results, *args, env=None):
+    """The sweep as a user runs it, on one fake GPU unless env says otherwise."""
     return subprocess.run([*SWEEP, "--build", str(build), "--results", str(results), "--peers", "no", *args],
-                          capture_output=True, text=True, env=env or env_without_gpus(), timeout=120)
+                          capture_output=True, text=True, env=env or fake_gpu_env(Path(build).parent), timeout=120)
 
 
 def only_summary(results):
@@ -60,7 +54,7 @@ def test_sweep_runs_every_binary_as_one_run(tmp_path):
 
 def test_run_id_from_the_environment_is_kept(tmp_path):
     build = fake_build(tmp_path, {"decode_a": {}, "prefill_a": {}})
-    env = env_without_gpus() | {"SCHEDLAB_RUN_ID": "device-call-7"}
+    env = fake_gpu_env(tmp_path) | {"SCHEDLAB_RUN_ID": "device-call-7"}
     assert run_sweep(build, tmp_path / "r", "--gpus", "none", env=env).returncode == 0
     assert {read(f)["context"]["run_id"] for f in results_files(tmp_path / "r")} == {"device-call-7"}
     assert only_summary(tmp_path / "r")["run_id"] == "device-call-7"
@@ -94,7 +88,7 @@ def test_a_binary_that_writes_nothing_fails(tmp_path):
 def test_one_worker_per_gpu_each_binary_sees_one(tmp_path):
     benches = {f"decode_{i}": {"sleep": 0.4} for i in range(4)}
     build = fake_build(tmp_path, benches)
-    env = env_without_gpus() | {"CUDA_VISIBLE_DEVICES": "3,5"}
+    env = fake_gpu_env(tmp_path, gpus=0) | {"CUDA_VISIBLE_DEVICES": "3,5"}
     p = run_sweep(build, tmp_path / "r", env=env)
     assert p.returncode == 0, p.stdout + p.stderr
     seen = [read(f)["context"]["cuda_visible_devices"] for f in results_files(tmp_path / "r")]
@@ -115,8 +109,32 @@ def test_one_gpu_leaves_the_environment_alone():
     gpus = sweep.visible_gpus("auto", env={}, smi=[{"index": str(i), "uuid": f"u{i}", "name": "NVIDIA H200"}
                                                    for i in range(2)])
     assert [(g.visible, g.pin) for g in gpus] == [("0", True), ("1", True)]
-    assert sweep.visible_gpus("auto", env={"CUDA_VISIBLE_DEVICES": ""}, smi=[])[0].visible is None
-    assert sweep.visible_gpus("auto", env={}, smi=[])[0].pin is False
+    assert sweep.visible_gpus("none", env={}, smi=gpus_listed(1)) == [sweep.Gpu(None, pin=False)]
+
+
+def gpus_listed(n):
+    return [{"index": str(i), "uuid": f"u{i}", "name": "NVIDIA H200"} for i in range(n)]
+
+
+@pytest.mark.parametrize("gpus, env, smi, found", [
+    ("auto", {}, 0, []), ("none", {}, 0, []),
+    ("auto", {"CUDA_VISIBLE_DEVICES": ""}, 2, []), ("auto", {"CUDA_VISIBLE_DEVICES": "-1"}, 2, []),
+    ("none", {"CUDA_VISIBLE_DEVICES": ""}, 2, []),
+    ("auto", {"CUDA_VISIBLE_DEVICES": "0"}, 0, ["0"]),  # Slurm's GPU, no nvidia-smi in the job
+    ("0,1", {}, 0, ["0", "1"]),  # named on the command line: taken as given
+])
+def test_which_gpus_count(gpus, env, smi, found):
+    assert [g.visible for g in sweep.visible_gpus(gpus, env=env, smi=gpus_listed(smi))] == found
+
+
+@pytest.mark.parametrize("args, env", [((), {}), (("--gpus", "none"), {}), ((), {"CUDA_VISIBLE_DEVICES": ""}),
+                                        ((), {"CUDA_VISIBLE_DEVICES": "-1"})])
+def test_no_gpu_runs_nothing_and_writes_nothing(tmp_path, args, env):
+    build = fake_build(tmp_path, BENCHES)
+    p = run_sweep(build, tmp_path / "r", *args, env=fake_gpu_env(tmp_path, gpus=0) | env)
+    assert p.returncode == 2 and "no GPU found" in p.stderr and "nothing run" in p.stderr, p.stderr
+    assert p.stdout == ""
+    assert not (tmp_path / "r").exists() and not (build / "sweep-logs").exists()
 
 
 def test_previous_summary_orders_longest_first_and_estimates(tmp_path):
@@ -168,14 +186,14 @@ def test_budget_stops_a_long_binary(tmp_path, monkeypatch):
     build = fake_build(tmp_path, {"decode_slow": {"sleep": 30}})
     monkeypatch.setattr(sweep, "MIN_START_S", 0)
     out = sweep.run_job(sweep.make_jobs(sweep.discover_benches(build), tmp_path / "r", "quick", [], False)[0], 0,
-                        sweep.Gpu(None, pin=False), env_without_gpus(), tmp_path, tmp_path / "r",
+                        sweep.Gpu(None, pin=False), fake_gpu_env(tmp_path), tmp_path, tmp_path / "r",
                         deadline=sweep.time.monotonic() + 1)
     assert out.status == "timeout" and out.wall_s < 15 and not results_files(tmp_path / "r")
 
 
 def array_task(tmp_path, build, task, count, *args, env=None):
     """One array task exactly as Slurm starts it: the batch script, its SLURM_* variables."""
-    e = (env or env_without_gpus()) | {
+    e = (env or fake_gpu_env(tmp_path)) | {
         "SLURM_SUBMIT_DIR": str(REPO), "SLURM_ARRAY_JOB_ID": "4242", "SLURM_ARRAY_TASK_ID": str(task + 1),
         "SLURM_ARRAY_TASK_MIN": "1", "SLURM_ARRAY_TASK_COUNT": str(count), "SCHEDLAB_BUILD": str(build),
         "SCHEDLAB_SHARD_ROOT": str(tmp_path / "shards"), "PYTHON": sys.executable}
@@ -192,8 +210,7 @@ def test_slurm_array_then_merge(tmp_path, capsys):
     trees = sorted((tmp_path / "shards" / "4242").glob("task-*"))
     assert [t.name for t in trees] == ["task-0", "task-1", "task-2"]
     ran = [sorted(e["name"] for e in only_summary(t)["experiments"]) for t in trees]
-    assert sorted(sum(ran, [])) == sorted("bench_naive" if b == "naive_attention" else f"bench_{b}"
-                                          for b in BENCHES)
+    assert sorted(sum(ran, [])) == sorted(map(binary_name, BENCHES))
     assert all(ran)  # 5 experiments over 3 tasks: none idle
 
     out = tmp_path / "merged"
@@ -252,7 +269,7 @@ def test_merge_needs_every_shard(tmp_path):
 
 
 def test_array_task_outside_slurm_is_refused(tmp_path):
-    p = subprocess.run(["bash", str(SBATCH)], capture_output=True, text=True, cwd=REPO, env=env_without_gpus())
+    p = subprocess.run(["bash", str(SBATCH)], capture_output=True, text=True, cwd=REPO, env=fake_gpu_env(tmp_path))
     assert p.returncode != 0 and "array task" in p.stderr
 
 
@@ -270,7 +287,7 @@ def test_stopping_the_sweep_stops_its_binaries(tmp_path):
     build = fake_build(tmp_path, {"decode_slow": {"sleep": 60}})
     proc = subprocess.Popen([*SWEEP, "--build", str(build), "--results", str(tmp_path / "r"), "--peers", "no",
                              "--gpus", "none"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                            env=env_without_gpus())
+                            env=fake_gpu_env(tmp_path))
     for _ in range(100):  # until the binary has started
         if list((build / "sweep-logs").rglob("*.log")):
             break
@@ -289,3 +306,52 @@ def test_stopping_the_sweep_stops_its_binaries(tmp_path):
             pass
     assert still == []
     assert not results_files(tmp_path / "r") and not list((tmp_path / "r").rglob("sweeps/*.json"))
+
+
+def test_only_takes_experiment_names_and_binary_globs(tmp_path):
+    build = fake_build(tmp_path, BENCHES)
+    jobs = sweep.make_jobs(sweep.discover_benches(build), tmp_path / "r", "quick", [], False)
+
+    def names(only):
+        return sorted(j.name for j in sweep.select_jobs(jobs, only))
+
+    assert names("decode_a") == ["bench_decode_a"]
+    assert names("naive_attention, prefill_b") == ["bench_naive", "bench_prefill_b"]
+    assert names("decode_*") == names("bench_decode_*") == ["bench_decode_a", "bench_decode_b"]
+    assert names("bench_naive") == ["bench_naive"]
+    p = run_sweep(build, tmp_path / "r", "--only", "decode_b,naive_attention")
+    assert p.returncode == 0, p.stderr
+    assert sorted(f.parent.name for f in results_files(tmp_path / "r")) == ["decode_b", "naive_attention"]
+
+
+@pytest.mark.parametrize("only, unmatched", [("nosuch", "'nosuch'"), ("decode_a,nosuch", "'nosuch'"),
+                                             ("bench_x*,y", "'bench_x*', 'y'"), (",", "")])
+def test_unknown_selection_lists_what_there_is(tmp_path, only, unmatched):
+    build = fake_build(tmp_path, BENCHES)
+    p = run_sweep(build, tmp_path / "r", "--only", only)
+    assert p.returncode == 2 and "Traceback" not in p.stderr, p.stderr
+    assert f"{unmatched} matches no experiment" in p.stderr if unmatched else "expected experiment names" in p.stderr
+    if unmatched:
+        assert "there are 5: " in p.stderr and "naive_attention (bench_naive)" in p.stderr
+        assert "decode_a (bench_decode_a)" in p.stderr
+    assert not (tmp_path / "r").exists() and not (build / "sweep-logs").exists()
+
+
+def test_missing_files_and_folders_are_errors_not_tracebacks(tmp_path, monkeypatch, capsys):
+    build = fake_build(tmp_path, {"decode_a": {}})
+    (tmp_path / "other.json").write_text('{"schema": "something else"}')
+    (tmp_path / "empty").mkdir()
+    monkeypatch.setenv("PATH", fake_gpu_env(tmp_path)["PATH"])
+    cases = [
+        (["--show", str(tmp_path / "nonexistent.json")], "nonexistent.json: no such file"),
+        (["--show", str(tmp_path)], "not a sweep summary"),
+        (["--show", str(tmp_path / "other.json")], "not a sweep summary"),
+        (["--build", str(tmp_path / "nobuild")], "nobuild not found"),
+        (["--build", str(tmp_path / "empty")], "no benchmark binaries in"),
+        (["--build", str(build), "--durations-from", str(tmp_path / "gone")], "gone: no such folder"),
+    ]
+    for args, message in cases:  # in this process: a traceback would fail the test
+        assert sweep.main([*args, "--results", str(tmp_path / "r")]) == 2, args
+        err = capsys.readouterr().err
+        assert message in err, (args, err)
+    assert not (tmp_path / "r").exists()
