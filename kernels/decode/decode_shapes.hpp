@@ -70,10 +70,14 @@ inline const harness::TierAxes& decode_tiers() {
 //   MQA 64/1, batch 128 x 16384, beside the 32/8 headline (batch 16 x 16384);
 //   group 32 (64/2) on the one-long batch, beside its uniform twin 64/2 batch 32 x 2592 and the
 //   32/8 batch 8 x 2592.
-// Quick: the headline bf16 shape, the one-long batch with its twin, and MQA. Default: both KV
-// dtypes of the headline, the one-long and the 1-to-65536 batches and their twins, MQA in both,
-// and the group-32 batch with its twins in bf16 (15 configurations). Full: adds the geometric
-// batch, its twin, the uniform list and the group-32 batches in fp8.
+// One key a page (a radix cache's layout, what SGLang and FlashInfer serve): the headline and
+// the one-long batch with its twin again at page 1, where each tile's rows are gathered from
+// 16 pages.
+// Quick: the headline bf16 shape (at pages 16 and 1), the one-long batch with its twin, and MQA.
+// Default: both KV dtypes of the headline at pages 16 and 1, the one-long and the 1-to-65536
+// batches and their twins, the one-long batch and its twin at page 1 in bf16, MQA in both, and
+// the group-32 batch with its twins in bf16 (19 configurations). Full: adds the geometric
+// batch, its twin, the uniform list, the group-32 batches and the page-1 one-long batch in fp8.
 inline const harness::TierAxes& decode_ragged_tiers() {
   static const std::string one_long = "lengths=31x1024+1x51200", one_long_twin = "batch=32;context=2592";
   static const std::string span = "lengths=1+16+256+2048+8192+16384+32768+65536;page_size=32",
@@ -82,13 +86,16 @@ inline const harness::TierAxes& decode_ragged_tiers() {
   static const std::string mqa = "q_heads=64;kv_heads=1;batch=128;context=16384";
   static const std::string group32 = "q_heads=64;kv_heads=2;";
   static const std::string group32_gqa_twin = "batch=8;context=2592";  // 20736 keys x 8 KV heads
-  static const std::string both = "kv_dtype=bf16,fp8_e4m3;", bf16 = "kv_dtype=bf16;";
+  static const std::string both = "kv_dtype=bf16,fp8_e4m3;", bf16 = "kv_dtype=bf16;", page1 = ";page_size=1";
+  static const std::string headline = "batch=16;context=16384";
   static const harness::TierAxes tiers{
-      .quick = {bf16 + "batch=16;context=16384", bf16 + one_long, bf16 + one_long_twin, bf16 + mqa},
-      .standard = {both + "batch=16;context=16384", both + one_long, both + one_long_twin, both + span, both + span_twin,
-                   both + mqa, bf16 + group32 + one_long, bf16 + group32 + one_long_twin, bf16 + group32_gqa_twin},
-      .full = {both + "batch=16;context=16384", both + one_long, both + one_long_twin, both + span, both + span_twin,
-               both + geometric, both + geometric_twin, both + "lengths=8x2048", both + mqa, both + group32 + one_long,
+      .quick = {bf16 + headline, bf16 + headline + page1, bf16 + one_long, bf16 + one_long_twin, bf16 + mqa},
+      .standard = {both + headline, both + headline + page1, both + one_long, both + one_long_twin, both + span,
+                   both + span_twin, bf16 + one_long + page1, bf16 + one_long_twin + page1, both + mqa,
+                   bf16 + group32 + one_long, bf16 + group32 + one_long_twin, bf16 + group32_gqa_twin},
+      .full = {both + headline, both + headline + page1, both + one_long, both + one_long_twin, both + span,
+               both + span_twin, both + one_long + page1, both + one_long_twin + page1, both + geometric,
+               both + geometric_twin, both + "lengths=8x2048", both + mqa, both + group32 + one_long,
                both + group32 + one_long_twin, both + group32_gqa_twin},
   };
   return tiers;

@@ -368,7 +368,9 @@ KernelSupport paged_decode_support() {
   KernelSupport s;
   s.head_dims = {64, 128};
   s.dtypes = {DType::bf16, DType::f16, DType::fp8_e4m3};
-  s.page_sizes = {16, 32, 64, 128, 256};
+  // Powers of two only (page lookups shift and mask). Below 16 keys a tile spans pages and each
+  // of its rows is gathered from its own page (one key a page: a radix cache's layout).
+  s.page_sizes = {1, 2, 4, 8, 16, 32, 64, 128, 256};
   return s;
 }
 

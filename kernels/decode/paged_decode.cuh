@@ -275,33 +275,56 @@ __device__ __forceinline__ std::int64_t tile_base(const Params& a, int kvh, int 
          std::int64_t(TileOf<Policy, kKv, kHeadDim>::kRawRowBytes);
 }
 
+// Pages smaller than a tile (page sizes 1 to 8; one token a page is the layout of a radix
+// cache): the tile's rows lie in 16 / page_size pages, each row looked up in the sequence's
+// block table (`table`) and copied from its own page. Byte offset of a row's first byte in the
+// K (and V) pool; rows past seq_len read no table entry (they are zero-filled, not copied).
+template <class Policy, DType kKv, int kHeadDim>
+__device__ __forceinline__ std::int64_t gathered_row_base(const Params& a, const int* table, int kvh, int token,
+                                                          bool valid) {
+  using T = TileOf<Policy, kKv, kHeadDim>;
+  const int shift = __ffs(a.page_size) - 1;  // page sizes are powers of two (paged_decode_support)
+  const int page = valid ? table[token >> shift] : 0;
+  return ((std::int64_t(page) * a.kv_heads + kvh) * a.page_size + (token & (a.page_size - 1))) *
+         std::int64_t(T::kRawRowBytes);
+}
+
 // STAGE issue: async copies of the K and V tile into this warp's buffer (16-bit KV: at rows
 // row0 .. row0 + 15 of the layout Dst, which the warpgroup body's steps use). Offsets are
-// 64-bit (a pool can pass 4 GiB); tokens past seq_len are zero-filled, not read.
+// 64-bit (a pool can pass 4 GiB); tokens past seq_len are zero-filled, not read. A page holds
+// the whole tile (page_size >= 16) unless the page size is smaller, when each row is gathered
+// from its own page (one uniform branch a tile; `seq` names the block table's row then).
 // kParts: which of the tile's K (1) and V (2) this issue copies.
 template <class Policy, DType kKv, int kHeadDim, class Dst = TileOf<Policy, kKv, kHeadDim>, bool kPow2Pages = false,
           int kParts = 3>
 __device__ __forceinline__ void issue_tile(const Params& a, unsigned char* k_buf, unsigned char* v_buf, int kvh,
-                                           int tile, int page, int seq_len, int row0 = 0) {
+                                           int seq, int tile, int page, int seq_len, int row0 = 0) {
   using T = TileOf<Policy, kKv, kHeadDim>;
-  const std::int64_t base = tile_base<Policy, kKv, kHeadDim, kPow2Pages>(a, kvh, tile, page);
+  constexpr int kChunksPerRow = T::kRawRowBytes / 16;
+  const bool gather = a.page_size < kDecodeTileTokens;
+  const int* table = a.block_table + std::int64_t(seq) * a.max_pages_per_seq;
+  const std::int64_t base = gather ? 0 : tile_base<Policy, kKv, kHeadDim, kPow2Pages>(a, kvh, tile, page);
 #pragma unroll
   for (int j = 0; j < T::kRawChunksPerLane; ++j) {
     const int chunk = gpu::lane_id() + j * kWarpSize;
-    const int row = chunk / (T::kRawRowBytes / 16), col = chunk % (T::kRawRowBytes / 16);
-    const bool valid = tile * kDecodeTileTokens + row < seq_len;
+    const int row = chunk / kChunksPerRow, col = chunk % kChunksPerRow;
+    const int token = tile * kDecodeTileTokens + row;
+    const bool valid = token < seq_len;
+    const std::int64_t src = gather ? gathered_row_base<Policy, kKv, kHeadDim>(a, table, kvh, token, valid) + col * 16
+                                    : base + chunk * 16;
     const int dst = T::kFp8 ? T::raw_offset(row, col) : Dst::offset(row0 + row, col);
-    if constexpr ((kParts & 1) != 0) gpu::async_copy_16(k_buf + dst, a.k_pool + base + chunk * 16, valid);
-    if constexpr ((kParts & 2) != 0) gpu::async_copy_16(v_buf + dst, a.v_pool + base + chunk * 16, valid);
+    if constexpr ((kParts & 1) != 0) gpu::async_copy_16(k_buf + dst, a.k_pool + src, valid);
+    if constexpr ((kParts & 2) != 0) gpu::async_copy_16(v_buf + dst, a.v_pool + src, valid);
   }
 }
 
 // A tile's K and V into L2 ahead of its copies (lane 0 alone; Policy::kRowTileL2PrefetchSteps).
 // Tokens past the sequence end come along; they are inside the page, so the prefetch never
-// leaves the pool.
+// leaves the pool. Pages smaller than a tile are not prefetched.
 template <class Policy, DType kKv, int kHeadDim, bool kPow2Pages = false>
 __device__ __forceinline__ void prefetch_tile_l2(const Params& a, int kvh, int tile, int page) {
   using T = TileOf<Policy, kKv, kHeadDim>;
+  if (a.page_size < kDecodeTileTokens) return;  // the tile is not one contiguous run of the pool
   const std::int64_t base = tile_base<Policy, kKv, kHeadDim, kPow2Pages>(a, kvh, tile, page);
   if (gpu::lane_id() == 0) {
     gpu::prefetch_l2(a.k_pool + base, T::kRawBytes);
@@ -355,14 +378,14 @@ struct CopyPipe {
   }
   // tile < 0: nothing to copy (a per-lane pipe still commits an empty group, which keeps its
   // wait counts uniform; a bulk one passes the stage by).
-  __device__ void issue(int b, const Params& a, int kvh, int tile, int page, int seq_len) {
+  __device__ void issue(int b, const Params& a, int kvh, int seq, int tile, int page, int seq_len) {
     if constexpr (kBulk<Policy, kKv>) {
       if (tile >= 0 && gpu::lane_id() == 0)
         issue_tile_bulk<Policy, kKv, kHeadDim>(a, k(b), v(b), ring->producer_expect(issued, 2 * T::kRawBytes), kvh,
                                                tile, page);
       ++issued;
     } else {
-      if (tile >= 0) issue_tile<Policy, kKv, kHeadDim>(a, k(b), v(b), kvh, tile, page, seq_len);
+      if (tile >= 0) issue_tile<Policy, kKv, kHeadDim>(a, k(b), v(b), kvh, seq, tile, page, seq_len);
       gpu::async_commit();
     }
   }
@@ -990,7 +1013,7 @@ __device__ __forceinline__ int issue_next(Source& src, CopyPipe<Policy, kKv, kHe
     copied = tile - 2;
     page = page_of<Policy>(a, seq, copied);
   }
-  pipe.issue(b, a, kvh, copied, page, seq_len);
+  pipe.issue(b, a, kvh, seq, copied, page, seq_len);
   if constexpr (Policy::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
   return tile;
 }
@@ -1462,7 +1485,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       const int copied = source(tile, page);
       unsigned char* k = kFp8 ? smem + G::raw_offset(j, 0, w) : k_stage(j % kStagesHere);
       unsigned char* v = kFp8 ? smem + G::raw_offset(j, 1, w) : k + G::kVOffset;
-      issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean>(a, k, v, u.kvh, copied, page, valid_to,
+      issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean>(a, k, v, u.kvh, u.seq, copied, page, valid_to,
                                                                 w * kDecodeTileTokens);
     }
     gpu::async_commit();
@@ -1482,9 +1505,9 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       }
       unsigned char* dst = smem + G::raw_offset(j, kv, w);
       if (kv == 0)
-        issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean, 1>(a, dst, nullptr, u.kvh, k_copied, k_page, valid_to);
+        issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean, 1>(a, dst, nullptr, u.kvh, u.seq, k_copied, k_page, valid_to);
       else
-        issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean, 2>(a, nullptr, dst, u.kvh, k_copied, k_page, valid_to);
+        issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean, 2>(a, nullptr, dst, u.kvh, u.seq, k_copied, k_page, valid_to);
     }
     gpu::async_commit();
   };
@@ -2361,6 +2384,11 @@ DecodePlan plan_for(const DecodeProblem& p, int forced_splits) {
   if (!arch) throw UnsupportedProblem("paged decode: no code for device architecture " + dev.arch);
   // A policy whose stages do not fit this device is a skipped case, not a failed run.
   require_decode_fits<Policy>(p, *arch, dev.smem_per_block_optin);
+  // A bulk copy moves a box of 16 contiguous rows of the pool, which a page smaller than a tile
+  // does not hold.
+  if (kBulk<Policy, kKv> && p.page_size < kDecodeTileTokens)
+    throw UnsupportedProblem("paged decode: bulk copies need pages of at least " + std::to_string(kDecodeTileTokens) +
+                             " keys (page_size " + std::to_string(p.page_size) + ")");
   static_assert(Policy::kMaxRowTiles == 1 || Policy::kTileSchedule == TileSchedule::split ||
                     Policy::kTileSchedule == TileSchedule::token_balanced,
                 "row tiles are built for the split and token-balanced schedules only");

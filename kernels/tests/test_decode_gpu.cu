@@ -470,6 +470,45 @@ TEST(DecodeGpuLargePool, PagesBeyondFourGiB) {
   EXPECT_TRUE(bulk.passed) << "bulk copies: " << bulk.message;
 }
 
+// Pages smaller than a tile (1 to 8 keys; one key a page is a radix cache's layout): each of a
+// tile's rows is gathered from its own page. The default and the split schedule against the
+// double reference, GQA 32/8 (the warp body) and MQA 64/1 (the row-tile body), bf16 and fp8,
+// ragged lengths with 1 and lengths that end inside a page and inside a tile; the block table
+// is a random permutation of the pool, so a row read from its neighbour's page fails. Bulk
+// copies (a box of 16 contiguous rows) refuse such pages at plan time.
+template <class Policy>
+void expect_small_pages_match_reference(const std::vector<std::vector<int>>& batches) {
+  std::uint64_t seed = std::random_device{}();
+  for (const auto& lens : batches)
+    for (int page : {1, 2, 8})
+      for (const auto& [q_heads, kv_heads] : {std::pair{32, 8}, std::pair{64, 1}})
+        for (DType kv : {DType::bf16, DType::fp8_e4m3}) {
+          const DecodeProblem p = make_decode_problem(static_cast<int>(lens.size()), q_heads, kv_heads, 128, page, lens,
+                                                      kv, ++seed, /*spare_pages=*/5);
+          const std::string where = std::to_string(lens.size()) + " sequences up to " +
+                                    std::to_string(*std::max_element(lens.begin(), lens.end())) + ", " +
+                                    std::to_string(q_heads) + "/" + std::to_string(kv_heads) + ", " +
+                                    std::string(dtype_name(kv)) + ", page " + std::to_string(page) + ", seed " +
+                                    std::to_string(seed);
+          DecodeCase c(p, DecodeKernel::of<Policy>());
+          launch_twice_and_check(c, seed, where);
+        }
+}
+TEST(DecodeGpuSmallPages, TokenBalancedMatchesReference) {
+  expect_small_pages_match_reference<experiments::decode_work_partition::token_balanced>(
+      {{1, 7, 17, 3001}, {20000, 5, 300}});
+}
+TEST(DecodeGpuSmallPages, SplitMatchesReference) {
+  expect_small_pages_match_reference<experiments::decode_work_partition::split>({{1, 7, 17, 3001}});
+}
+TEST(DecodeGpuSmallPages, SmallShapesForSanitizer) {
+  expect_small_pages_match_reference<experiments::decode_work_partition::token_balanced>({{1, 75, 1200}});
+}
+TEST(DecodeGpuSmallPages, BulkCopiesRefuseThem) {
+  const DecodeProblem p = make_decode_problem(2, 32, 8, 128, 1, {300, 17}, DType::bf16, 1);
+  EXPECT_THROW(DecodeCase(p, DecodeKernel::of<experiments::decode_lds_buffers::double_bulk>()), UnsupportedProblem);
+}
+
 // ---- injected faults ----------------------------------------------------------------------
 
 AccuracyReport run_kernel(const DecodeKernel& kernel, const DecodeProblem& p, std::uint64_t seed, DecodePlan* plan) {
@@ -486,7 +525,7 @@ AccuracyReport run_kernel(const DecodeKernel& kernel, const DecodeProblem& p, st
 // shipped policy of the schedule passes on the same inputs, every fault fails. GQA 32/8 by
 // default; at MQA 64/1 the faulty kernels run the row-tile body (row_tiles checked).
 void expect_every_fault_fails(TileSchedule schedule, const DecodeKernel& shipped, const std::string& label,
-                              int q_heads = 32, int kv_heads = 8) {
+                              int q_heads = 32, int kv_heads = 8, int page = 16) {
   const int row_tiles = q_heads / kv_heads > kDecodeMaxGroup ? 4 : 1;
   struct Fault {
     const char* name;
@@ -514,11 +553,11 @@ void expect_every_fault_fails(TileSchedule schedule, const DecodeKernel& shipped
         std::vector<Fault> here = sharp ? std::vector<Fault>{stale_max} : faults;
         if (sharp && kv == DType::f16) here.push_back(max_unchecked);
         if (!sharp && row_tiles > 1 && kv == DType::fp8_e4m3) here.push_back(q_high_only);
-        DecodeProblem p = make_decode_problem(2, q_heads, kv_heads, 128, 16, {context, context}, kv, ++seed);
+        DecodeProblem p = make_decode_problem(2, q_heads, kv_heads, 128, page, {context, context}, kv, ++seed);
         if (sharp) p.softmax_scale = 32.f / std::sqrt(128.f);
         if (kv == DType::f16) p.q_dtype = DType::f16;
         const std::string where = label + ", " + std::string(dtype_name(kv)) + ", context " + std::to_string(context) +
-                                  (sharp ? ", sharp scores" : "");
+                                  ", page " + std::to_string(page) + (sharp ? ", sharp scores" : "");
         DecodePlan plan;
         const AccuracyReport control = run_kernel(shipped, p, seed, &plan);
         EXPECT_EQ(plan.row_tiles, row_tiles) << where << ", no fault";
@@ -544,6 +583,13 @@ TEST(DecodeFaults, EveryFaultFailsTheGate) {
 TEST(DecodeFaults, EveryFaultFailsTheGateWithTokenBalancedWork) {
   expect_every_fault_fails(TileSchedule::token_balanced,
                            DecodeKernel::of<experiments::decode_work_partition::token_balanced>(), "token_balanced");
+}
+
+// One key a page: the faults still reach the output through the gathered rows.
+TEST(DecodeFaults, EveryFaultFailsTheGateAtPageOne) {
+  expect_every_fault_fails(TileSchedule::token_balanced,
+                           DecodeKernel::of<experiments::decode_work_partition::token_balanced>(), "token_balanced",
+                           32, 8, /*page=*/1);
 }
 
 // MQA 64/1: one CTA of 4 row tiles per (split or chunk, sequence) reads each tile for all of

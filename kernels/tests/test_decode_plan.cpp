@@ -643,7 +643,7 @@ TEST(DecodeRaggedTiers, EveryRaggedBatchHasAUniformTwin) {
     }
     EXPECT_GT(ragged, 0);
   }
-  EXPECT_EQ(decode_shapes({harness::Tier::standard, ""}, decode_ragged_tiers()).size(), 15u);
+  EXPECT_EQ(decode_shapes({harness::Tier::standard, ""}, decode_ragged_tiers()).size(), 19u);
 }
 
 // Every shape whose GQA group is above 16 has, in the same tier, a GQA 32/8 shape of the same KV
@@ -702,8 +702,14 @@ TEST(DecodePlan, RejectsALengthPastItsBlockTableRow) {
 }
 
 TEST(DecodePlan, AShapeOutsideTheKernelsLimitsIsUnsupported) {
-  const DecodeProblem p = make_decode_problem(2, 32, 8, 128, 8, {5, 40}, DType::bf16, 1);  // page 8
+  // Page lookups shift and mask: a page size that is no power of two is outside the kernel.
+  const DecodeProblem p = make_decode_problem(2, 32, 8, 128, 24, {5, 40}, DType::bf16, 1);
   EXPECT_THROW(plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced), UnsupportedProblem);
+  // Pages smaller than a tile down to one key a page are inside it (each row gathered).
+  for (int page : {1, 2, 4, 8}) {
+    const DecodeProblem small = make_decode_problem(2, 32, 8, 128, page, {5, 40}, DType::bf16, 1);
+    EXPECT_NO_THROW(plan_decode(small, kSlots, kWarps, 0, TileSchedule::token_balanced)) << "page " << page;
+  }
 }
 
 TEST(DecodePlan, RejectsNoSlots) {
