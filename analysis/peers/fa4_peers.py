@@ -33,11 +33,12 @@ not), else the SDPA peers' prefill grid (FA3 setting, D 128/64, seq 512..16384, 
 A combination FA4 does not serve is a ``skipped: FA4 ...`` record with the reason (fp8 off SM100,
 an unsupported head dim, FA4 refusing the call, or its compile failing).
 
-Timing as sdpa_peers: after the compile call and a warm-up, each repetition flushes the L2 (a read
-of twice its size) and its time is the sum of the device durations of the kernels the call
-launched (torch.profiler); where the profiler cannot attribute the kernels to the call (seen with
-tvm-ffi launches), CUDA events around the call enqueued while the device spins after the flush.
-The whole call is timed with events too (context ``call_time_us``). Accuracy: against a float64
+Timing as sdpa_peers (``sdpa_peers.time_peer``), as our harness times ours: after the compile call
+and a warm-up, each repetition flushes the L2 (a read of twice its size) and times the call with
+CUDA events, enqueued while the device spins after the flush (a longer spin than the other peers'
+hides FA4's Python host side); the whole call, alternating with it, goes to the context
+(``call_time_us``), and the profiler's sum of kernel durations, where it can attribute them, to
+``profiler_kernel_us``. Accuracy: against a float64
 reference computed by torch on a sample of batch items, heads and query rows, gated as ours.
 ``--budget-s``: no configuration starts after that many seconds (those left are skip records),
 and the results file is rewritten after each configuration (``complete=false`` until the end).
@@ -385,18 +386,6 @@ def reference_compare(cfg: Config, q, k, v, out) -> dict:
     return sp.gate(diffs, refs)
 
 
-def time_kernels_or_queued(call, flush, reps: int) -> tuple[list[float], list[str], str]:
-    """sdpa_peers.time_kernels, or where the profiler cannot attribute the kernels to the calls,
-    sdpa_peers.time_queued behind a spin long enough to hide FA4's Python host side."""
-    try:
-        return sp.time_kernels(call, flush, reps)
-    except RuntimeError as e:
-        if "could not attribute" not in str(e):
-            raise
-        return (sp.time_queued(call, flush, reps, lead_us=QUEUE_LEAD_US), [],
-                "CUDA events around calls queued behind a device spin")
-
-
 def run_one(cfg: Config, fa4, flush, reps: int, warmup: int, notes: dict, log, arch_major: int = 9) -> list[dict]:
     """Records of one configuration: timing iterations + aggregates, or a skip / failure record."""
     torch = _torch()
@@ -435,15 +424,11 @@ def run_one(cfg: Config, fa4, flush, reps: int, warmup: int, notes: dict, log, a
             for _ in range(warmup):
                 call()
             torch.cuda.synchronize()
-            call_us = sp.time_calls(call, flush, reps)
-            kernel_us, kernels, method = time_kernels_or_queued(call, flush, reps)
+            timing = sp.time_peer(call, flush, reps, lead_us=QUEUE_LEAD_US)
     except RuntimeError as e:
         return [failure_record(cfg, "timing failed: " + sp._short(e), skipped=False)]
-    q1, med, q3 = sp.quartiles(call_us)
-    notes.setdefault("call_time_us", {})[name] = {"q1": round(q1, 3), "median": round(med, 3), "q3": round(q3, 3)}
-    notes.setdefault("kernels_per_call", {})[name] = " + ".join(sp._short(kn, 90) for kn in kernels)
-    notes.setdefault("kernel_attribution", set()).add(method)
-    return records(cfg, kernel_us, acc)
+    sp.note_timing(notes, name, timing)
+    return records(cfg, timing.kernel_us, acc)
 
 
 def run_all(configs: list[Config], fa4, reps: int, warmup: int, log, budget_s: float | None = None,
@@ -471,7 +456,8 @@ def run_all(configs: list[Config], fa4, reps: int, warmup: int, log, budget_s: f
 def context_notes(notes: dict) -> dict:
     return {"kernel_attribution": "; ".join(sorted(notes.get("kernel_attribution", set()))) or "none",
             "flush_bytes": str(notes.get("flush_bytes", "")), "call_time_us": notes.get("call_time_us", {}),
-            "kernels_per_call": notes.get("kernels_per_call", {}), "first_call_s": notes.get("first_call_s", {})}
+            "kernels_per_call": notes.get("kernels_per_call", {}), "first_call_s": notes.get("first_call_s", {}),
+            "profiler_kernel_us": notes.get("profiler_kernel_us", {})}
 
 
 def select_configs(args, log) -> list[Config]:

@@ -18,13 +18,11 @@ Configurations, each with a KV dtype (bf16, fp8_e4m3), a page size and query / K
     ``*.json.gz``) under DIR, read from the benchmark names (batch and context, or lengths; page;
     heads; dtype) so that the peer rows join ours in the analysis.
 
-Timing is KERNEL time as in sdpa_peers: each call under a torch.profiler range, the sum of the
-device durations of the kernels it launched, the L2 flushed (read of twice its size) before
-each; ``plan()`` runs once per configuration outside the timed region. On the H200 the
-profiler did not see the kernels of FlashInfer's tvm-ffi launches (no call range held any), so
-where it cannot attribute them the time comes from CUDA events around each call enqueued while
-the device spins after the flush (``sdpa_peers.time_queued``): no host launch gap is inside, and
-the method is named in the results' context. Accuracy: against a
+Timing is KERNEL time as in sdpa_peers (``sdpa_peers.time_peer``), as our harness times ours:
+CUDA events around each call, enqueued while the device spins after the L2 flush (read of twice
+its size), so no host launch gap is inside; ``plan()`` runs once per configuration outside the
+timed region. (On the H200 the profiler did not see the kernels of FlashInfer's tvm-ffi
+launches, so its kernel names and ``profiler_kernel_us`` stay empty for FlashInfer.) Accuracy: against a
 float64 reference computed by torch from the stored (bf16 or fp8) K/V on a sample of sequences,
 gated as ours. The first call of each kernel module includes FlashInfer's JIT compilation
 (nothing is prebuilt in the packed FlashInfer); its time is printed and kept in the context.
@@ -448,17 +446,13 @@ def run_one(variant: str, cfg: Config, inp: Inputs, workspace, flush, reps: int,
         for _ in range(warmup):
             call()
         torch.cuda.synchronize()
-        call_us = sp.time_calls(call, flush, reps)
-        kernel_us, kernels, method = sp.time_kernels_or_queued(call, flush, reps)
+        timing = sp.time_peer(call, flush, reps)
     except RuntimeError as e:
         axes, flops, nbytes = work(cfg)
         return [sp.error_record(name, label(variant, cfg), "timing failed: " + sp._short(e), axes, flops, nbytes)]
-    q1, med, q3 = sp.quartiles(call_us)
-    notes.setdefault("call_time_us", {})[name] = {"q1": round(q1, 3), "median": round(med, 3), "q3": round(q3, 3)}
-    notes.setdefault("kernels_per_call", {})[name] = " + ".join(sp._short(k, 90) for k in kernels)
-    notes.setdefault("kernel_attribution", set()).add(method)
+    sp.note_timing(notes, name, timing)
     notes.setdefault("backend", {})[name] = str(getattr(wrapper, "_backend", "unknown"))
-    return records(variant, cfg, kernel_us, acc)
+    return records(variant, cfg, timing.kernel_us, acc)
 
 
 def run_all(configs: list[Config], variants: list[str], reps: int, warmup: int, log,
@@ -507,7 +501,7 @@ def context_notes(notes: dict) -> dict:
     return {"kernel_attribution": "; ".join(sorted(notes.get("kernel_attribution", set()))) or "none",
             "flush_bytes": str(notes.get("flush_bytes", "")), "call_time_us": notes.get("call_time_us", {}),
             "kernels_per_call": notes.get("kernels_per_call", {}), "flashinfer_backend": notes.get("backend", {}),
-            "first_call_s": notes.get("first_call_s", {})}
+            "first_call_s": notes.get("first_call_s", {}), "profiler_kernel_us": notes.get("profiler_kernel_us", {})}
 
 
 def select_configs(args, log) -> list[Config]:

@@ -8,13 +8,20 @@ Run on the GPU machine (torch, numpy and the standard library only):
     python3 analysis/peers/sdpa_peers.py --results-root results --family all
     python3 analysis/peers/sdpa_peers.py --quick            # a couple of shapes
 
-Timing is the KERNEL time: every call runs inside a ``torch.profiler`` session (CUDA
-activities) under a ``record_function`` range, and a repetition's time is the sum of the
-device durations of the kernels that call launched (the split-KV combine kernel, any layout
-copy, ...). The L2 is flushed before every call by reading a buffer of twice its size
-(``L2_cache_size``), as our harness does. The whole call is also timed with CUDA events
-around it (flushed the same way, in a separate pass without the profiler) and kept in the
-context (``call_time_us``) for comparison.
+Timing is the KERNEL time, taken as our harness takes ours (common/harness/bench.cpp): CUDA
+events around the call, the L2 flushed before it by reading a buffer of twice its size
+(``L2_cache_size``). Our harness enqueues its launch while the flush kernel runs, so no host
+time is inside its events; a peer's Python call takes longer to enqueue than the flush runs,
+so the stream also spins on the device (``torch.cuda._sleep``) after the flush and the call is
+enqueued while it spins (``time_queued``): the events then hold the call's kernels back to back
+(the split-KV combine kernel, any layout copy, ...). Each repetition also times the whole call
+with events and no spin (``call_time_us`` in the context), alternating with the kernel time, so
+a drift in clocks or temperature reaches both alike. The profiler (``torch.profiler``) is used
+only to name the kernels a call launches and, as a cross-check kept in the context
+(``profiler_kernel_us``), for the sum of their durations: that sum was seen above the whole
+call's time (a cuDNN prefill kernel timed in a separate profiled pass after the call pass),
+which no timing of the same kernels under the same conditions can give, so it is not a time
+we report.
 
 Work is declared as common/problem.cpp declares it for our kernels:
   decode:  flops = 4 * keys * D * q_heads, bytes = K + V of the visible keys + Q + O once;
@@ -43,6 +50,7 @@ import subprocess
 import sys
 import time
 import warnings
+from dataclasses import dataclass
 from datetime import datetime, timezone
 from pathlib import Path
 
@@ -66,8 +74,10 @@ MANUAL_TIME_SUFFIX = "/manual_time"
 # The bf16 gate of common/harness/accuracy.cpp (kBf16Tolerance).
 REL_L2_MAX, ATOL, RTOL, MAX_MISMATCH_PCT = 1e-2, 1e-2, 2e-2, 0.1
 
-TIMING = "kernel time (torch.profiler, sum of kernels per call)"
-CALL_TIMING = "CUDA events around the whole Python call, L2 flushed before each (no profiler)"
+TIMING = ("kernel time: CUDA events around the call, enqueued behind the L2 flush and a device spin "
+          "(no host time inside), as the harness times ours")
+CALL_TIMING = "CUDA events around the whole Python call, L2 flushed before each, alternating with the kernel time"
+PROFILED_REPS = 5  # profiled calls per benchmark: kernel names and the profiler's cross-check
 COPY_BYTES = 2 << 30  # 2 GiB, as common/harness/gpu_platform.cu
 COPY_REPEATS = 9
 
@@ -548,13 +558,8 @@ def time_kernels(call, flush, reps: int) -> tuple[list[float], list[str], str]:
                        f"{sum(1 for k in per_call if k)} with kernels, {reps} expected)")
 
 
-def time_queued(call, flush, reps: int, lead_us: float = 500.0) -> list[float]:
-    """Kernel time (us) without the profiler: after the L2 flush the stream spins on the device
-    for ``lead_us`` (``torch.cuda._sleep``, which touches no memory), and the call is enqueued
-    while it spins, so the events around the call see only its kernels back to back (no host
-    launch gaps). A repetition whose host-side enqueue took longer than the spin could contain
-    a launch gap, so it raises instead of returning a number that would include it."""
-    import time  # noqa: PLC0415
+def _spin_cycles(lead_us: float) -> int:
+    """Cycles of ``torch.cuda._sleep`` that spin the device for about ``lead_us``."""
     torch = _torch()
     s0, s1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
     torch.cuda.synchronize()
@@ -562,48 +567,98 @@ def time_queued(call, flush, reps: int, lead_us: float = 500.0) -> list[float]:
     torch.cuda._sleep(1_000_000)
     s1.record()
     s1.synchronize()
-    cycles = int(1_000_000 * lead_us / max(s0.elapsed_time(s1) * 1e3, 1.0))  # calibrated spin length
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    out = []
+    return int(1_000_000 * lead_us / max(s0.elapsed_time(s1) * 1e3, 1.0))
+
+
+def _queued_once(call, flush, cycles: int, lead_us: float, events) -> float:
+    """One kernel time (us): the call enqueued while the device spins after the L2 flush, so the
+    events around it see only its kernels back to back. A host-side enqueue longer than the spin
+    could leave a launch gap inside, so it raises instead of returning a number with the gap."""
+    a, b = events
+    flush()
+    _torch().cuda._sleep(cycles)
+    a.record()
+    t = time.perf_counter()
+    call()
+    host_us = (time.perf_counter() - t) * 1e6
+    b.record()
+    b.synchronize()
+    if host_us >= 0.8 * lead_us:
+        raise RuntimeError(f"host-side enqueue took {host_us:.0f} us, not hidden by a {lead_us:.0f} us spin")
+    return a.elapsed_time(b) * 1e3
+
+
+def _call_once(call, flush, events) -> float:
+    """One whole-call time (us): CUDA events around the Python call, L2 flushed before it."""
+    a, b = events
+    flush()
+    a.record()
+    call()
+    b.record()
+    b.synchronize()
+    return a.elapsed_time(b) * 1e3
+
+
+def _events():
+    torch = _torch()
+    return torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+
+
+def time_queued(call, flush, reps: int, lead_us: float = 500.0) -> list[float]:
+    """Kernel time (us) without the profiler, ``reps`` times (``_queued_once``)."""
+    cycles, events = _spin_cycles(lead_us), _events()
+    return [_queued_once(call, flush, cycles, lead_us, events) for _ in range(reps)]
+
+
+def time_interleaved(call, flush, reps: int, lead_us: float = 500.0) -> tuple[list[float], list[float]]:
+    """(kernel times, whole-call times) in us, one of each per repetition, alternating: the
+    kernel time as the harness takes ours (``_queued_once``), then the whole call."""
+    cycles, events = _spin_cycles(lead_us), _events()
+    kernel, whole = [], []
     for _ in range(reps):
-        flush()
-        torch.cuda._sleep(cycles)
-        a.record()
-        t = time.perf_counter()
-        call()
-        host_us = (time.perf_counter() - t) * 1e6
-        b.record()
-        b.synchronize()
-        if host_us >= 0.8 * lead_us:
-            raise RuntimeError(f"host-side enqueue took {host_us:.0f} us, not hidden by a {lead_us:.0f} us spin")
-        out.append(a.elapsed_time(b) * 1e3)
-    return out
+        kernel.append(_queued_once(call, flush, cycles, lead_us, events))
+        whole.append(_call_once(call, flush, events))
+    return kernel, whole
 
 
-def time_kernels_or_queued(call, flush, reps: int) -> tuple[list[float], list[str], str]:
-    """time_kernels, or where the profiler cannot attribute the kernels to the calls (seen with
-    FlashInfer's tvm-ffi launches on the H200), time_queued."""
+@dataclass
+class PeerTiming:
+    kernel_us: list[float]          # as the harness times ours: the numbers the records hold
+    call_us: list[float]            # the whole call, alternating with kernel_us
+    kernels: list[str]              # names of the kernels one call launched (profiler), or []
+    method: str                     # how kernel_us was taken
+    profiler_kernel_us: float | None  # the profiler's median sum of kernel durations, a cross-check
+
+
+def time_peer(call, flush, reps: int, lead_us: float = 500.0) -> PeerTiming:
+    """A peer's call timed as our kernels are (``time_interleaved``), and profiled in a separate
+    pass for its kernels' names and the profiler's own sum (where it can attribute kernels to
+    calls; FlashInfer's tvm-ffi launches it cannot)."""
+    kernel, whole = time_interleaved(call, flush, reps, lead_us)
     try:
-        return time_kernels(call, flush, reps)
+        profiled, names, _ = time_kernels(call, flush, min(reps, PROFILED_REPS))
+        prof_median = statistics.median(profiled)
     except RuntimeError as e:
         if "could not attribute" not in str(e):
             raise
-        return time_queued(call, flush, reps), [], "CUDA events around calls queued behind a device spin"
+        names, prof_median = [], None
+    return PeerTiming(kernel, whole, names, TIMING, prof_median)
+
+
+def note_timing(notes: dict, bench: str, timing: PeerTiming) -> None:
+    """The context notes of one timed benchmark: call time quartiles, kernels, the profiler's sum."""
+    q1, med, q3 = quartiles(timing.call_us)
+    notes.setdefault("call_time_us", {})[bench] = {"q1": round(q1, 3), "median": round(med, 3), "q3": round(q3, 3)}
+    notes.setdefault("kernels_per_call", {})[bench] = " + ".join(_short(k, 90) for k in timing.kernels)
+    notes.setdefault("kernel_attribution", set()).add(timing.method)
+    if timing.profiler_kernel_us is not None:
+        notes.setdefault("profiler_kernel_us", {})[bench] = round(timing.profiler_kernel_us, 3)
 
 
 def time_calls(call, flush, reps: int) -> list[float]:
-    """Whole-call time (us): CUDA events around the Python call, L2 flushed before each."""
-    torch = _torch()
-    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    out = []
-    for _ in range(reps):
-        flush()
-        a.record()
-        call()
-        b.record()
-        b.synchronize()
-        out.append(a.elapsed_time(b) * 1e3)
-    return out
+    """Whole-call time (us), ``reps`` times (``_call_once``)."""
+    events = _events()
+    return [_call_once(call, flush, events) for _ in range(reps)]
 
 
 def _short(msg: str, limit: int = 300) -> str:
@@ -635,16 +690,11 @@ def run_one(family: str, shape: dict, variant: str, inputs, flush, reps: int, wa
         for _ in range(warmup):
             call()
         torch.cuda.synchronize()
-        call_us = time_calls(call, flush, reps)
-        kernel_us, kernels, method = time_kernels(call, flush, reps)
+        timing = time_peer(call, flush, reps)
     except RuntimeError as e:
         return [error_record(name, lab, "timing failed: " + _short(e), axes, flops, nbytes)]
-    bench = name
-    q1, med, q3 = quartiles(call_us)
-    notes.setdefault("call_time_us", {})[bench] = {"q1": round(q1, 3), "median": round(med, 3), "q3": round(q3, 3)}
-    notes.setdefault("kernels_per_call", {})[bench] = " + ".join(_short(k, 90) for k in kernels)
-    notes.setdefault("kernel_attribution", set()).add(method)
-    return benchmark_records(name, lab, kernel_us, axes, flops, nbytes, acc)
+    note_timing(notes, name, timing)
+    return benchmark_records(name, lab, timing.kernel_us, axes, flops, nbytes, acc)
 
 
 def run_family(family: str, shapes: list[dict], reps: int, warmup: int, flush, log) -> tuple[list[dict], dict]:
@@ -750,6 +800,7 @@ def main(argv: list[str] | None = None) -> int:
         fctx = dict(ctx, experiment=experiment_name(family), reps=str(args.reps), warmup=str(args.warmup),
                     flush_bytes=str(flush.buf.numel()), kernel_attribution=notes["kernel_attribution"],
                     call_time_us=notes.get("call_time_us", {}), kernels_per_call=notes.get("kernels_per_call", {}),
+                    profiler_kernel_us=notes.get("profiler_kernel_us", {}),
                     layout=("Q/K/V stored [batch, seq, heads, D], viewed as [batch, heads, seq, D]; "
                             + ("contiguous bf16 KV per sequence, not paged; GQA via enable_gqa=True"
                                if family == "decode" else "FA3 setting: 16k tokens, hidden 2048")),

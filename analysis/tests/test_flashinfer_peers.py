@@ -164,21 +164,46 @@ def test_select_configs(fi):
     assert [c.dtype for c in fi.select_configs(args, log=lambda *_: None)] == ["bf16", "fp8_e4m3"]
 
 
-def test_unattributable_kernels_fall_back_to_queued_events(fi, monkeypatch):
-    sp = fi.sp
-    calls = []
+def _fake_device(sp, monkeypatch, order):
+    """The timing helpers without a GPU: each queued / whole-call time appends to ``order``."""
+    monkeypatch.setattr(sp, "_spin_cycles", lambda lead_us: 1)
+    monkeypatch.setattr(sp, "_events", lambda: None)
+    monkeypatch.setattr(sp, "_queued_once", lambda call, flush, cycles, lead_us, ev: order.append("k") or 5.0)
+    monkeypatch.setattr(sp, "_call_once", lambda call, flush, ev: order.append("c") or 7.0)
+
+
+def test_peer_timing_alternates_kernel_and_call_times(fi, monkeypatch):
+    sp, order = fi.sp, []
+    _fake_device(sp, monkeypatch, order)
+    monkeypatch.setattr(sp, "time_kernels", lambda call, flush, reps: ([6.0] * reps, ["k1", "k2"], "linkage"))
+    t = sp.time_peer(None, None, 3)
+    # One kernel time (as the harness takes ours) and one whole-call time per repetition,
+    # alternating, so a drift in clocks reaches both; the profiler only names the kernels.
+    assert order == ["k", "c"] * 3
+    assert t.kernel_us == [5.0] * 3 and t.call_us == [7.0] * 3
+    assert t.kernels == ["k1", "k2"] and t.profiler_kernel_us == 6.0 and "spin" in t.method
+    notes = {}
+    sp.note_timing(notes, "bench", t)
+    assert notes["call_time_us"]["bench"]["median"] == 7.0 and notes["profiler_kernel_us"]["bench"] == 6.0
+
+
+def test_unattributable_kernels_leave_the_timing_and_drop_the_profiler_sum(fi, monkeypatch):
+    sp, order = fi.sp, []
+    _fake_device(sp, monkeypatch, order)
 
     def no_attribution(call, flush, reps):
         raise RuntimeError("could not attribute kernels to calls (20 call ranges, 0 with kernels, 20 expected)")
 
     monkeypatch.setattr(sp, "time_kernels", no_attribution)
-    monkeypatch.setattr(sp, "time_queued", lambda call, flush, reps: calls.append(reps) or [5.0] * reps)
-    times, names, method = sp.time_kernels_or_queued(None, None, 3)
-    assert times == [5.0] * 3 and calls == [3] and "spin" in method
+    t = sp.time_peer(None, None, 3)
+    assert t.kernel_us == [5.0] * 3 and t.kernels == [] and t.profiler_kernel_us is None
+    notes = {}
+    sp.note_timing(notes, "bench", t)
+    assert "profiler_kernel_us" not in notes
 
     def other_failure(call, flush, reps):
         raise RuntimeError("CUDA error: an illegal memory access was encountered")
 
     monkeypatch.setattr(sp, "time_kernels", other_failure)
-    with pytest.raises(RuntimeError, match="illegal memory"):  # only a missing attribution falls back
-        sp.time_kernels_or_queued(None, None, 3)
+    with pytest.raises(RuntimeError, match="illegal memory"):  # only a missing attribution is tolerated
+        sp.time_peer(None, None, 3)
