@@ -1,9 +1,11 @@
 """Ragged decode batches against their uniform twins and against the peers of the same run.
 
-A ragged configuration (one with ``lengths``) is paired with the uniform configuration of the
-same KV dtype, page size and heads whose total keys (batch x context) are nearest to its own: the
-decode benchmark shapes register each ragged batch beside such a twin, so the two read the same
-bytes and their bandwidths compare directly. The share asked of a ragged batch is its bandwidth
+A ragged configuration (one whose ``lengths`` hold more than one length; a list of equal
+lengths such as ``8x2048`` is a uniform batch written as a list) is paired with the uniform
+configuration of the same KV dtype, page size and heads that reads the same bytes: the same
+total keys (batch x context), up to one key per sequence of the twin where the total does not
+divide. The decode benchmark shapes register each ragged batch beside such a twin, so their
+bandwidths compare directly; a ragged batch with no such twin has no share. The share asked of a ragged batch is its bandwidth
 over the twin's best (the fastest variant of the twin configuration in the same run); the peer
 ratio is our time over the fastest peer's on the same ragged batch, inverted (>1: ours faster).
 
@@ -20,15 +22,27 @@ import pandas as pd
 from .dataset import ExperimentView
 
 
+def _length_runs(lengths) -> list[tuple[int, int]]:
+    """(count, length) runs of a ``lengths`` list ('31x1024+1x51200', '1+16+256'); [] if none."""
+    if not (isinstance(lengths, str) and lengths):
+        return []
+    runs = []
+    for part in lengths.split("+"):
+        count, _, length = part.partition("x")
+        runs.append((int(count), int(length)) if length else (1, int(count)))
+    return runs
+
+
 def _total_keys(row: pd.Series) -> int:
-    lengths = row.get("lengths")
-    if isinstance(lengths, str) and lengths:
-        total = 0
-        for part in lengths.split("+"):
-            count, _, length = part.partition("x")
-            total += int(count) * int(length) if length else int(count)
-        return total
+    runs = _length_runs(row.get("lengths"))
+    if runs:
+        return sum(count * length for count, length in runs)
     return int(row["batch"]) * int(row["context"])
+
+
+def is_ragged(lengths) -> bool:
+    """Whether a ``lengths`` value describes sequences of more than one length."""
+    return len({length for _, length in _length_runs(lengths)}) > 1
 
 
 def _same_heads(frame: pd.DataFrame, row: pd.Series) -> pd.Series:
@@ -47,17 +61,20 @@ def ragged_shares(view: ExperimentView, variant: str) -> pd.DataFrame:
     if ok.empty:
         return pd.DataFrame()
     ok["keys"] = ok.apply(_total_keys, axis=1)
-    ragged_mask = ok["lengths"].apply(lambda s: isinstance(s, str) and bool(s)) if "lengths" in ok else False
+    listed = ok["lengths"].apply(lambda s: isinstance(s, str) and bool(s)) if "lengths" in ok else False
+    ragged_mask = ok["lengths"].apply(is_ragged) if "lengths" in ok else False
     ours = ok[ragged_mask & (ok["variant"] == variant)]
-    uniform = ok[~ragged_mask]
+    uniform = ok[~listed]
     peers = view.peers
     out = []
     for _, r in ours.iterrows():
         twins = uniform[(uniform["dtype"] == r["dtype"]) & (uniform["page"] == r["page"]) & _same_heads(uniform, r)]
+        # The same bytes: the twin's keys at most one per twin sequence short of the batch's.
+        gap = r["keys"] - twins["keys"]
+        twins = twins[(gap >= 0) & (gap < twins["batch"].astype(int))]
         if twins.empty:
             continue
-        gap = (twins["keys"] - r["keys"]).abs()
-        twin = twins[gap == gap.min()]
+        twin = twins[gap.loc[twins.index] == gap.loc[twins.index].min()]
         best_twin = twin.loc[twin["gbps"].idxmax()]
         row = {"config": r["config"], "dtype": r["dtype"], "variant": variant, "gbps": r["gbps"],
                "twin": best_twin["config"], "twin_variant": best_twin["variant"], "twin_gbps": best_twin["gbps"],

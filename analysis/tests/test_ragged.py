@@ -27,10 +27,16 @@ def view():
     return data.view("h200", "decode_work_partition")
 
 
+def test_a_list_of_equal_lengths_is_no_ragged_batch():
+    assert ragged.is_ragged("31x1024+1x51200") and ragged.is_ragged("1+16+256")
+    assert not ragged.is_ragged("8x2048") and not ragged.is_ragged("2048+2048") and not ragged.is_ragged(math.nan)
+
+
 def test_every_ragged_batch_has_its_twin(view):
     shares = ragged.ragged_shares(view, "token_balanced")
-    ragged_configs = {c for c, l in zip(view.ok["config"], view.ok["lengths"]) if isinstance(l, str) and l}
+    ragged_configs = {c for c, l in zip(view.ok["config"], view.ok["lengths"]) if ragged.is_ragged(l)}
     assert set(shares["config"]) == ragged_configs
+    assert not any("8x2048" in c for c in shares["config"])  # a uniform batch written as a list
     for _, r in shares.iterrows():
         assert r["dtype"] in r["twin"] and "lengths" not in r["twin"]
         assert r["share"] == pytest.approx(r["gbps"] / r["twin_gbps"])
@@ -69,6 +75,23 @@ def heads_view():
         _row("twin 64/2", "split", 3600.0, 64, 2, 32, 2592),
         _row("gqa of 64/2 bytes", "split", 4100.0, 32, 8, 8, 2592),
     ])
+
+
+def test_a_twin_reads_the_same_bytes():
+    view = _View([
+        _row("8x2048 list", "token_balanced", 3000.0, 32, 8, 8, 2048, "8x2048"),
+        _row("short list", "token_balanced", 3000.0, 32, 8, 3, 2048, "1024+2048+2048"),
+        _row("twin of more bytes", "split", 4000.0, 32, 8, 8, 2592),
+        _row("twin short by a key a sequence", "split", 3900.0, 32, 8, 3, 1706),
+    ])
+    shares = ragged.ragged_shares(view, "token_balanced").set_index("config")
+    # The uniform list is no ragged batch; 5120 keys take the twin of 5118 (one key short per
+    # sequence), never the one of 20736.
+    assert list(shares.index) == ["short list"]
+    assert shares.loc["short list", "twin"] == "twin short by a key a sequence"
+    lone = _View([_row("one long", "token_balanced", 3000.0, 32, 8, 32, 51200, "31x1024+1x51200"),
+                  _row("twin of other bytes", "split", 4000.0, 32, 8, 32, 2048)])
+    assert ragged.ragged_shares(lone, "token_balanced").empty
 
 
 def test_twins_have_the_same_heads(heads_view):
