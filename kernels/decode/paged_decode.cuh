@@ -248,9 +248,17 @@ struct Softmax {
 };
 
 // kPow2Pages: the page size is a power of two (the host accepts no other, paged_decode.cu), so
-// the division is a shift by its bit index.
+// the division is a shift by its bit index. Pages smaller than a tile: each lane's page is that
+// of the tile's row lane % 16, which issue_tile gathers from it; fetched ahead as the tile's one
+// page is (kPrefetchPageIndex, the warpgroup body's steps), so the lookup's latency is hidden
+// the same way. A row past the sequence reads an entry of the sequence's row of the block table
+// that no copy uses (clamped to the row).
 template <class Policy, bool kPow2Pages = false>
 __device__ __forceinline__ int page_of(const Params& a, int seq, int tile) {
+  if (a.page_size < kDecodeTileTokens) {
+    const int slot = (tile * kDecodeTileTokens + gpu::lane_id() % kDecodeTileTokens) >> (__ffs(a.page_size) - 1);
+    return a.block_table[std::int64_t(seq) * a.max_pages_per_seq + min(slot, a.max_pages_per_seq - 1)];
+  }
   if constexpr (kPow2Pages)
     return a.block_table[std::int64_t(seq) * a.max_pages_per_seq + ((tile * kDecodeTileTokens) >> (__ffs(a.page_size) - 1))];
   else
@@ -276,15 +284,11 @@ __device__ __forceinline__ std::int64_t tile_base(const Params& a, int kvh, int 
 }
 
 // Pages smaller than a tile (page sizes 1 to 8; one token a page is the layout of a radix
-// cache): the tile's rows lie in 16 / page_size pages, each row looked up in the sequence's
-// block table (`table`) and copied from its own page. Byte offset of a row's first byte in the
-// K (and V) pool; rows past seq_len read no table entry (they are zero-filled, not copied).
+// cache): the tile's rows lie in 16 / page_size pages. Byte offset of a row's first byte in the
+// K (and V) pool, its page `page` (lane `row`'s page_of, passed round the warp).
 template <class Policy, DType kKv, int kHeadDim>
-__device__ __forceinline__ std::int64_t gathered_row_base(const Params& a, const int* table, int kvh, int token,
-                                                          bool valid) {
+__device__ __forceinline__ std::int64_t gathered_row_base(const Params& a, int kvh, int page, int token) {
   using T = TileOf<Policy, kKv, kHeadDim>;
-  const int shift = __ffs(a.page_size) - 1;  // page sizes are powers of two (paged_decode_support)
-  const int page = valid ? table[token >> shift] : 0;
   return ((std::int64_t(page) * a.kv_heads + kvh) * a.page_size + (token & (a.page_size - 1))) *
          std::int64_t(T::kRawRowBytes);
 }
@@ -293,16 +297,16 @@ __device__ __forceinline__ std::int64_t gathered_row_base(const Params& a, const
 // row0 .. row0 + 15 of the layout Dst, which the warpgroup body's steps use). Offsets are
 // 64-bit (a pool can pass 4 GiB); tokens past seq_len are zero-filled, not read. A page holds
 // the whole tile (page_size >= 16) unless the page size is smaller, when each row is gathered
-// from its own page (one uniform branch a tile; `seq` names the block table's row then).
+// from its own page (one uniform branch a tile; `page` is then this lane's page_of: row
+// lane % 16's page).
 // kParts: which of the tile's K (1) and V (2) this issue copies.
 template <class Policy, DType kKv, int kHeadDim, class Dst = TileOf<Policy, kKv, kHeadDim>, bool kPow2Pages = false,
           int kParts = 3>
 __device__ __forceinline__ void issue_tile(const Params& a, unsigned char* k_buf, unsigned char* v_buf, int kvh,
-                                           int seq, int tile, int page, int seq_len, int row0 = 0) {
+                                           int tile, int page, int seq_len, int row0 = 0) {
   using T = TileOf<Policy, kKv, kHeadDim>;
   constexpr int kChunksPerRow = T::kRawRowBytes / 16;
   const bool gather = a.page_size < kDecodeTileTokens;
-  const int* table = a.block_table + std::int64_t(seq) * a.max_pages_per_seq;
   const std::int64_t base = gather ? 0 : tile_base<Policy, kKv, kHeadDim, kPow2Pages>(a, kvh, tile, page);
 #pragma unroll
   for (int j = 0; j < T::kRawChunksPerLane; ++j) {
@@ -310,8 +314,9 @@ __device__ __forceinline__ void issue_tile(const Params& a, unsigned char* k_buf
     const int row = chunk / kChunksPerRow, col = chunk % kChunksPerRow;
     const int token = tile * kDecodeTileTokens + row;
     const bool valid = token < seq_len;
-    const std::int64_t src = gather ? gathered_row_base<Policy, kKv, kHeadDim>(a, table, kvh, token, valid) + col * 16
-                                    : base + chunk * 16;
+    const std::int64_t src =
+        gather ? gathered_row_base<Policy, kKv, kHeadDim>(a, kvh, gpu::shfl(page, row), token) + col * 16
+               : base + chunk * 16;
     const int dst = T::kFp8 ? T::raw_offset(row, col) : Dst::offset(row0 + row, col);
     if constexpr ((kParts & 1) != 0) gpu::async_copy_16(k_buf + dst, a.k_pool + src, valid);
     if constexpr ((kParts & 2) != 0) gpu::async_copy_16(v_buf + dst, a.v_pool + src, valid);
@@ -378,14 +383,14 @@ struct CopyPipe {
   }
   // tile < 0: nothing to copy (a per-lane pipe still commits an empty group, which keeps its
   // wait counts uniform; a bulk one passes the stage by).
-  __device__ void issue(int b, const Params& a, int kvh, int seq, int tile, int page, int seq_len) {
+  __device__ void issue(int b, const Params& a, int kvh, int tile, int page, int seq_len) {
     if constexpr (kBulk<Policy, kKv>) {
       if (tile >= 0 && gpu::lane_id() == 0)
         issue_tile_bulk<Policy, kKv, kHeadDim>(a, k(b), v(b), ring->producer_expect(issued, 2 * T::kRawBytes), kvh,
                                                tile, page);
       ++issued;
     } else {
-      if (tile >= 0) issue_tile<Policy, kKv, kHeadDim>(a, k(b), v(b), kvh, seq, tile, page, seq_len);
+      if (tile >= 0) issue_tile<Policy, kKv, kHeadDim>(a, k(b), v(b), kvh, tile, page, seq_len);
       gpu::async_commit();
     }
   }
@@ -1013,7 +1018,7 @@ __device__ __forceinline__ int issue_next(Source& src, CopyPipe<Policy, kKv, kHe
     copied = tile - 2;
     page = page_of<Policy>(a, seq, copied);
   }
-  pipe.issue(b, a, kvh, seq, copied, page, seq_len);
+  pipe.issue(b, a, kvh, copied, page, seq_len);
   if constexpr (Policy::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
   return tile;
 }
@@ -1485,7 +1490,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       const int copied = source(tile, page);
       unsigned char* k = kFp8 ? smem + G::raw_offset(j, 0, w) : k_stage(j % kStagesHere);
       unsigned char* v = kFp8 ? smem + G::raw_offset(j, 1, w) : k + G::kVOffset;
-      issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean>(a, k, v, u.kvh, u.seq, copied, page, valid_to,
+      issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean>(a, k, v, u.kvh, copied, page, valid_to,
                                                                 w * kDecodeTileTokens);
     }
     gpu::async_commit();
@@ -1505,9 +1510,9 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       }
       unsigned char* dst = smem + G::raw_offset(j, kv, w);
       if (kv == 0)
-        issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean, 1>(a, dst, nullptr, u.kvh, u.seq, k_copied, k_page, valid_to);
+        issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean, 1>(a, dst, nullptr, u.kvh, k_copied, k_page, valid_to);
       else
-        issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean, 2>(a, nullptr, dst, u.kvh, u.seq, k_copied, k_page, valid_to);
+        issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean, 2>(a, nullptr, dst, u.kvh, k_copied, k_page, valid_to);
     }
     gpu::async_commit();
   };
