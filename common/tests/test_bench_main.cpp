@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -13,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/harness/bench_flags.hpp"
 #include "common/harness/bench_main.hpp"
 #include "common/harness/experiment.hpp"
 #include "common/harness/provenance.hpp"
@@ -78,16 +80,29 @@ PlatformFactory host_platform() {
   };
 }
 
+// No device: what a binary sees on a machine without a GPU.
+PlatformFactory no_device() {
+  return [] { return std::optional<Platform>(); };
+}
+
 // A benchmark binary's main() runs once per process (Google Benchmark keeps global state).
-int run_bench(const fs::path& dir, const Registrar& reg, const std::vector<std::string>& extra = {}) {
+// `output`, if given, receives the child's stdout and stderr.
+int run_bench(const fs::path& dir, const Registrar& reg, const std::vector<std::string>& extra = {},
+              const PlatformFactory& platform = host_platform(), const fs::path& output = {}) {
   const pid_t pid = fork();
   if (pid == 0) {
+    if (!output.empty()) {
+      std::fflush(nullptr);
+      if (!std::freopen(output.c_str(), "w", stdout) || ::dup2(::fileno(stdout), 2) < 0) _exit(99);
+    }
     std::vector<std::string> args = {"schedlab_bench_main_tests", "--schedlab_out_dir=" + dir.string(),
                                      "--benchmark_min_time=0.001"};
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
-    _exit(bench_main(static_cast<int>(argv.size()), argv.data(), "selftest", reg, host_platform()));
+    const int rc = bench_main(static_cast<int>(argv.size()), argv.data(), "selftest", reg, platform);
+    std::fflush(nullptr);
+    _exit(rc);
   }
   int status = 0;
   waitpid(pid, &status, 0);
@@ -308,6 +323,60 @@ TEST_F(BenchMainTest, AShapeRegisteredTwiceWritesNothing) {
     add_stand_in(r, "selftest/a");
   }), 2);
   EXPECT_TRUE(wrote_nothing());
+}
+
+// What needs no GPU answers without one: the platform factory is never asked.
+class WithoutDevice : public BenchMainTest {
+ protected:
+  int run(const std::vector<std::string>& flags, const Registrar& reg = counted_experiment()) {
+    return run_bench(dir_, reg, flags, no_device(), output_path());
+  }
+  fs::path output_path() const { return dir_.string() + ".out"; }
+  std::string output() const { return slurp(output_path()); }
+  void TearDown() override {
+    fs::remove(output_path());
+    BenchMainTest::TearDown();
+  }
+};
+
+TEST_F(WithoutDevice, HelpListsTheSchedlabFlagsAndGoogleBenchmarksOwn) {
+  ASSERT_EQ(run({"--help"}), 0);
+  const std::string out = output();
+  for (const FlagDoc& f : schedlab_flags())
+    EXPECT_NE(out.find("--schedlab_" + std::string(f.name)), std::string::npos) << f.name << "\n" << out;
+  EXPECT_NE(out.find("--benchmark_filter"), std::string::npos) << out;  // Google Benchmark's part
+  EXPECT_EQ(out.find("schedlab: no GPU found"), std::string::npos) << out;
+  EXPECT_TRUE(wrote_nothing());
+}
+
+TEST_F(WithoutDevice, ListingNamesTheBenchmarks) {
+  ASSERT_EQ(run({"--benchmark_list_tests"}), 0);
+  const std::string out = output();
+  for (const char* name : {"exp/a/n:1/", "exp/a/n:2/", "exp/a_aa/n:1/"})
+    EXPECT_NE(out.find(name), std::string::npos) << name << "\n" << out;
+  EXPECT_TRUE(wrote_nothing());
+  EXPECT_FALSE(fs::exists(dir_));
+  EXPECT_EQ(run({"--benchmark_list_tests", "--benchmark_filter=nothing_matches"}), 4);
+}
+
+TEST_F(WithoutDevice, BadFlagsTiersAndAxesAreUsageErrors) {
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--schedlab_profile_launches=abc"}, {"--schedlab_tier=fast"}, {"--schedlab_axes=m=1"},
+        {"--schedlab_axes=n=0"}, {"--schedlab_bogus"}, {"--schedlab_out_dir="}, {"--benchmark_no_such_flag=1"},
+        {"--benchmark_format=xml"}}) {
+    EXPECT_EQ(run(flags), 2) << flags[0];
+    EXPECT_EQ(output().find("schedlab: no GPU found"), std::string::npos) << flags[0] << ": " << output();
+    EXPECT_TRUE(wrote_nothing()) << flags[0];
+  }
+  run({"--schedlab_profile_launches=abc"});
+  EXPECT_NE(output().find("--schedlab_profile_launches=N: 'abc' is not a whole number"), std::string::npos)
+      << output();
+}
+
+TEST_F(WithoutDevice, ARunNeedsTheDevice) {
+  EXPECT_EQ(run({}), 3);
+  EXPECT_NE(output().find("schedlab: no GPU found"), std::string::npos) << output();
+  EXPECT_FALSE(fs::exists(dir_));
 }
 
 }  // namespace
