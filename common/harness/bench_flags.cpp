@@ -175,7 +175,7 @@ void print_schedlab_help(std::ostream& out, std::string_view program, std::strin
       << " a bad flag, tier, axes string or shape; " << kExitNoDevice << " no GPU found, or it could not be set up; "
       << kExitNoneMatched << " no benchmark matched --benchmark_filter.\n"
       << "Only a complete run writes a results file; every other outcome writes nothing.\n"
-      << "\n"
+      << "A configuration larger than the device's free memory is skipped with the bytes it needs and the bytes free.\n\n"
       << "Google Benchmark's flags (--benchmark_out is the harness's own):\n";
 }
 

@@ -379,5 +379,75 @@ TEST_F(WithoutDevice, ARunNeedsTheDevice) {
   EXPECT_FALSE(fs::exists(dir_));
 }
 
+// A device whose free memory is `free_bytes`, and cases that state how much they need; one
+// whose prepare() runs although it cannot fit fails the run.
+class SmallDeviceClock final : public Clock {
+ public:
+  void flush_cache() override {}
+  void start() override { clock_.start(); }
+  double stop_seconds() override { return clock_.stop_seconds(); }
+  std::size_t cache_bytes() const override { return 1 << 20; }
+  std::optional<std::size_t> free_memory_bytes() const override { return std::size_t(8) << 30; }
+
+ private:
+  SteadyClock clock_;
+};
+
+class SizedCase final : public Case {
+ public:
+  explicit SizedCase(std::size_t bytes) : bytes_(bytes) {}
+  void prepare(std::uint64_t, int) override {
+    if (bytes_ > (std::size_t(8) << 30)) throw std::runtime_error("prepared a case too large for the device");
+  }
+  void poison_output() override {}
+  void launch(int) override { std::this_thread::sleep_for(std::chrono::microseconds(20)); }
+  void synchronize() override {}
+  std::vector<double> reference(int) override { return {1.0}; }
+  std::vector<float> output() override { return {1.0f}; }
+  Tolerance tolerance() const override { return default_tolerance(DType::f32, DType::f32); }
+  std::size_t row_length() const override { return 1; }
+  Work work() const override { return {1e6, 1e6}; }
+  std::size_t input_set_bytes() const override { return 1 << 30; }
+  std::size_t device_bytes(int sets) const override { return sets * bytes_; }
+  std::map<std::string, double> axes() const override { return {}; }
+
+ private:
+  std::size_t bytes_;
+};
+
+TEST_F(BenchMainTest, ACaseLargerThanTheDeviceIsSkippedWithTheBytesAndTheOthersRun) {
+  const PlatformFactory small_device = [] {
+    Platform p;
+    p.clock = std::make_unique<SmallDeviceClock>();
+    return std::optional<Platform>(std::move(p));
+  };
+  const std::size_t huge = std::size_t(300) << 30;
+  const int rc = run_bench(dir_, [&](Registry& r) {
+    for (const auto& [name, bytes] : {std::pair<std::string, std::size_t>{"selftest/fits", std::size_t(1) << 30},
+                                      {"selftest/huge", huge}})
+      r.add<PrefillProblem>(name, "family=prefill", any_problem(),
+                            [bytes](const PrefillProblem&) { return std::make_unique<SizedCase>(bytes); });
+  }, {"--benchmark_enable_random_interleaving=false"}, small_device);
+  ASSERT_EQ(rc, 0);
+  const std::string json = results();
+  const std::string skip = "\"error_message\": \"skipped: too large for this device: needs " + std::to_string(huge) +
+                           " bytes (300.00 GiB) of device memory (plus 256 MiB kept for the runtime), and the device "
+                           "has 8589934592 bytes (8.00 GiB) free\"";
+  EXPECT_EQ(count(json, skip), 3u) << json;  // every repetition
+  EXPECT_EQ(count(json, "\"name\": \"selftest/fits/iterations:1/manual_time\","), 3u) << json;
+  EXPECT_EQ(count(json, "\"error_occurred\": true"), 3u) << json;  // the huge case's, no time of its own
+}
+
+TEST(MemoryShortfall, NamesWhatIsNeededAndWhatIsFree) {
+  const std::size_t gib = std::size_t(1) << 30;
+  EXPECT_FALSE(memory_shortfall(gib, std::nullopt));          // the host: nothing to run out of
+  EXPECT_FALSE(memory_shortfall(0, gib));                     // not stated
+  EXPECT_FALSE(memory_shortfall(gib, gib + kDeviceMemoryReserve));
+  const auto over = memory_shortfall(gib, gib + kDeviceMemoryReserve - 1);
+  ASSERT_TRUE(over);
+  EXPECT_NE(over->find("needs 1073741824 bytes (1.00 GiB)"), std::string::npos) << *over;
+  EXPECT_NE(over->find("has 1342177279 bytes (1.25 GiB) free"), std::string::npos) << *over;
+}
+
 }  // namespace
 }  // namespace schedlab::harness
