@@ -325,6 +325,15 @@ TEST_F(BenchMainTest, AShapeRegisteredTwiceWritesNothing) {
   EXPECT_TRUE(wrote_nothing());
 }
 
+// A run that ends without results (here: no benchmark matched) removes the directories it
+// made for them, and only those.
+TEST_F(BenchMainTest, ARunWithoutResultsRemovesTheDirectoriesItMade) {
+  fs::create_directories(dir_);
+  EXPECT_EQ(run_bench(dir_ / "a" / "b", counted_experiment(), {"--benchmark_filter=nothing_matches"}), 4);
+  EXPECT_FALSE(fs::exists(dir_ / "a"));
+  EXPECT_TRUE(fs::exists(dir_));
+}
+
 // What needs no GPU answers without one: the platform factory is never asked.
 class WithoutDevice : public BenchMainTest {
  protected:
