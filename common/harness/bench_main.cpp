@@ -80,9 +80,9 @@ void remove_empty_dirs(const fs::path& dir, const fs::path& top) {
 // until its own mean is within the noise rule.
 int tier_repetitions(Tier t) { return t == Tier::full ? 5 : 3; }
 
-// Google Benchmark's flags parsed (so that an unknown or malformed one is refused, and --help
-// of its own answered) before any device or file is touched. Its flags are process globals:
-// a later Initialize with --benchmark_out alone adds the results file to them.
+// Google Benchmark's flags parsed, so that an unknown or malformed one is refused before any
+// device or file is touched. Its flags are process globals: a later Initialize with
+// --benchmark_out alone adds the results file to them.
 bool initialize_benchmark(std::vector<std::string> args) {
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
