@@ -37,6 +37,15 @@ function(schedlab_kernel_library target)
   target_link_libraries(${target} PUBLIC schedlab_gpu ${ARG_LINK})
 endfunction()
 
+# The command-line test of a benchmark binary (common/tests/bench_binary_cli.sh): help,
+# listing and flag errors answered without a GPU, nothing written. Label cpu: it needs none.
+function(schedlab_bench_cli_test target)
+  if(SCHEDLAB_BUILD_TESTS)
+    add_test(NAME ${target}_cli COMMAND bash ${PROJECT_SOURCE_DIR}/common/tests/bench_binary_cli.sh $<TARGET_FILE:${target}>)
+    set_tests_properties(${target}_cli PROPERTIES LABELS cpu TIMEOUT 120)
+  endif()
+endfunction()
+
 # An experiment folder: its kernel instantiations (kernels.cu, registered for the static
 # report under the folder's name) and its benchmark binary bench_<name> (bench.cu).
 #
@@ -67,5 +76,6 @@ function(schedlab_experiment)
     set_source_files_properties(${ARG_BENCH} PROPERTIES LANGUAGE ${SCHEDLAB_GPU_LANG})
     add_executable(bench_${name} ${ARG_BENCH})
     target_link_libraries(bench_${name} PRIVATE ${name}_kernels)
+    schedlab_bench_cli_test(bench_${name})
   endif()
 endfunction()

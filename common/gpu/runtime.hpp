@@ -121,6 +121,13 @@ inline int device_count() {
   return n;
 }
 
+// Bytes of the current device's memory free now (what other processes hold is not free).
+inline std::size_t free_memory_bytes() {
+  std::size_t free = 0, total = 0;
+  SCHEDLAB_GPU_CHECK(api::mem_get_info(&free, &total));
+  return free;
+}
+
 inline DeviceInfo device_info(int dev = 0) {
   api::RawDeviceProps p{};
   SCHEDLAB_GPU_CHECK(api::get_device_props(&p, dev));

@@ -18,6 +18,18 @@ int input_sets_for(std::size_t set_bytes, std::size_t cache_bytes, const RunOpti
   return static_cast<int>(std::min<std::size_t>({wanted, by_memory, std::size_t(opts.max_input_sets)}));
 }
 
+std::optional<std::string> memory_shortfall(std::size_t needed, std::optional<std::size_t> free) {
+  if (!free || needed == 0 || needed + kDeviceMemoryReserve <= *free) return std::nullopt;
+  const auto bytes = [](std::size_t n) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%zu bytes (%.2f GiB)", n, double(n) / double(std::size_t(1) << 30));
+    return std::string(buf);
+  };
+  return "too large for this device: needs " + bytes(needed) + " of device memory (plus " +
+         std::to_string(kDeviceMemoryReserve >> 20) + " MiB kept for the runtime), and the device has " +
+         bytes(*free) + " free";
+}
+
 std::map<std::string, std::string> rule_context(const RunOptions& opts) {
   char rep[512];
   std::snprintf(rep, sizeof rep,
@@ -174,6 +186,14 @@ void run_case(benchmark::State& state, CaseSlot& slot, Clock& clock, const RunOp
   }
   Case& c = *slot.instance;
   const int sets = input_sets_for(c.input_set_bytes(), clock.cache_bytes(), opts);
+  if (!slot.warmed) {  // prepare() comes next: refuse a case the device cannot hold
+    if (auto shortfall = memory_shortfall(c.device_bytes(sets), clock.free_memory_bytes())) {
+      slot.skip_reason = *shortfall;  // every later repetition is skipped alike
+      slot.instance.reset();
+      end_with_error(state, std::string(kSkippedPrefix) + slot.skip_reason);
+      return;
+    }
+  }
   const std::string key = c.input_key();
   char own_key[32];
   std::snprintf(own_key, sizeof own_key, "slot:%p", static_cast<void*>(&slot));

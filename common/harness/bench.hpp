@@ -1,6 +1,8 @@
 // The measurement harness, independent of vendor: a Case is one configuration of one
 // variant on one problem; a Clock times it (device events on a GPU, the host clock in the
 // CPU self-test). run_case() is the body of every Google Benchmark function:
+//   0. a case whose stated device memory (Case::device_bytes) exceeds what the device has
+//      free is skipped with both numbers, before it allocates anything;
 //   1. once per configuration: inputs from a seed shared by every configuration of the same
 //      problem in this process (fresh per process), and on every input set a poisoned output,
 //      one launch and the accuracy gate against the double reference, which is computed once
@@ -54,6 +56,13 @@ class Case {
   virtual std::string input_key() const { return {}; }
   virtual Work work() const = 0;
   virtual std::size_t input_set_bytes() const = 0;  // bytes one launch reads and writes
+  // Device memory the case holds at its peak (prepare() through the accuracy gate) with
+  // `input_sets` input sets, counted on the host before anything is allocated. 0: not stated
+  // (host stand-ins), never refused.
+  virtual std::size_t device_bytes(int input_sets) const {
+    (void)input_sets;
+    return 0;
+  }
   virtual std::map<std::string, double> axes() const = 0;  // numeric axes for the record
   // Measurements beyond time and accuracy (in-kernel probe shares); read after the timed loop.
   virtual std::map<std::string, double> extra_counters() const { return {}; }
@@ -70,7 +79,18 @@ class Clock {
   virtual void start() = 0;
   virtual double stop_seconds() = 0;  // waits for the timed work and returns its duration
   virtual std::size_t cache_bytes() const = 0;
+  // Device memory free now; empty where there is no device memory to run out of (the host).
+  virtual std::optional<std::size_t> free_memory_bytes() const { return std::nullopt; }
 };
+
+// Memory the harness leaves free beyond a case's own count: the runtime's rounding of each
+// allocation (2 MiB pages for large ones), the kernels' code loaded on first launch, and
+// small buffers of instrumented builds.
+inline constexpr std::size_t kDeviceMemoryReserve = std::size_t(256) << 20;
+
+// Why a case needing `needed` bytes cannot run with `free` bytes free (needed plus the
+// reserve over free), naming both; empty when it fits or when free is unknown.
+std::optional<std::string> memory_shortfall(std::size_t needed, std::optional<std::size_t> free);
 
 struct RunOptions {
   int warmup_launches = 3;

@@ -8,6 +8,7 @@
 #include <iostream>
 #include <vector>
 
+#include "common/harness/bench_flags.hpp"
 #include "common/harness/provenance.hpp"
 #include "common/problem.hpp"
 
@@ -21,10 +22,9 @@ void Registry::add_slot(const std::string& name, const std::string& label,
   CaseSlot& slot = slots_.emplace_back();
   slot.make = std::move(make);
   slot.label = label;
-  Clock* clock = &clock_;
-  RunOptions* opts = &opts_;
-  benchmark::RegisterBenchmark(name.c_str(), [&slot, clock, opts](benchmark::State& st) {
-    run_case(st, slot, *clock, *opts);
+  benchmark::RegisterBenchmark(name.c_str(), [&slot, this](benchmark::State& st) {
+    if (!clock_) throw std::logic_error("benchmark run before Registry::bind");
+    run_case(st, slot, *clock_, opts_);
   })->UseManualTime()->Iterations(1)->Unit(benchmark::kMicrosecond);
 }
 
@@ -54,143 +54,142 @@ fs::path fresh_results_path(const fs::path& dir) {
   return p;
 }
 
-// Google Benchmark's reading of a boolean flag value (commandlineflags.cc, IsTruthyFlagValue):
-// empty is true; "0", "f", "n", "false", "no", "off" (any case) are false.
-bool truthy(std::string value) {
-  for (char& ch : value) ch = static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
-  if (value.empty()) return true;
-  if (value.size() == 1) return std::isalnum(static_cast<unsigned char>(value[0])) && value != "0" && value != "f" && value != "n";
-  return value != "false" && value != "no" && value != "off";
+// The outermost directory on the way to `dir` that does not exist yet (empty if none).
+fs::path first_missing(const fs::path& dir) {
+  fs::path missing;
+  for (fs::path p = fs::absolute(dir); !p.empty() && !fs::exists(p); p = p.parent_path()) {
+    missing = p;
+    if (p == p.parent_path()) break;
+  }
+  return missing;
 }
 
-constexpr const char* kInterleaveFlag = "--benchmark_enable_random_interleaving";
-constexpr const char* kInterleaveEnv = "BENCHMARK_ENABLE_RANDOM_INTERLEAVING";
-
-struct Flags {
-  std::string out_dir;
-  std::string results_root = "results";
-  bool profile_once = false;
-  int profile_launches = 1;
-  bool list_only = false;
-  std::string tier = "default";
-  std::string axes;
-  // Repetitions of all benchmarks in a random order, so that drift over the run spreads over
-  // every variant instead of masquerading as the effect of one. On unless the command line
-  // (or Google Benchmark's environment variable) says otherwise.
-  bool random_interleaving = true;
-  bool interleaving_given = false;
-  bool repetitions_given = false;
-  std::vector<char*> rest;
-};
+// Removes `dir` and its parents up to `top` while they are empty (a directory another
+// process wrote into meanwhile stays).
+void remove_empty_dirs(const fs::path& dir, const fs::path& top) {
+  if (top.empty()) return;
+  std::error_code ec;
+  for (fs::path p = fs::absolute(dir);; p = p.parent_path()) {
+    if (!fs::is_directory(p, ec) || !fs::is_empty(p, ec) || !fs::remove(p, ec)) return;
+    if (p == top || p == p.parent_path()) return;
+  }
+}
 
 // Repetitions when the command line names none: enough for a bootstrap interval of the
 // median (and for interleaving to mean anything); each repetition already times launches
 // until its own mean is within the noise rule.
 int tier_repetitions(Tier t) { return t == Tier::full ? 5 : 3; }
 
-Flags take_own_flags(int argc, char** argv) {
-  Flags f;
-  const std::string out_flag = "--schedlab_out_dir=";
-  const std::string root_flag = "--schedlab_results_root=";
-  const std::string launches_flag = "--schedlab_profile_launches=";
-  const std::string tier_flag = "--schedlab_tier=";
-  const std::string axes_flag = "--schedlab_axes=";
-  for (int i = 0; i < argc; ++i) {
-    std::string a = argv[i];
-    if (a.rfind(out_flag, 0) == 0) f.out_dir = a.substr(out_flag.size());
-    else if (a.rfind(root_flag, 0) == 0) f.results_root = a.substr(root_flag.size());
-    else if (a == "--schedlab_profile_once") f.profile_once = true;
-    else if (a.rfind(tier_flag, 0) == 0) f.tier = a.substr(tier_flag.size());
-    else if (a.rfind(axes_flag, 0) == 0) f.axes = a.substr(axes_flag.size());
-    else if (a.rfind(launches_flag, 0) == 0) {
-      f.profile_once = true;
-      f.profile_launches = std::max(1, std::stoi(a.substr(launches_flag.size())));
-    }
-    else if (a == kInterleaveFlag || a.rfind(std::string(kInterleaveFlag) + "=", 0) == 0) {
-      f.interleaving_given = true;  // the last one wins, as in Google Benchmark
-      f.random_interleaving = a == kInterleaveFlag || truthy(a.substr(std::string(kInterleaveFlag).size() + 1));
-      f.rest.push_back(argv[i]);
-    }
-    else if (a.rfind("--benchmark_repetitions=", 0) == 0) {
-      f.repetitions_given = true;
-      f.rest.push_back(argv[i]);
-    }
-    else if (a.rfind("--benchmark_list_tests", 0) == 0 && a != "--benchmark_list_tests=false") {
-      f.list_only = true;  // listing names is not a run: no results file
-      f.rest.push_back(argv[i]);
-    }
-    else f.rest.push_back(argv[i]);
-  }
-  if (!f.interleaving_given) {
-    if (const char* env = std::getenv(kInterleaveEnv)) {
-      f.interleaving_given = true;
-      f.random_interleaving = truthy(env);
-    }
-  }
-  return f;
+// Google Benchmark's flags parsed, so that an unknown or malformed one is refused before any
+// device or file is touched. Its flags are process globals: a later Initialize with
+// --benchmark_out alone adds the results file to them.
+bool initialize_benchmark(std::vector<std::string> args) {
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  int argc = static_cast<int>(argv.size());
+  argv.push_back(nullptr);
+  // Google Benchmark answers a value it refuses (--benchmark_format=xml) with its usage and
+  // exit 0; --help never reaches it (bench_main answers that), so here it is a usage error.
+  benchmark::Initialize(&argc, argv.data(), [] {
+    std::cerr << "schedlab: Google Benchmark refused a flag value (--benchmark_format and --benchmark_out_format "
+                 "take console, json or csv; --benchmark_color is not empty); --help lists its flags\n";
+    std::exit(kExitUsage);
+  });
+  return !benchmark::ReportUnrecognizedArguments(argc, argv.data());
 }
 
 }  // namespace
 
 int bench_main(int argc, char** argv, const std::string& experiment, const Registrar& registrar,
                const PlatformFactory& platform_factory) {
-  Flags flags = take_own_flags(argc, argv);
-  ShapeSelection shapes;
+  const auto error = [&](const std::string& what) {
+    std::cerr << "schedlab: " << experiment << ": " << what << "\n";
+  };
+  BenchFlags flags;
   try {
-    shapes.tier = parse_tier(flags.tier);
-  } catch (const AxesError& e) {
-    std::cerr << "schedlab: " << experiment << ": --schedlab_tier: " << e.what() << "\n";
-    return 2;
+    flags = parse_bench_flags(std::vector<std::string>(argv, argv + argc));
+  } catch (const FlagError& e) {
+    error(e.what());
+    return kExitUsage;
   }
-  shapes.axes = flags.axes;
+  if (flags.help) {
+    print_schedlab_help(std::cout, argc > 0 ? fs::path(argv[0]).filename().string() : "bench", experiment);
+    std::cout.flush();
+    benchmark::PrintDefaultHelp();
+    return kExitOk;
+  }
+
+  // Registration is host work (shapes, names, problem checks): it answers a bad shape and a
+  // listing without a GPU. The device is bound only for a run.
+  const ShapeSelection shapes{flags.tier, flags.axes};
+  RunOptions opts;
+  opts.profile_once = flags.profile_once;
+  opts.profile_launches = flags.profile_launches;
+  Registry registry(opts, shapes);
+  try {
+    registrar(registry);
+  } catch (const std::invalid_argument& e) {  // InvalidProblem, a bad shape, axes or variant list
+    error(e.what());
+    return kExitUsage;
+  }
+  if (shapes.from_axes() && !registry.shape_selection_read()) {
+    error("this benchmark registers fixed shapes and takes no --schedlab_axes");
+    return kExitUsage;
+  }
+
+  std::vector<std::string> bench_args = flags.benchmark_args;
+  if (!flags.interleaving_given) bench_args.push_back("--benchmark_enable_random_interleaving=true");
+  if (!flags.repetitions_given)
+    bench_args.push_back("--benchmark_repetitions=" + std::to_string(tier_repetitions(shapes.tier)));
+  if (!initialize_benchmark(bench_args)) return kExitUsage;
+  if (flags.list_only) {  // names only: no device, and (no --benchmark_out) no file
+    const std::size_t listed = benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    return listed == 0 ? kExitNoneMatched : kExitOk;
+  }
+
   std::optional<Platform> platform;
   try {
     platform = platform_factory();
   } catch (const std::exception& e) {
-    std::cerr << "schedlab: could not set up the device: " << e.what() << "\n";
-    return 3;
+    error(std::string("could not set up the device: ") + e.what());
+    return kExitNoDevice;
   }
   if (!platform) {
     std::cerr << "schedlab: no GPU found; nothing to run for " << experiment << "\n";
-    return 3;
+    return kExitNoDevice;
   }
-  RunOptions opts;
-  opts.profile_once = flags.profile_once;
-  opts.profile_launches = flags.profile_launches;
-  Registry registry(*platform->clock, opts, platform->device ? &*platform->device : nullptr, shapes);
-  try {
-    registrar(registry);
-  } catch (const std::invalid_argument& e) {  // InvalidProblem, a bad shape, axes or variant list
-    std::cerr << "schedlab: " << experiment << ": " << e.what() << "\n";
-    return 2;
-  }
-  if (shapes.from_axes() && !registry.shape_selection_read()) {
-    std::cerr << "schedlab: " << experiment << ": this benchmark registers fixed shapes and takes no --schedlab_axes\n";
-    return 2;
-  }
+  registry.bind(*platform->clock, platform->device ? &*platform->device : nullptr);
 
-  const fs::path dir = flags.out_dir.empty() ? fs::path(flags.results_root) / device_slug(platform->device) / experiment
-                                             : fs::path(flags.out_dir);
-  fs::create_directories(dir);
-  const fs::path final_path = fresh_results_path(dir);
-  const fs::path partial = dir / ("." + final_path.filename().string() + ".partial");
-  std::string out_arg = "--benchmark_out=" + partial.string();
-  std::string fmt_arg = "--benchmark_out_format=json";
-  std::string interleave_arg = std::string(kInterleaveFlag) + "=true";
-  flags.rest.push_back(out_arg.data());
-  flags.rest.push_back(fmt_arg.data());
-  if (!flags.interleaving_given) flags.rest.push_back(interleave_arg.data());
-  std::string repetitions_arg = "--benchmark_repetitions=" + std::to_string(tier_repetitions(shapes.tier));
-  if (!flags.repetitions_given) flags.rest.push_back(repetitions_arg.data());
-  int bargc = static_cast<int>(flags.rest.size());
-  flags.rest.push_back(nullptr);
-
-  try {
-    benchmark::Initialize(&bargc, flags.rest.data());
-    if (benchmark::ReportUnrecognizedArguments(bargc, flags.rest.data())) {
-      fs::remove(partial);
-      return 2;
+  // A timed run writes to a hidden partial file, renamed once every benchmark has run; a
+  // profiling run writes nothing.
+  fs::path final_path, partial, made_from;
+  if (!opts.profile_once) {
+    const fs::path dir = flags.out_dir.empty()
+                             ? fs::path(flags.results_root) / device_slug(platform->device) / experiment
+                             : fs::path(flags.out_dir);
+    try {
+      made_from = first_missing(dir);
+      fs::create_directories(dir);
+      final_path = fresh_results_path(dir);
+    } catch (const fs::filesystem_error& e) {
+      error(std::string("cannot make the results directory: ") + e.what());
+      return kExitRunFailed;
     }
+    partial = dir / ("." + final_path.filename().string() + ".partial");
+    if (!initialize_benchmark({flags.benchmark_args.at(0), "--benchmark_out=" + partial.string(),
+                               "--benchmark_out_format=json"}))
+      return kExitUsage;
+  }
+  // A run that ends without results leaves no trace: no partial file, no directory it made.
+  const auto discard = [&] {
+    if (partial.empty()) return;
+    std::error_code ignored;
+    fs::remove(partial, ignored);
+    remove_empty_dirs(partial.parent_path(), made_from);
+  };
+
+  try {
     auto ctx = provenance_context(platform->device ? &*platform->device : nullptr);
     ctx.insert(platform->context.begin(), platform->context.end());
     ctx["experiment"] = experiment;
@@ -204,21 +203,18 @@ int bench_main(int argc, char** argv, const std::string& experiment, const Regis
     benchmark::Shutdown();
     if (ran == 0) {
       std::cerr << "schedlab: no benchmark matched; nothing written\n";
-      fs::remove(partial);
-      return 4;
+      discard();
+      return kExitNoneMatched;
     }
   } catch (const std::exception& e) {
     std::cerr << "schedlab: run failed: " << e.what() << "\n";
-    fs::remove(partial);
-    return 1;
+    discard();
+    return kExitRunFailed;
   }
-  if (opts.profile_once || flags.list_only) {
-    fs::remove(partial);
-    return 0;
-  }
+  if (opts.profile_once) return kExitOk;
   fs::rename(partial, final_path);
   std::cout << "schedlab: results written to " << final_path.string() << "\n";
-  return 0;
+  return kExitOk;
 }
 
 }  // namespace schedlab::harness

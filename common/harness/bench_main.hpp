@@ -31,9 +31,20 @@ struct Platform {
 
 class Registry {
  public:
+  // Registration is host work; the clock (and device) a run times with is bound afterwards,
+  // so that --benchmark_list_tests and shape errors need no GPU.
+  explicit Registry(RunOptions& opts, ShapeSelection shapes = {}) : opts_(opts), shapes_(std::move(shapes)) {}
   Registry(Clock& clock, RunOptions& opts, const gpu::DeviceInfo* device = nullptr, ShapeSelection shapes = {})
-      : clock_(clock), opts_(opts), device_(device), shapes_(std::move(shapes)) {}
-  const gpu::DeviceInfo* device() const { return device_; }  // null on the host self-test
+      : Registry(opts, std::move(shapes)) {
+    bind(clock, device);
+  }
+  Registry(const Registry&) = delete;  // the registered benchmarks point at it
+  Registry& operator=(const Registry&) = delete;
+  void bind(Clock& clock, const gpu::DeviceInfo* device) {
+    clock_ = &clock;
+    device_ = device;
+  }
+  const gpu::DeviceInfo* device() const { return device_; }  // null on the host self-test and before bind()
   // The tier or --schedlab_axes shapes this run registers. A registrar that never asks
   // cannot honour --schedlab_axes, and bench_main refuses the flag for it.
   const ShapeSelection& shape_selection() const {
@@ -54,9 +65,9 @@ class Registry {
 
  private:
   void add_slot(const std::string& name, const std::string& label, std::function<std::unique_ptr<Case>()> make);
-  Clock& clock_;
+  Clock* clock_ = nullptr;
   RunOptions& opts_;
-  const gpu::DeviceInfo* device_;
+  const gpu::DeviceInfo* device_ = nullptr;
   ShapeSelection shapes_;
   mutable bool shapes_read_ = false;
   std::set<std::string> names_;
@@ -69,15 +80,12 @@ using PlatformFactory = std::function<std::optional<Platform>()>;  // empty: no 
 // Short device name for the results path: "NVIDIA H200" -> "h200", none -> "cpu".
 std::string device_slug(const std::optional<gpu::DeviceInfo>& device);
 
-// Runs the registered benchmarks; returns the process exit code. Flags it reads (the rest
-// go to Google Benchmark): --schedlab_out_dir=DIR (default ROOT/<device>/<experiment>, ROOT
-// from --schedlab_results_root, default "results"),
-// --schedlab_profile_once (one launch per configuration for a profiler; writes nothing),
-// --schedlab_profile_launches=N (N such launches, each after an L2 eviction),
-// --schedlab_tier=quick|default|full (which of the family's shape lists; default: default),
-// --schedlab_axes='name=v[,v...];...' (the cross product of these axes instead; see axes.hpp).
-// A bad tier or axes string is an error before anything runs (exit 2, nothing written), and
-// so is --schedlab_axes for a benchmark whose registrar never asks for its shapes.
+// Runs the registered benchmarks; returns the process exit code (kExit* in bench_flags.hpp).
+// Its own flags (--schedlab_*, listed with their meanings by --help; parse_bench_flags reads
+// them) are checked first, then the registrar runs and Google Benchmark reads the rest: a bad
+// flag, tier, axes string or shape is an error (exit 2) before any device or file is
+// touched, and --help and --benchmark_list_tests answer without a GPU. Only a run asks for
+// the device (none: exit 3), and only a complete timed run leaves a results file.
 // Repetitions run in a random order across all benchmarks (Google Benchmark's
 // --benchmark_enable_random_interleaving, passed as true unless the command line or the
 // BENCHMARK_ENABLE_RANDOM_INTERLEAVING variable sets it); the context records which.

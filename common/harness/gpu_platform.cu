@@ -48,6 +48,7 @@ class GpuClock final : public Clock {
     return stop_.elapsed_ms_since(start_) * 1e-3;
   }
   std::size_t cache_bytes() const override { return cache_bytes_; }
+  std::optional<std::size_t> free_memory_bytes() const override { return gpu::free_memory_bytes(); }
 
  private:
   std::size_t cache_bytes_;

@@ -313,11 +313,15 @@ std::vector<QueryRow> all_rows(const DecodeProblem& p) {
   return rows;
 }
 
-std::vector<QueryRow> rows_of_every_sequence(const DecodeProblem& p, std::int64_t max_keys, std::uint64_t seed) {
+int checked_kv_heads(const DecodeProblem& p, std::int64_t max_keys) {
   std::int64_t keys = 0;
   for (int b = 0; b < p.batch; ++b) keys += p.visible_keys(b).size();
+  return int(std::clamp<std::int64_t>(max_keys / std::max<std::int64_t>(keys, 1), 1, p.kv_heads));
+}
+
+std::vector<QueryRow> rows_of_every_sequence(const DecodeProblem& p, std::int64_t max_keys, std::uint64_t seed) {
   const int group = p.group_size();
-  const int heads = int(std::clamp<std::int64_t>(max_keys / std::max<std::int64_t>(keys, 1), 1, p.kv_heads));
+  const int heads = checked_kv_heads(p, max_keys);
   std::mt19937_64 rng(seed);
   std::vector<QueryRow> rows;
   for (int b = 0; b < p.batch; ++b) {

@@ -49,6 +49,8 @@ std::vector<QueryRow> sample_rows(const DecodeProblem& problem, std::size_t max_
 // from seed, at least one), as many KV heads as keep the keys the reference reads (each
 // sequence's visible keys once per KV head) within max_keys. In output-layout order.
 std::vector<QueryRow> rows_of_every_sequence(const DecodeProblem& problem, std::int64_t max_keys, std::uint64_t seed);
+// How many KV heads of each sequence those rows cover (the same for every seed).
+int checked_kv_heads(const DecodeProblem& problem, std::int64_t max_keys);
 
 // body(0) .. body(n - 1) on every core; the first exception is rethrown after all finish.
 void parallel_for(std::size_t n, const std::function<void(std::size_t)>& body);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <regex>
@@ -13,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/harness/bench_flags.hpp"
 #include "common/harness/bench_main.hpp"
 #include "common/harness/experiment.hpp"
 #include "common/harness/provenance.hpp"
@@ -78,16 +80,29 @@ PlatformFactory host_platform() {
   };
 }
 
+// No device: what a binary sees on a machine without a GPU.
+PlatformFactory no_device() {
+  return [] { return std::optional<Platform>(); };
+}
+
 // A benchmark binary's main() runs once per process (Google Benchmark keeps global state).
-int run_bench(const fs::path& dir, const Registrar& reg, const std::vector<std::string>& extra = {}) {
+// `output`, if given, receives the child's stdout and stderr.
+int run_bench(const fs::path& dir, const Registrar& reg, const std::vector<std::string>& extra = {},
+              const PlatformFactory& platform = host_platform(), const fs::path& output = {}) {
   const pid_t pid = fork();
   if (pid == 0) {
+    if (!output.empty()) {
+      std::fflush(nullptr);
+      if (!std::freopen(output.c_str(), "w", stdout) || ::dup2(::fileno(stdout), 2) < 0) _exit(99);
+    }
     std::vector<std::string> args = {"schedlab_bench_main_tests", "--schedlab_out_dir=" + dir.string(),
                                      "--benchmark_min_time=0.001"};
     args.insert(args.end(), extra.begin(), extra.end());
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
-    _exit(bench_main(static_cast<int>(argv.size()), argv.data(), "selftest", reg, host_platform()));
+    const int rc = bench_main(static_cast<int>(argv.size()), argv.data(), "selftest", reg, platform);
+    std::fflush(nullptr);
+    _exit(rc);
   }
   int status = 0;
   waitpid(pid, &status, 0);
@@ -308,6 +323,139 @@ TEST_F(BenchMainTest, AShapeRegisteredTwiceWritesNothing) {
     add_stand_in(r, "selftest/a");
   }), 2);
   EXPECT_TRUE(wrote_nothing());
+}
+
+// A run that ends without results (here: no benchmark matched) removes the directories it
+// made for them, and only those.
+TEST_F(BenchMainTest, ARunWithoutResultsRemovesTheDirectoriesItMade) {
+  fs::create_directories(dir_);
+  EXPECT_EQ(run_bench(dir_ / "a" / "b", counted_experiment(), {"--benchmark_filter=nothing_matches"}), 4);
+  EXPECT_FALSE(fs::exists(dir_ / "a"));
+  EXPECT_TRUE(fs::exists(dir_));
+}
+
+// What needs no GPU answers without one: the platform factory is never asked.
+class WithoutDevice : public BenchMainTest {
+ protected:
+  int run(const std::vector<std::string>& flags, const Registrar& reg = counted_experiment()) {
+    return run_bench(dir_, reg, flags, no_device(), output_path());
+  }
+  fs::path output_path() const { return dir_.string() + ".out"; }
+  std::string output() const { return slurp(output_path()); }
+  void TearDown() override {
+    fs::remove(output_path());
+    BenchMainTest::TearDown();
+  }
+};
+
+TEST_F(WithoutDevice, HelpListsTheSchedlabFlagsAndGoogleBenchmarksOwn) {
+  ASSERT_EQ(run({"--help"}), 0);
+  const std::string out = output();
+  for (const FlagDoc& f : schedlab_flags())
+    EXPECT_NE(out.find("--schedlab_" + std::string(f.name)), std::string::npos) << f.name << "\n" << out;
+  EXPECT_NE(out.find("--benchmark_filter"), std::string::npos) << out;  // Google Benchmark's part
+  EXPECT_EQ(out.find("schedlab: no GPU found"), std::string::npos) << out;
+  EXPECT_TRUE(wrote_nothing());
+}
+
+TEST_F(WithoutDevice, ListingNamesTheBenchmarks) {
+  ASSERT_EQ(run({"--benchmark_list_tests"}), 0);
+  const std::string out = output();
+  for (const char* name : {"exp/a/n:1/", "exp/a/n:2/", "exp/a_aa/n:1/"})
+    EXPECT_NE(out.find(name), std::string::npos) << name << "\n" << out;
+  EXPECT_TRUE(wrote_nothing());
+  EXPECT_FALSE(fs::exists(dir_));
+  EXPECT_EQ(run({"--benchmark_list_tests", "--benchmark_filter=nothing_matches"}), 4);
+}
+
+TEST_F(WithoutDevice, BadFlagsTiersAndAxesAreUsageErrors) {
+  for (const std::vector<std::string>& flags :
+       {std::vector<std::string>{"--schedlab_profile_launches=abc"}, {"--schedlab_tier=fast"}, {"--schedlab_axes=m=1"},
+        {"--schedlab_axes=n=0"}, {"--schedlab_bogus"}, {"--schedlab_out_dir="}, {"--benchmark_no_such_flag=1"},
+        {"--benchmark_format=xml"}}) {
+    EXPECT_EQ(run(flags), 2) << flags[0];
+    EXPECT_EQ(output().find("schedlab: no GPU found"), std::string::npos) << flags[0] << ": " << output();
+    EXPECT_TRUE(wrote_nothing()) << flags[0];
+  }
+  run({"--schedlab_profile_launches=abc"});
+  EXPECT_NE(output().find("--schedlab_profile_launches=N: 'abc' is not a whole number"), std::string::npos)
+      << output();
+}
+
+TEST_F(WithoutDevice, ARunNeedsTheDevice) {
+  EXPECT_EQ(run({}), 3);
+  EXPECT_NE(output().find("schedlab: no GPU found"), std::string::npos) << output();
+  EXPECT_FALSE(fs::exists(dir_));
+}
+
+// A device whose free memory is `free_bytes`, and cases that state how much they need; one
+// whose prepare() runs although it cannot fit fails the run.
+class SmallDeviceClock final : public Clock {
+ public:
+  void flush_cache() override {}
+  void start() override { clock_.start(); }
+  double stop_seconds() override { return clock_.stop_seconds(); }
+  std::size_t cache_bytes() const override { return 1 << 20; }
+  std::optional<std::size_t> free_memory_bytes() const override { return std::size_t(8) << 30; }
+
+ private:
+  SteadyClock clock_;
+};
+
+class SizedCase final : public Case {
+ public:
+  explicit SizedCase(std::size_t bytes) : bytes_(bytes) {}
+  void prepare(std::uint64_t, int) override {
+    if (bytes_ > (std::size_t(8) << 30)) throw std::runtime_error("prepared a case too large for the device");
+  }
+  void poison_output() override {}
+  void launch(int) override { std::this_thread::sleep_for(std::chrono::microseconds(20)); }
+  void synchronize() override {}
+  std::vector<double> reference(int) override { return {1.0}; }
+  std::vector<float> output() override { return {1.0f}; }
+  Tolerance tolerance() const override { return default_tolerance(DType::f32, DType::f32); }
+  std::size_t row_length() const override { return 1; }
+  Work work() const override { return {1e6, 1e6}; }
+  std::size_t input_set_bytes() const override { return 1 << 30; }
+  std::size_t device_bytes(int sets) const override { return sets * bytes_; }
+  std::map<std::string, double> axes() const override { return {}; }
+
+ private:
+  std::size_t bytes_;
+};
+
+TEST_F(BenchMainTest, ACaseLargerThanTheDeviceIsSkippedWithTheBytesAndTheOthersRun) {
+  const PlatformFactory small_device = [] {
+    Platform p;
+    p.clock = std::make_unique<SmallDeviceClock>();
+    return std::optional<Platform>(std::move(p));
+  };
+  const std::size_t huge = std::size_t(300) << 30;
+  const int rc = run_bench(dir_, [&](Registry& r) {
+    for (const auto& [name, bytes] : {std::pair<std::string, std::size_t>{"selftest/fits", std::size_t(1) << 30},
+                                      {"selftest/huge", huge}})
+      r.add<PrefillProblem>(name, "family=prefill", any_problem(),
+                            [bytes](const PrefillProblem&) { return std::make_unique<SizedCase>(bytes); });
+  }, {"--benchmark_enable_random_interleaving=false"}, small_device);
+  ASSERT_EQ(rc, 0);
+  const std::string json = results();
+  const std::string skip = "\"error_message\": \"skipped: too large for this device: needs " + std::to_string(huge) +
+                           " bytes (300.00 GiB) of device memory (plus 256 MiB kept for the runtime), and the device "
+                           "has 8589934592 bytes (8.00 GiB) free\"";
+  EXPECT_EQ(count(json, skip), 3u) << json;  // every repetition
+  EXPECT_EQ(count(json, "\"name\": \"selftest/fits/iterations:1/manual_time\","), 3u) << json;
+  EXPECT_EQ(count(json, "\"error_occurred\": true"), 3u) << json;  // the huge case's, no time of its own
+}
+
+TEST(MemoryShortfall, NamesWhatIsNeededAndWhatIsFree) {
+  const std::size_t gib = std::size_t(1) << 30;
+  EXPECT_FALSE(memory_shortfall(gib, std::nullopt));          // the host: nothing to run out of
+  EXPECT_FALSE(memory_shortfall(0, gib));                     // not stated
+  EXPECT_FALSE(memory_shortfall(gib, gib + kDeviceMemoryReserve));
+  const auto over = memory_shortfall(gib, gib + kDeviceMemoryReserve - 1);
+  ASSERT_TRUE(over);
+  EXPECT_NE(over->find("needs 1073741824 bytes (1.00 GiB)"), std::string::npos) << *over;
+  EXPECT_NE(over->find("has 1342177279 bytes (1.25 GiB) free"), std::string::npos) << *over;
 }
 
 }  // namespace

@@ -42,6 +42,7 @@ struct DeviceTensor {
 // warp cycles over every launch so far.
 class ProbeSlots {
  public:
+  static constexpr std::size_t kBytes = gpu::kStallProbes ? gpu::kProbeSlots * sizeof(unsigned long long) : 0;
   void allocate() {
     if (!gpu::kStallProbes) return;
     slots_ = gpu::DeviceBuffer<unsigned long long>(gpu::kProbeSlots);
@@ -66,9 +67,11 @@ class ProbeSlots {
 // before each launch, so that counters() summarizes the last one (harness::summarize_timeline).
 class CtaTimelineBuffer {
  public:
+  static constexpr std::size_t kSpans = std::size_t(harness::kTimelineKernels) * harness::kTimelineCapacity;
+  static constexpr std::size_t kBytes = gpu::kCtaTimeline ? kSpans * sizeof(harness::CtaSpan) : 0;
   void allocate() {
     if (!gpu::kCtaTimeline) return;
-    spans_ = gpu::DeviceBuffer<harness::CtaSpan>(std::size_t(harness::kTimelineKernels) * harness::kTimelineCapacity);
+    spans_ = gpu::DeviceBuffer<harness::CtaSpan>(kSpans);
     reset();
   }
   void reset() {

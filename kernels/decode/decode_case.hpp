@@ -11,6 +11,7 @@
 #include "common/harness/bench.hpp"
 #include "common/problem.hpp"
 #include "kernels/common/device_case.hpp"
+#include "kernels/decode/decode_case_memory.hpp"
 #include "kernels/decode/paged_decode.hpp"
 
 namespace schedlab::kernels {
@@ -29,11 +30,6 @@ struct DecodeKernel {
 
 class DecodeCase final : public harness::Case {
  public:
-  // Keys the reference reads per check (each checked sequence's visible keys once per KV
-  // head): every sequence always, as many KV heads of each as fit (all 8 at batch 16, 16k;
-  // 4 at batch 64, 16k; 1 at batch 64, 64k).
-  static constexpr std::int64_t kReferenceKeys = std::int64_t(1) << 22;
-
   DecodeCase(const DecodeProblem& p, const DecodeKernel& kernel, int forced_splits = 0)
       : p_(p), launch_(kernel.launch), plan_(kernel.plan(p, forced_splits)) {}
 
@@ -49,7 +45,7 @@ class DecodeCase final : public harness::Case {
       set.k.fill(seed + 3 * s + 1);
       set.v.fill(seed + 3 * s + 2);
     }
-    rows_ = rows_of_every_sequence(p_, kReferenceKeys, seed);
+    rows_ = rows_of_every_sequence(p_, kDecodeReferenceKeys, seed);
     block_table_ = upload(p_.block_table);
     context_lens_ = upload(p_.context_lens);
     if (p_.kv_dtype == DType::fp8_e4m3) {
@@ -109,6 +105,9 @@ class DecodeCase final : public harness::Case {
     return out;
   }
   std::size_t input_set_bytes() const override { return static_cast<std::size_t>(p_.min_bytes()); }
+  std::size_t device_bytes(int sets) const override {
+    return decode_case_device_bytes(p_, plan_, sets) + ProbeSlots::kBytes + CtaTimelineBuffer::kBytes;
+  }
   std::map<std::string, double> axes() const override {
     return {{"batch", double(p_.batch)},         {"q_heads", double(p_.q_heads)},
             {"kv_heads", double(p_.kv_heads)},   {"head_dim", double(p_.head_dim)},

@@ -19,6 +19,7 @@
 #include "common/harness/bench.hpp"
 #include "common/problem.hpp"
 #include "kernels/common/device_case.hpp"
+#include "kernels/prefill/prefill_case_memory.hpp"
 
 namespace schedlab::kernels {
 
@@ -36,8 +37,6 @@ struct PrefillArgs {
   const float* v_scale = nullptr;
 };
 
-// The output dtype of a prefill problem: the inputs', except bf16 for fp8 inputs.
-inline DType prefill_out_dtype(const PrefillProblem& p) { return p.dtype == DType::fp8_e4m3 ? DType::bf16 : p.dtype; }
 using PrefillLaunch = std::function<void(const PrefillArgs&, gpu::api::stream_t)>;
 
 class PrefillCase final : public harness::Case {
@@ -89,6 +88,9 @@ class PrefillCase final : public harness::Case {
   }
   harness::Work work() const override { return {p_.flops(), p_.min_bytes()}; }
   std::size_t input_set_bytes() const override { return static_cast<std::size_t>(p_.min_bytes()); }
+  std::size_t device_bytes(int sets) const override {
+    return prefill_case_device_bytes(p_, sets) + ProbeSlots::kBytes;
+  }
   std::map<std::string, double> axes() const override {
     return {{"batch", double(p_.batch)},       {"q_heads", double(p_.q_heads)}, {"kv_heads", double(p_.kv_heads)},
             {"seq_len", double(p_.q_len)},     {"kv_len", double(p_.kv_len)},   {"head_dim", double(p_.head_dim)},

@@ -454,6 +454,20 @@ TEST(DecodeGpuRowTiles, PlainStepMatchesReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_plain_step>(true);
 }
 
+// The device memory a case states (the harness refuses a case over the device's free memory
+// by it) covers what prepare() allocates: a buffer added to the case and not to
+// decode_case_device_bytes shows here. Token-balanced: partials, counters and work list too.
+TEST(DecodeGpuMemory, StatedBytesCoverWhatPrepareAllocates) {
+  const DecodeProblem p = make_decode_problem(16, 32, 8, 128, 16, std::vector<int>(16, 16384), DType::bf16, 5);
+  DecodeCase c(p, DecodeKernel::of<experiments::decode_work_partition::token_balanced>());
+  ASSERT_TRUE(c.plan().balanced());
+  const std::size_t free_before = gpu::free_memory_bytes();
+  c.prepare(5, 2);
+  const std::size_t used = free_before - gpu::free_memory_bytes();
+  EXPECT_LE(used, c.device_bytes(2) + harness::kDeviceMemoryReserve);
+  EXPECT_GE(used, 4 * std::size_t(p.pool_elems()) * 2);  // two sets of K and V pools at least
+}
+
 // Pages placed past 4 GiB of the pool: 32-bit offsets would wrap and read the wrong page.
 TEST(DecodeGpuLargePool, PagesBeyondFourGiB) {
   const std::vector<int> lens = {300, 4100};

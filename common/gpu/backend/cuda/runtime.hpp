@@ -110,6 +110,7 @@ inline status_t event_record(event_t e, stream_t s) { return cudaEventRecord(e, 
 inline status_t event_synchronize(event_t e) { return cudaEventSynchronize(e); }
 inline status_t event_elapsed_ms(float* ms, event_t a, event_t b) { return cudaEventElapsedTime(ms, a, b); }
 inline status_t get_device_count(int* n) { return cudaGetDeviceCount(n); }
+inline status_t mem_get_info(std::size_t* free, std::size_t* total) { return cudaMemGetInfo(free, total); }
 inline status_t driver_version(int* v) { return cudaDriverGetVersion(v); }
 inline status_t runtime_version(int* v) { return cudaRuntimeGetVersion(v); }
 

@@ -65,6 +65,7 @@ inline status_t event_record(event_t e, stream_t s) { return hipEventRecord(e, s
 inline status_t event_synchronize(event_t e) { return hipEventSynchronize(e); }
 inline status_t event_elapsed_ms(float* ms, event_t a, event_t b) { return hipEventElapsedTime(ms, a, b); }
 inline status_t get_device_count(int* n) { return hipGetDeviceCount(n); }
+inline status_t mem_get_info(std::size_t* free, std::size_t* total) { return hipMemGetInfo(free, total); }
 inline status_t driver_version(int* v) { return hipDriverGetVersion(v); }
 inline status_t runtime_version(int* v) { return hipRuntimeGetVersion(v); }
 
