@@ -85,8 +85,8 @@ using Policies = ::testing::Types<
     experiments::prefill_persistent::persistent, experiments::prefill_persistent::persistent_3stages,
     experiments::prefill_persistent::persistent_dynamic
 #if SCHEDLAB_HOPPER_PREFILL_TUNING
-    ,  // the fp8 candidates whose main loop differs: the exponentials in turns, S in two halves
-    experiments::hopper_prefill_tuning::fp8_exp_turn, experiments::hopper_prefill_tuning::fp8_split_qk
+    ,  // the fp8 candidate whose main loop differs: S in two halves
+    experiments::hopper_prefill_tuning::fp8_split_qk
 #endif
     >;
 TYPED_TEST_SUITE(HopperPrefillGpu, Policies);
