@@ -21,6 +21,7 @@
 #include "experiments/decode_tile_schedule/policy.hpp"
 #include "experiments/decode_work_partition/policy.hpp"
 #include "kernels/decode/decode_case.hpp"
+#include "kernels/tests/decode_row_tile_variants.hpp"
 #include "kernels/tests/fault_kernels.hpp"
 #include "kernels/tests/test_seed.hpp"
 
@@ -98,6 +99,26 @@ TYPED_TEST(DecodeGpu, MatchesReferenceOnEveryConfig) {
     EXPECT_TRUE(acc.passed) << cfg.name << ": " << acc.message;
     std::printf("%s: %s\n", cfg.name, acc.message.c_str());
     EXPECT_EQ(acc.nonfinite, 0u) << cfg.name;
+  }
+}
+
+// Small shapes of the configurations above for compute-sanitizer, every policy: ragged GQA 4 in
+// bf16 on the plan's splits and on two forced ones, fp8 with scales, a sliding window, f16.
+TYPED_TEST(DecodeGpu, SmallShapesForSanitizer) {
+  const std::vector<Config> small = {
+      {"ragged_gqa4_bf16", {1, 15, 17, 300}, 32, 8, 128, 16, DType::bf16, 0, 0},
+      {"ragged_gqa4_bf16_split2", {1, 15, 17, 300}, 32, 8, 128, 16, DType::bf16, 0, 2},
+      {"fp8_scales", {1, 15, 17, 300}, 32, 8, 128, 16, DType::fp8_e4m3, 0, 0},
+      {"window_d64", {300, 70}, 16, 4, 64, 64, DType::bf16, 33, 0},
+      {"gqa8_f16", {200, 33}, 32, 4, 128, 16, DType::f16, 0, 0},
+  };
+  std::uint64_t seed = test_seed();
+  for (const Config& cfg : small) {
+    DecodeProblem p = make_decode_problem(static_cast<int>(cfg.lens.size()), cfg.q_heads, cfg.kv_heads, cfg.head_dim,
+                                          cfg.page_size, cfg.lens, cfg.kv, ++seed, /*spare_pages=*/1, cfg.window);
+    if (cfg.kv == DType::f16) p.q_dtype = DType::f16;
+    const AccuracyReport acc = run_decode<TypeParam>(p, cfg.forced_splits, seed);
+    EXPECT_TRUE(acc.passed) << cfg.name << ": " << acc.message;
   }
 }
 
@@ -215,35 +236,28 @@ TEST(DecodeGpuRowTiles, SplitMatchesReference) {
 TEST(DecodeGpuRowTiles, TokenBalancedMatchesReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced>(true);
 }
-// Small shapes for compute-sanitizer (memcheck, racecheck): the warpgroup row-tile body and the token-balanced merge, MQA 64/1 and a group of 32, a length of 1,
-// a range that is no multiple of a warpgroup step, and one unit cut into several chunks.
-template <class Policy>
-void expect_small_row_tile_shapes_match_reference() {
+// Small shapes for compute-sanitizer (memcheck, racecheck, synccheck), which slows each launch
+// by orders of magnitude: the row-tile bodies and the token-balanced merge, MQA 64/1 and a
+// group of 32, a length of 1, a range that is no multiple of a warpgroup step, and one unit cut
+// into several chunks; the plan's splits and forced ones, bf16 and fp8. Every row-tile variant
+// the tests above run, each a test of its own (scripts/device_full.sh can then run each in a
+// process of its own).
+class DecodeGpuRowTileVariant : public ::testing::TestWithParam<NamedDecodeKernel> {};
+TEST_P(DecodeGpuRowTileVariant, SmallShapesForSanitizer) {
   const std::vector<int> lens = {1, 75, 1200};
   std::uint64_t seed = test_seed();
   for (const auto& [q_heads, kv_heads] : {std::pair{64, 1}, std::pair{64, 2}})
     for (DType kv : {DType::bf16, DType::fp8_e4m3})
       for (int forced : {0, 3}) {
         const DecodeProblem p = make_decode_problem(3, q_heads, kv_heads, 128, 16, lens, kv, ++seed, /*spare_pages=*/1);
-        DecodeCase c(p, DecodeKernel::of<Policy>(), forced);
+        DecodeCase c(p, GetParam().kernel, forced);
         ASSERT_GT(c.plan().row_tiles, 1);
         launch_twice_and_check(c, seed, std::to_string(q_heads) + "/" + std::to_string(kv_heads) + ", " +
                                             std::string(dtype_name(kv)) + ", forced splits " + std::to_string(forced));
       }
 }
-// The default, S of a step issued before P V of the step before (kRowTileOverlapPV, fp8), and
-// the combine a warp per row (kCombineWarpPerRow).
-TEST(DecodeGpuRowTiles, SmallShapesForSanitizer) {
-  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced>();
-  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_overlap_pv>();
-  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_warp_combine>();
-  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_row_list>();
-  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_l2_prefetch>();
-  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_converted_keys>();
-  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_s_behind_pv>();
-  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_keys_freed>();
-  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_half_exp2>();
-}
+INSTANTIATE_TEST_SUITE_P(RowTiles, DecodeGpuRowTileVariant, ::testing::ValuesIn(decode_row_tile_variants()),
+                         [](const ::testing::TestParamInfo<NamedDecodeKernel>& v) { return std::string(v.param.name); });
 
 // The same shapes with the row tiles computed warp by warp (RowTileMma::warp), the body the
 // warpgroup one replaced for 16-bit KV on sm_90a and the one fp8 KV and AMD still run.
