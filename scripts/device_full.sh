@@ -8,8 +8,10 @@
 # PHASE=bench runs tests and the sweep only, PHASE=ncu the profiles only (each fits one call);
 # PHASE=tests the GPU tests and the sanitizers only, PHASE=sanitize the sanitizers only
 # (scripts/device_sanitize.sh: memcheck, racecheck and synccheck on every family's
-# `*ForSanitizer*` tests; a family with none fails the call). The call exits 1 when a
-# sanitizer run was not clean or left out.
+# `*ForSanitizer*` tests; a family with none fails the call), PHASE=seeds the seed sweep of the
+# decode row-tile gates only (schedlab_gpu_tests_decode --seed_sweep, SEEDS seeds, default 200, into
+# results/<device>/seed_sweep/; SEED_SWEEP_ARGS adds its flags). The call exits 1 when a
+# sanitizer run was not clean or left out, or the seed sweep saw a gate fail.
 # Other knobs: BENCHES (a glob of binaries), FILTER (--benchmark_filter), REPS / MIN_TIME
 # (override the tier's repetitions), PEERS (auto|yes|no), RUN_TESTS=0, RUN_SANITIZER=0, BUDGET_S (default 520),
 # NCU_S (the part of the budget kept for the ncu phase when PHASE=all, default 150), FI_S / FA4_S
@@ -33,8 +35,8 @@ smi
 echo "run $SCHEDLAB_RUN_ID"
 PHASE=${PHASE:-all}
 case $PHASE in
-  all | bench | ncu | tests | sanitize) ;;
-  *) echo "device_full: unknown PHASE=$PHASE (all, bench, ncu, tests, sanitize)" >&2; exit 2 ;;
+  all | bench | ncu | tests | sanitize | seeds) ;;
+  *) echo "device_full: unknown PHASE=$PHASE (all, bench, ncu, tests, sanitize, seeds)" >&2; exit 2 ;;
 esac
 in_phase() { local p; for p in "$@"; do [ "$PHASE" = "$p" ] && return 0; done; return 1; }
 status=0
@@ -70,6 +72,20 @@ if { in_phase sanitize || { in_phase all bench tests && [ "${RUN_TESTS:-1}" != 0
   rc=${PIPESTATUS[0]}
   [ "$rc" = 0 ] || status=1
   echo "sanitizers rc=$rc $(( $(date +%s) - t0 ))s"
+fi
+# The seed sweep of the decode row-tile bodies' accuracy gate (kernels/tests/seed_sweep_decode.cu):
+# it stops starting seeds when its budget is spent and says how many ran.
+if in_phase seeds; then
+  if [ -x $B/schedlab_gpu_tests_decode ]; then
+    timeout "$(( $(left) - 10 ))" $B/schedlab_gpu_tests_decode --seed_sweep --seeds="${SEEDS:-200}" \
+      --budget-s="$(( $(left) - 60 ))" --results-root="$R" ${SEED_SWEEP_ARGS:-} 2>&1 | tee "$OUT/logs/seed_sweep.txt"
+    rc=${PIPESTATUS[0]}
+    [ "$rc" = 0 ] || status=1
+    echo "seed sweep rc=$rc $(( $(date +%s) - t0 ))s"
+  else
+    echo "seed sweep: FAILED: no schedlab_gpu_tests_decode in $B (scripts/pack_carry.sh packs it)"
+    status=1
+  fi
 fi
 if in_phase all bench; then
 # An older build (.carry/old, scripts/pack_carry.sh with OLDER_BUILD): each of its benchmarks
