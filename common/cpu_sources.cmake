@@ -5,6 +5,7 @@ set(SCHEDLAB_CORE_SOURCES
   ${CMAKE_CURRENT_LIST_DIR}/dtype.cpp
   ${CMAKE_CURRENT_LIST_DIR}/problem.cpp
   ${CMAKE_CURRENT_LIST_DIR}/data.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/replay_seed.cpp
   ${CMAKE_CURRENT_LIST_DIR}/reference/attention_ref.cpp
   ${CMAKE_CURRENT_LIST_DIR}/harness/accuracy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/harness/axes.cpp

@@ -5,7 +5,13 @@
 # .carry/bin (built on the development machine with the same nvcc), Google Benchmark's library
 # in .carry/lib. Everything lands in $OUT/results.tgz (results/<device>/<experiment>/... and the
 # sweep summary results/<device>/sweeps/...) plus logs. One SCHEDLAB_RUN_ID for the whole call.
-# PHASE=bench runs tests and the sweep only, PHASE=ncu the profiles only (each fits one call).
+# PHASE=bench runs tests and the sweep only, PHASE=ncu the profiles only (each fits one call);
+# PHASE=tests the GPU tests and the sanitizers only, PHASE=sanitize the sanitizers only
+# (scripts/device_sanitize.sh: memcheck, racecheck and synccheck on every family's
+# `*ForSanitizer*` tests; a family with none fails the call), PHASE=seeds the seed sweep of the
+# decode row-tile gates only (schedlab_gpu_tests_decode --seed_sweep, SEEDS seeds, default 200, into
+# results/<device>/seed_sweep/; SEED_SWEEP_ARGS adds its flags). The call exits 1 when a
+# sanitizer run was not clean or left out, or the seed sweep saw a gate fail.
 # Other knobs: BENCHES (a glob of binaries), FILTER (--benchmark_filter), REPS / MIN_TIME
 # (override the tier's repetitions), PEERS (auto|yes|no), RUN_TESTS=0, RUN_SANITIZER=0, BUDGET_S (default 520),
 # NCU_S (the part of the budget kept for the ncu phase when PHASE=all, default 150), FI_S / FA4_S
@@ -28,6 +34,12 @@ smi() { nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,power
 smi
 echo "run $SCHEDLAB_RUN_ID"
 PHASE=${PHASE:-all}
+case $PHASE in
+  all | bench | ncu | tests | sanitize | seeds) ;;
+  *) echo "device_full: unknown PHASE=$PHASE (all, bench, ncu, tests, sanitize, seeds)" >&2; exit 2 ;;
+esac
+in_phase() { local p; for p in "$@"; do [ "$PHASE" = "$p" ] && return 0; done; return 1; }
+status=0
 # Whatever happens, the archive is written: the sweep gets what is left of BUDGET_S
 # (a benchmark stopped early leaves only its .partial file, never a results file).
 t0=$(date +%s)
@@ -42,10 +54,10 @@ if [ "${PEERS:-auto}" != no ]; then
   [ "${FA4:-1}" != 0 ] && [ -f /tmp/fa4_site/.fa4_complete ] && fa4_ready=1
   [ "${FI:-1}" != 0 ] && [ -f /tmp/fi_site/.fi_complete ] && fi_ready=1
 fi
-if [ "$PHASE" != ncu ]; then
-if [ "${RUN_TESTS:-1}" != 0 ]; then
-  # GPU tests: the gtest XML is the record. One binary per family
-  # (schedlab_gpu_tests_decode, _prefill): whichever came in .carry/bin.
+if in_phase all bench tests && [ "${RUN_TESTS:-1}" != 0 ]; then
+  # GPU tests: the gtest XML is the record (each test's seed is its `seed` property; the log
+  # has the line that replays it). One binary per family
+  # (schedlab_gpu_tests_decode, _prefill, _hopper_prefill): whichever came in .carry/bin.
   for t in $B/schedlab_gpu_tests_*; do
     [ -x "$t" ] || continue
     tn=$(basename "$t")
@@ -53,23 +65,29 @@ if [ "${RUN_TESTS:-1}" != 0 ]; then
     timeout "${TEST_TIMEOUT_S:-180}" $t --gtest_output=xml:"$OUT/logs/$tn.xml" >"$OUT/logs/$tn.txt" 2>&1
     echo "$tn rc=$? $(grep -E '^\[  (PASSED|FAILED)' "$OUT/logs/$tn.txt" | tr '\n' ' ')"
   done
-  # compute-sanitizer on each family's small-shape test (`*ForSanitizer*`): memcheck (out of
-  # bounds, misaligned, uninitialized device reads) and racecheck (shared-memory hazards).
-  # Each launch runs orders of magnitude slower under it, hence the two small shapes.
-  if [ "${RUN_SANITIZER:-1}" != 0 ] && command -v compute-sanitizer >/dev/null; then
-    for t in $B/schedlab_gpu_tests_*; do
-      [ -x "$t" ] || continue
-      "$t" --gtest_list_tests --gtest_filter='*ForSanitizer*' | grep -q ForSanitizer || continue
-      tn=$(basename "$t")
-      for tool in memcheck racecheck; do
-        [ "$(left)" -gt 120 ] || break
-        timeout "${TEST_TIMEOUT_S:-180}" compute-sanitizer --tool "$tool" --error-exitcode 97 "$t" --gtest_filter='*ForSanitizer*' \
-          --gtest_output=xml:"$OUT/logs/$tn-$tool.xml" >"$OUT/logs/$tn-$tool.txt" 2>&1
-        echo "$tn $tool rc=$? $(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUT/logs/$tn-$tool.txt" | tr '\n' ' ')"
-      done
-    done
+fi
+if { in_phase sanitize || { in_phase all bench tests && [ "${RUN_TESTS:-1}" != 0 ]; }; } && [ "${RUN_SANITIZER:-1}" != 0 ]; then
+  SANITIZER_DEADLINE=$(( t0 + ${BUDGET_S:-520} )) bash scripts/device_sanitize.sh "$B" "$OUT/logs" \
+    2>&1 | tee "$OUT/logs/sanitizers.txt"
+  rc=${PIPESTATUS[0]}
+  [ "$rc" = 0 ] || status=1
+  echo "sanitizers rc=$rc $(( $(date +%s) - t0 ))s"
+fi
+# The seed sweep of the decode row-tile bodies' accuracy gate (kernels/tests/seed_sweep_decode.cu):
+# it stops starting seeds when its budget is spent and says how many ran.
+if in_phase seeds; then
+  if [ -x $B/schedlab_gpu_tests_decode ]; then
+    timeout "$(( $(left) - 10 ))" $B/schedlab_gpu_tests_decode --seed_sweep --seeds="${SEEDS:-200}" \
+      --budget-s="$(( $(left) - 60 ))" --results-root="$R" ${SEED_SWEEP_ARGS:-} 2>&1 | tee "$OUT/logs/seed_sweep.txt"
+    rc=${PIPESTATUS[0]}
+    [ "$rc" = 0 ] || status=1
+    echo "seed sweep rc=$rc $(( $(date +%s) - t0 ))s"
+  else
+    echo "seed sweep: FAILED: no schedlab_gpu_tests_decode in $B (scripts/pack_carry.sh packs it)"
+    status=1
   fi
 fi
+if in_phase all bench; then
 # An older build (.carry/old, scripts/pack_carry.sh with OLDER_BUILD): each of its benchmarks
 # runs once before and once after the sweep, at the sweep's tier, into
 # results/<device>/builds/<experiment>/ (kept out of the call's own run by the analysis; the
@@ -84,7 +102,7 @@ older_pass() {
     echo "older build pass $1 $(basename "$b") rc=$?"
   done
 }
-[ "$PHASE" != ncu ] && older_pass 1
+older_pass 1
 extra=()
 [ -n "${REPS:-}" ] && extra+=(--benchmark_repetitions="$REPS")
 [ -n "${MIN_TIME:-}" ] && extra+=(--benchmark_min_time="$MIN_TIME")
@@ -106,7 +124,7 @@ python3 scripts/sweep.py --build "$B" --results "$R" --durations-from results --
   --peers "${PEERS:-auto}" --budget-s "$(( $(left) - reserve ))" --log-dir "$OUT/logs/sweep" ${BENCHES:+--only "$BENCHES"} \
   -- "${extra[@]}" 2>&1 | tee "$OUT/logs/sweep.txt"
 echo "sweep rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s"
-if [ "$PHASE" != ncu ] && [ -d .carry/old ]; then
+if [ -d .carry/old ]; then
   older_pass 2
   for d in "$OUT"/stage_old/*/; do  # <device>/<experiment>/ -> results/<device>/builds/<experiment>/
     [ -d "$d" ] || continue
@@ -151,7 +169,7 @@ fi
 fi
 # Stalls: Nsight Compute, one profiled run per variant (the accuracy run is skipped); the
 # kernels' time is compared with the harness time by scripts/ingest_device_results.py.
-if [ "$PHASE" != bench ] && command -v ncu >/dev/null; then
+if in_phase all ncu && command -v ncu >/dev/null; then
   metrics=gpu__time_duration.sum,smsp__average_warp_latency_per_inst_issued.ratio
   for r in long_scoreboard short_scoreboard lg_throttle mio_throttle barrier wait math_pipe_throttle \
            not_selected selected dispatch_stall drain imc_miss branch_resolving no_instruction sleeping membar \
@@ -193,7 +211,7 @@ if [ "$PHASE" != bench ] && command -v ncu >/dev/null; then
 fi
 # In-kernel probes: a separate build (.carry/probes) at the ncu shape; its timings are
 # perturbed, so its results stay out of results/ and only the probe records are kept.
-if [ "$PHASE" != bench ] && [ -d .carry/probes ]; then
+if in_phase all ncu && [ -d .carry/probes ]; then
   for b in .carry/probes/bench_*; do
     case $b in *decode*) f=${NCU_DECODE:-(bf16|fp8_e4m3)/batch:16/context:16384/page:16} ;;
                 *) f=${NCU_PREFILL:-bf16/seq:8192/head_dim:128/causal:(0|1)} ;; esac
@@ -208,3 +226,4 @@ tgz=$OUT/results.tgz
 [ -e "$tgz" ] && tgz=$OUT/results-$(date +%s).tgz
 tar -C "$OUT/stage" -czf "$tgz" . && rm -rf "$OUT/stage"
 ls -la "$OUT"
+exit $status

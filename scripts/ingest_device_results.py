@@ -2,7 +2,8 @@
 """Bring a device run's results.tgz (scripts/device_full.sh) into results/.
 
 - Benchmark results files are copied to results/<device>/<experiment>/ (never over a file),
-  and the sweep summaries (scripts/sweep.py) to results/<device>/sweeps/.
+  the sweep summaries (scripts/sweep.py) to results/<device>/sweeps/, and the decode gates'
+  seed sweeps (schedlab_gpu_tests_decode --seed_sweep, PHASE=seeds) to results/<device>/seed_sweep/.
 - Each ncu CSV (results/ncu/<benchmark name with '/' as '+'>.csv) becomes records of
   a stalls-*.json beside its experiment's results, with the run's provenance.
 - Probe-build runs become probes-*.json records (their perturbed timings are not kept).
@@ -64,6 +65,12 @@ def copy_results(stage: Path, results: Path) -> dict[tuple[str, str], Path]:
         device, experiment = f.parts[-3], f.parts[-2]
         if experiment == "sweeps":  # scripts/sweep.py's summary of the run: kept as it is
             copy_new(f, results / device / experiment / f.name)
+            continue
+        if experiment == "seed_sweep":  # the decode gates' seed sweep (kernels/tests/seed_sweep_decode.cu)
+            if not read_json(f).get("records"):
+                print(f"skipped  {f.name}: no seed sweep records")
+                continue
+            store_compressed(f, results / device / experiment / (f.name + ".gz"))
             continue
         if not read_json(f).get("benchmarks"):
             print(f"skipped  {f.name}: no benchmark records")

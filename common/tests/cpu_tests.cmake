@@ -4,6 +4,7 @@ add_executable(schedlab_core_tests
   ${CMAKE_CURRENT_LIST_DIR}/test_dtype.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_problem.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_data.cpp
+  ${CMAKE_CURRENT_LIST_DIR}/test_replay_seed.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_reference.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_accuracy.cpp
   ${CMAKE_CURRENT_LIST_DIR}/test_mfma_layout.cpp

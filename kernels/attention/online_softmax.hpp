@@ -113,19 +113,10 @@ __device__ __forceinline__ float exp2_on_fma(float x) {
 // read in place so they stay in kernel-parameter space. The per-element test is written out
 // here rather than in a mask type's member function: inlined later, that form changed the
 // register-tile kernels' SASS (other compare forms, an 8-byte spill at head dim 128).
-// Gate (kFoldSum only): begin(s) before the tile's exponentials (s: the scores), end(sum) once
-// they are all computed (sum: the tile's row sums, which read every one of them); a family may
-// hold them to a turn among warpgroups (NoGate: nothing).
-struct NoGate {
-  template <class S>
-  __device__ void begin(S&) const {}
-  template <class S>
-  __device__ void end(S&) const {}
-};
-template <class T, class Form, bool kMask, class Args, class Gate = NoGate>
+template <class T, class Form, bool kMask, class Args>
 __device__ __forceinline__ void softmax_rows(float (&s)[T::kSTiles][4], float (&m)[T::kRowSlots], float (&l)[T::kRowSlots],
                                              float (&corr)[T::kRowSlots], const Args& a, float scale_log2, int key0,
-                                             int q_row0, const Gate& gate = {}) {
+                                             int q_row0) {
   constexpr int kSlots = T::kRowSlots, kPer = T::kPerSlot, kChains = kRowChainsOf<Form>;
   static_assert(kSlots * kPer == 4, "an accumulator tile holds 4 elements per lane");
   static_assert(T::kSTiles % kChains == 0, "whole n8 tiles per chain");
@@ -183,7 +174,6 @@ __device__ __forceinline__ void softmax_rows(float (&s)[T::kSTiles][4], float (&
     }
   }
   if constexpr (kFoldSumOf<Form>) {
-    gate.begin(s);
     float sum[kSlots][kChains];
 #pragma unroll
     for (int r = 0; r < kSlots; ++r)
@@ -201,7 +191,6 @@ __device__ __forceinline__ void softmax_rows(float (&s)[T::kSTiles][4], float (&
         }
         sum[i / kPer][n % kChains] += s[n][i];
       }
-    gate.end(sum);
 #pragma unroll
     for (int r = 0; r < kSlots; ++r) {
 #pragma unroll

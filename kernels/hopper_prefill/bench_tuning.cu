@@ -13,13 +13,12 @@ int main(int argc, char** argv) {
                                             tuning::causal_n176, tuning::causal_n192, tuning::dynamic_two_ahead,
                                             tuning::dynamic_one_ahead, tuning::fp8_words, tuning::fp8_n224,
                                             tuning::fp8_chains4, tuning::fp8_vt3, tuning::fp8_m192,
-                                            tuning::fp8_fma4, tuning::fp8_fma3, tuning::fp8_fma2, tuning::fp8_exp_turn,
-                                            tuning::fp8_exp_turn_chains4, tuning::fp8_split_qk>
+                                            tuning::fp8_fma4, tuning::fp8_fma3, tuning::fp8_fma2, tuning::fp8_split_qk>
       experiment{"hopper_prefill_tuning", "defaults",
                  {"defaults", "no_threshold", "n128", "d64_m128", "one_chain", "lpt_across_heads", "within_head",
                   "causal_n176", "causal_n192", "dynamic_two_ahead", "dynamic_one_ahead", "fp8_words", "fp8_n224",
                   "fp8_chains4", "fp8_vt3", "fp8_m192", "fp8_fma4",
-                  "fp8_fma3", "fp8_fma2", "fp8_exp_turn", "fp8_exp_turn_chains4", "fp8_split_qk"}};
+                  "fp8_fma3", "fp8_fma2", "fp8_split_qk"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

@@ -59,12 +59,6 @@ struct HopperPrefillPolicy {
   // fp8: stages of the V^T ring. V^T(j) is freed only once O += P V(j) completes, during the
   // consumers' next tile, so with two stages the producer transposes V(j + 2) inside one tile
   // of the consumers' time.
-  // fp8: the consumer warpgroups take turns at their exponentials (named barriers, as the
-  // GEMM turns of ping-pong), so that one warpgroup's exp2s do not share the multi-function
-  // unit with another's: with 8-bit matrix ops a tile's exp2s take that unit as long as the
-  // tensor pipe takes its GEMMs, and two warpgroups in their exponentials at once each run at
-  // half its rate (Nsight Compute's MIO throttle at the MUFU instructions, README "fp8 e4m3").
-  /* ExpTurnFp8 = */ static constexpr bool kExpTurnFp8 = false;
   // fp8: S = Q K^T issued as two halves of the key tile, each its own wgmma group, so the
   // softmax of the first half (its max and exp2s) runs while the tensor pipe computes the
   // second: each consumer's own chain per tile (wait for S, max, exponentials) is what bounds

@@ -46,10 +46,8 @@ inline constexpr int kRowBytes = 128;    // one box row: 64 bf16 / f16 or 128 e4
 inline constexpr int kAtomBytes = 1024;  // 8 swizzled rows: the wgmma stride offset
 inline constexpr int kStepBytes = 32;    // the k extent of one wgmma: k16 of 16-bit, k32 of 8-bit values
 inline constexpr int kStepsPerRow = kRowBytes / kStepBytes;
-// Named barriers: 0 is __syncthreads; kTurnBarrier0 + c is consumer c's ping-pong turn,
-// kExpTurnBarrier0 + c its turn at the exponentials (Policy::kExpTurnFp8).
+// Named barriers: 0 is __syncthreads; kTurnBarrier0 + c is consumer c's ping-pong turn.
 inline constexpr int kTurnBarrier0 = 2;
-inline constexpr int kExpTurnBarrier0 = 8;
 
 // The m16n8 rows of O when V^T's row 16c + i holds column 16c + 2i (i < 8) or 16c + 2(i - 8) + 1
 // (VTranspose::Matrix): a lane's slot of C tiles 2c and 2c + 1 then holds columns 16c + 4t ..
@@ -107,8 +105,6 @@ struct Config {
   // GEMM (Policy::kSplitQkFp8); HalfRows is a half's m16n8 rows.
   static constexpr bool kSplitQk = kFp8 && Policy::kSplitQkFp8;
   static constexpr int kHalfN = kBlockN / 2;
-  // fp8: the consumers take turns at their exponentials (Policy::kExpTurnFp8).
-  static constexpr bool kExpTurn = kFp8 && Policy::kExpTurnFp8 && kTile.consumers > 1;
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8 && Policy::kVTranspose == VTranspose::Matrix;
   // A warp's 16 rows of a consumer's m64 wgmma accumulators, laid out as m16n8 C tiles.
@@ -374,53 +370,16 @@ __device__ __forceinline__ WarpGroupRole role_of(int group) {
 // consumer c + 1 (round robin), so one's GEMMs run while the others do their softmax (FA3
 // 3.1). Each hand-over is one barrier of two warpgroups: the next one's sync, this one's
 // arrive. The last consumer opens consumer 0's first turn; consumer 0 takes the last hand-over.
-template <bool kOn, int kConsumers, int kBarrier0 = kTurnBarrier0>
+template <bool kOn, int kConsumers>
 struct TurnOrder {
   int mine, other;
   __device__ explicit TurnOrder(int consumer)
-      : mine(kBarrier0 + consumer), other(kBarrier0 + (consumer + 1) % kConsumers) {}
+      : mine(kTurnBarrier0 + consumer), other(kTurnBarrier0 + (consumer + 1) % kConsumers) {}
   __device__ void begin() const {
     if constexpr (kOn) gpu::named_barrier_sync(mine, 2 * kWarpGroupThreads);  // wait for my turn
   }
   __device__ void end() const {
     if constexpr (kOn) gpu::named_barrier_arrive(other, 2 * kWarpGroupThreads);  // hand the turn over
-  }
-};
-
-// The consumers' turn at the exponentials as the softmax's gate (attention::softmax_rows): the
-// turn taken before the exponentials (the scores pinned after it, so the compiler starts none
-// of them earlier) and handed over once they are done. A plain arrive would not wait for them:
-// ptxas moves register arithmetic past a bar.arrive, and it knows a sum of exp2s is never
-// negative, so it folds a test of the sum's sign. The arrive is therefore predicated on the
-// tile's sum of exponentials (which reads every one) not being below -kv_len, a bound the
-// compiler cannot know and no such sum is under.
-template <bool kOn, int kConsumers>
-struct ExpGate {
-  const TurnOrder<kOn, kConsumers, kExpTurnBarrier0>& turn;
-  float below;
-  template <int kN>
-  __device__ void begin(float (&s)[kN][4]) const {
-    if constexpr (kOn) {
-      turn.begin();
-#pragma unroll
-      for (int n = 0; n < kN; ++n)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) asm volatile("" : "+f"(s[n][i]));
-    }
-  }
-  template <int kSlots, int kChains>
-  __device__ void end(const float (&sum)[kSlots][kChains]) const {
-    if constexpr (kOn) {
-      float all = 0.f;
-#pragma unroll
-      for (int r = 0; r < kSlots; ++r)
-#pragma unroll
-        for (int c = 0; c < kChains; ++c) all += sum[r][c];
-      asm volatile(
-          "{\n .reg .pred low;\n setp.lt.f32 low, %0, %1;\n @!low bar.arrive %2, %3;\n}\n" ::"f"(all), "f"(below),
-          "r"(turn.other), "r"(2 * kWarpGroupThreads)
-          : "memory");
-    }
   }
 };
 
@@ -507,8 +466,6 @@ struct Consumer {
   bool issues_copies;
   TurnOrder<Policy::kPingPong, Cfg::kConsumers> turn;
   int consumer;
-  // The consumers' turns at the exponentials (the softmax's gate), when the policy takes them.
-  TurnOrder<Cfg::kExpTurn, Cfg::kConsumers, kExpTurnBarrier0> exp_turn{consumer};
   PipelineState<Cfg::kStages> k_state;
   PipelineState<Cfg::kPvStages> v_state;
   TileScales scales{};
@@ -552,12 +509,11 @@ struct Consumer {
   template <class R = typename Cfg::Rows>
   __device__ void softmax(float (&tiles)[R::kSTiles][4], RowState<Cfg>& st, float (&corr)[1][2], const TileWork<Cfg>& w,
                           int j, int row0, int key0) const {
-    const ExpGate<Cfg::kExpTurn, Cfg::kConsumers> gate{exp_turn, -float(a.kv_len)};
     // The first visible key of the warp's first row bounds its unmasked tiles.
     if (masked(w, j, row0))
-      attention::softmax_rows<R, Cfg, true>(tiles, st.m[0], st.l[0], corr[0], a, scales.qk_log2, key0, row0, gate);
+      attention::softmax_rows<R, Cfg, true>(tiles, st.m[0], st.l[0], corr[0], a, scales.qk_log2, key0, row0);
     else
-      attention::softmax_rows<R, Cfg, false>(tiles, st.m[0], st.l[0], corr[0], a, scales.qk_log2, key0, row0, gate);
+      attention::softmax_rows<R, Cfg, false>(tiles, st.m[0], st.l[0], corr[0], a, scales.qk_log2, key0, row0);
   }
   __device__ void softmax(float (&sc)[Cfg::kSRegs], RowState<Cfg>& st, float (&corr)[1][2], const TileWork<Cfg>& w,
                           int j, int row0) const {
@@ -773,7 +729,6 @@ __global__ void __launch_bounds__(kThreadsOf<Policy, kT, kHeadDim, kCausal>, 1)
   Consumer<Policy, Cfg, Operand<kT>, Output<kT>> c{a, s, Loader<Cfg>{a, s}, issues_copies,
                                                   TurnOrder<Policy::kPingPong, Cfg::kConsumers>(consumer), consumer};
   if (Policy::kPingPong && consumer == Cfg::kConsumers - 1) c.turn.end();  // consumer 0 goes first
-  if (Cfg::kExpTurn && consumer == Cfg::kConsumers - 1) c.exp_turn.end();
   unsigned q_parity = 0;
   Tiles tiles(a.tiles, s.tile_queue, attention::TileRole::WarpReader);
   while (tiles.next(t)) {
@@ -789,7 +744,6 @@ __global__ void __launch_bounds__(kThreadsOf<Policy, kT, kHeadDim, kCausal>, 1)
     c.run_tile(w, q_parity);
   }
   if (Policy::kPingPong && consumer == 0) c.turn.begin();  // take consumer 1's last hand-over
-  if (Cfg::kExpTurn && consumer == 0) c.exp_turn.begin();
 }
 
 // Tensor maps of Q, K, V: (row words, position, head, batch), boxes of 64 16-bit columns x

@@ -32,10 +32,6 @@ template void launch_hopper_prefill<tuning::fp8_n224>(const PrefillArgs&, gpu::a
 template void require_hopper_prefill_fits<tuning::fp8_n224>(const PrefillProblem&);
 template void launch_hopper_prefill<tuning::fp8_chains4>(const PrefillArgs&, gpu::api::stream_t);
 template void require_hopper_prefill_fits<tuning::fp8_chains4>(const PrefillProblem&);
-template void launch_hopper_prefill<tuning::fp8_exp_turn>(const PrefillArgs&, gpu::api::stream_t);
-template void require_hopper_prefill_fits<tuning::fp8_exp_turn>(const PrefillProblem&);
-template void launch_hopper_prefill<tuning::fp8_exp_turn_chains4>(const PrefillArgs&, gpu::api::stream_t);
-template void require_hopper_prefill_fits<tuning::fp8_exp_turn_chains4>(const PrefillProblem&);
 template void launch_hopper_prefill<tuning::fp8_split_qk>(const PrefillArgs&, gpu::api::stream_t);
 template void require_hopper_prefill_fits<tuning::fp8_split_qk>(const PrefillProblem&);
 template void launch_hopper_prefill<tuning::fp8_vt3>(const PrefillArgs&, gpu::api::stream_t);

@@ -96,14 +96,6 @@ using fp8_fma2 = fp8_exp2_fma<2>;
 struct fp8_vt3 : Base {
   /* VtStages = */ static constexpr int kVtStages = 3;
 };
-// fp8: the consumers take turns at their exponentials, alone (the default's one chain a row)
-// and with four chains a row (the max before the exponentials then four short chains).
-struct fp8_exp_turn : Base {
-  /* ExpTurnFp8 = */ static constexpr bool kExpTurnFp8 = true;
-};
-struct fp8_exp_turn_chains4 : fp8_chains4 {
-  /* ExpTurnFp8 = */ static constexpr bool kExpTurnFp8 = true;
-};
 // fp8: S = Q K^T in two halves of the key tile, the first half's softmax under the second
 // half's GEMM.
 struct fp8_split_qk : Base {

@@ -10,7 +10,6 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -22,7 +21,9 @@
 #include "experiments/decode_tile_schedule/policy.hpp"
 #include "experiments/decode_work_partition/policy.hpp"
 #include "kernels/decode/decode_case.hpp"
+#include "kernels/tests/decode_row_tile_variants.hpp"
 #include "kernels/tests/fault_kernels.hpp"
+#include "kernels/tests/test_seed.hpp"
 
 namespace schedlab::kernels {
 namespace {
@@ -89,7 +90,7 @@ using Policies = ::testing::Types<
 TYPED_TEST_SUITE(DecodeGpu, Policies);
 
 TYPED_TEST(DecodeGpu, MatchesReferenceOnEveryConfig) {
-  std::uint64_t seed = std::random_device{}();
+  std::uint64_t seed = test_seed();
   for (const Config& cfg : configs()) {
     DecodeProblem p = make_decode_problem(static_cast<int>(cfg.lens.size()), cfg.q_heads, cfg.kv_heads, cfg.head_dim,
                                           cfg.page_size, cfg.lens, cfg.kv, seed, /*spare_pages=*/7, cfg.window);
@@ -101,17 +102,38 @@ TYPED_TEST(DecodeGpu, MatchesReferenceOnEveryConfig) {
   }
 }
 
+// Small shapes of the configurations above for compute-sanitizer, every policy: ragged GQA 4 in
+// bf16 on the plan's splits and on two forced ones, fp8 with scales, a sliding window, f16.
+TYPED_TEST(DecodeGpu, SmallShapesForSanitizer) {
+  const std::vector<Config> small = {
+      {"ragged_gqa4_bf16", {1, 15, 17, 300}, 32, 8, 128, 16, DType::bf16, 0, 0},
+      {"ragged_gqa4_bf16_split2", {1, 15, 17, 300}, 32, 8, 128, 16, DType::bf16, 0, 2},
+      {"fp8_scales", {1, 15, 17, 300}, 32, 8, 128, 16, DType::fp8_e4m3, 0, 0},
+      {"window_d64", {300, 70}, 16, 4, 64, 64, DType::bf16, 33, 0},
+      {"gqa8_f16", {200, 33}, 32, 4, 128, 16, DType::f16, 0, 0},
+  };
+  std::uint64_t seed = test_seed();
+  for (const Config& cfg : small) {
+    DecodeProblem p = make_decode_problem(static_cast<int>(cfg.lens.size()), cfg.q_heads, cfg.kv_heads, cfg.head_dim,
+                                          cfg.page_size, cfg.lens, cfg.kv, ++seed, /*spare_pages=*/1, cfg.window);
+    if (cfg.kv == DType::f16) p.q_dtype = DType::f16;
+    const AccuracyReport acc = run_decode<TypeParam>(p, cfg.forced_splits, seed);
+    EXPECT_TRUE(acc.passed) << cfg.name << ": " << acc.message;
+  }
+}
+
 // The schedule counters are left zero by each launch (by the combine for a shared tail, by
 // the last warp of a persistent grid): relaunched, with the output poisoned in between, the
 // result is still right (a stale counter would skip tiles).
 template <class Policy>
 void relaunch_and_check(bool persistent) {
   const std::vector<int> lens = {1, 15, 17, 3000, 9000};
-  DecodeProblem p = make_decode_problem(5, 32, 8, 128, 16, lens, DType::bf16, 3, 7);
+  const std::uint64_t seed = test_seed();
+  DecodeProblem p = make_decode_problem(5, 32, 8, 128, 16, lens, DType::bf16, seed, 7);
   DecodeCase c(p, DecodeKernel::of<Policy>());
   ASSERT_TRUE(c.plan().needs_schedule());
   ASSERT_EQ(c.plan().dynamic(), persistent);
-  c.prepare(3, 1);
+  c.prepare(seed, 1);
   for (int i = 0; i < 4; ++i) {
     c.poison_output();
     c.launch(0);
@@ -150,7 +172,7 @@ TEST(DecodeGpuTokenBalanced, MatchesReferenceOnRaggedBatches) {
   one_long.push_back(20000);
   const std::vector<std::vector<int>> batches = {{1}, {1, 1, 1, 17}, {1, 15, 17, 3000, 33, 1}, one_long,
                                                  {1, 16, 256, 2048, 8192, 300, 5}};
-  std::uint64_t seed = std::random_device{}();
+  std::uint64_t seed = test_seed();
   for (const auto& lens : batches)
     for (int group : {1, 2, 3, 4, 8, 16})
       for (DType kv : {DType::bf16, DType::fp8_e4m3})
@@ -186,7 +208,7 @@ void expect_row_tiles_match_reference(bool balanced) {
   const struct {
     int q_heads, kv_heads, row_tiles, head_dim;
   } groups[] = {{64, 1, 4, 128}, {40, 2, 2, 64}, {32, 1, 2, 128}, {96, 2, 3, 64}, {80, 1, 4, 128}, {64, 1, 4, 64}};
-  std::uint64_t seed = std::random_device{}();
+  std::uint64_t seed = test_seed();
   for (const auto& lens : batches)
     for (const auto& grp : groups)
       for (DType kv : {DType::bf16, DType::fp8_e4m3})
@@ -214,35 +236,28 @@ TEST(DecodeGpuRowTiles, SplitMatchesReference) {
 TEST(DecodeGpuRowTiles, TokenBalancedMatchesReference) {
   expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced>(true);
 }
-// Small shapes for compute-sanitizer (memcheck, racecheck): the warpgroup row-tile body and the token-balanced merge, MQA 64/1 and a group of 32, a length of 1,
-// a range that is no multiple of a warpgroup step, and one unit cut into several chunks.
-template <class Policy>
-void expect_small_row_tile_shapes_match_reference() {
+// Small shapes for compute-sanitizer (memcheck, racecheck, synccheck), which slows each launch
+// by orders of magnitude: the row-tile bodies and the token-balanced merge, MQA 64/1 and a
+// group of 32, a length of 1, a range that is no multiple of a warpgroup step, and one unit cut
+// into several chunks; the plan's splits and forced ones, bf16 and fp8. Every row-tile variant
+// the tests above run, each a test of its own (scripts/device_full.sh can then run each in a
+// process of its own).
+class DecodeGpuRowTileVariant : public ::testing::TestWithParam<NamedDecodeKernel> {};
+TEST_P(DecodeGpuRowTileVariant, SmallShapesForSanitizer) {
   const std::vector<int> lens = {1, 75, 1200};
-  std::uint64_t seed = std::random_device{}();
+  std::uint64_t seed = test_seed();
   for (const auto& [q_heads, kv_heads] : {std::pair{64, 1}, std::pair{64, 2}})
     for (DType kv : {DType::bf16, DType::fp8_e4m3})
       for (int forced : {0, 3}) {
         const DecodeProblem p = make_decode_problem(3, q_heads, kv_heads, 128, 16, lens, kv, ++seed, /*spare_pages=*/1);
-        DecodeCase c(p, DecodeKernel::of<Policy>(), forced);
+        DecodeCase c(p, GetParam().kernel, forced);
         ASSERT_GT(c.plan().row_tiles, 1);
         launch_twice_and_check(c, seed, std::to_string(q_heads) + "/" + std::to_string(kv_heads) + ", " +
                                             std::string(dtype_name(kv)) + ", forced splits " + std::to_string(forced));
       }
 }
-// The default, S of a step issued before P V of the step before (kRowTileOverlapPV, fp8), and
-// the combine a warp per row (kCombineWarpPerRow).
-TEST(DecodeGpuRowTiles, SmallShapesForSanitizer) {
-  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced>();
-  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_overlap_pv>();
-  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_warp_combine>();
-  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_row_list>();
-  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_l2_prefetch>();
-  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_converted_keys>();
-  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_s_behind_pv>();
-  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_keys_freed>();
-  expect_small_row_tile_shapes_match_reference<experiments::decode_work_partition::token_balanced_half_exp2>();
-}
+INSTANTIATE_TEST_SUITE_P(RowTiles, DecodeGpuRowTileVariant, ::testing::ValuesIn(decode_row_tile_variants()),
+                         [](const ::testing::TestParamInfo<NamedDecodeKernel>& v) { return std::string(v.param.name); });
 
 // The same shapes with the row tiles computed warp by warp (RowTileMma::warp), the body the
 // warpgroup one replaced for 16-bit KV on sm_90a and the one fp8 KV and AMD still run.
@@ -272,7 +287,7 @@ TEST(DecodeGpuRowTiles, Fp8InWarpsMatchReference) {
 TEST(DecodeGpuRowTiles, MergeByUnitMatchesReference) {
   using Policy = experiments::decode_work_partition::token_balanced_merge_by_unit;
   expect_row_tiles_match_reference<Policy>(true);
-  std::uint64_t seed = std::random_device{}();
+  std::uint64_t seed = test_seed();
   for (DType kv : {DType::bf16, DType::fp8_e4m3}) {
     const DecodeProblem p = make_decode_problem(5, 64, 2, 128, 16, {20000, 1000, 1000, 1, 200}, kv, ++seed,
                                                 /*spare_pages=*/3);
@@ -289,7 +304,7 @@ TEST(DecodeGpuRowTiles, MergeByUnitMatchesReference) {
 TEST(DecodeGpuRowTiles, WarpCombineMatchesReference) {
   using Policy = experiments::decode_work_partition::token_balanced_warp_combine;
   expect_row_tiles_match_reference<Policy>(true);
-  std::uint64_t seed = std::random_device{}();
+  std::uint64_t seed = test_seed();
   for (DType kv : {DType::bf16, DType::fp8_e4m3})
     for (int forced : {0, 3}) {
       const DecodeProblem p = make_decode_problem(4, 36, 2, 128, 16, {9000, 300, 1, 2500}, kv, ++seed,
@@ -306,7 +321,7 @@ TEST(DecodeGpuRowTiles, WarpCombineMatchesReference) {
 TEST(DecodeGpuRowTiles, CombineRowListMatchesReference) {
   using Policy = experiments::decode_work_partition::token_balanced_row_list;
   expect_row_tiles_match_reference<Policy>(true);
-  std::uint64_t seed = std::random_device{}();
+  std::uint64_t seed = test_seed();
   struct Batch {
     int q_heads, kv_heads;
     std::vector<int> lens;
@@ -335,7 +350,7 @@ TEST(DecodeGpuRowTiles, CombineRowListMatchesReference) {
 // whose plans mix the two merges, in bf16 and fp8, then the row-tile shapes.
 TEST(DecodeGpuTokenBalanced, ShortMergesMatchReference) {
   using Policy = experiments::decode_work_partition::token_balanced_short_merges;
-  std::uint64_t seed = std::random_device{}();
+  std::uint64_t seed = test_seed();
   for (DType kv : {DType::bf16, DType::fp8_e4m3})
     for (int page : {16, 32}) {
       const DecodeProblem p = make_decode_problem(6, 32, 8, 128, page, {32768, 3000, 2048, 1, 128, 700}, kv, ++seed,
@@ -352,7 +367,7 @@ TEST(DecodeGpuTokenBalanced, ShortMergesMatchReference) {
 // same batch cut for one wave, merged as the row-list combine's plan merges them, bf16 and fp8.
 template <class Policy, class OneWave>
 void expect_waves_match_reference(int waves) {
-  std::uint64_t seed = std::random_device{}();
+  std::uint64_t seed = test_seed();
   for (DType kv : {DType::bf16, DType::fp8_e4m3}) {
     const DecodeProblem p = make_decode_problem(8, 32, 8, 128, 32, {1, 16, 256, 2048, 8192, 16384, 32768, 3000}, kv,
                                                 ++seed, /*spare_pages=*/3);
@@ -373,7 +388,7 @@ TEST(DecodeGpuTokenBalanced, PlanWavesMatchReference) {
 // batch, lengths from one token to 30000, a group of 32 with one long sequence), bf16 and fp8.
 TEST(DecodeGpuTokenBalanced, FilledSlotsMatchReference) {
   namespace x = experiments::decode_work_partition;
-  std::uint64_t seed = std::random_device{}();
+  std::uint64_t seed = test_seed();
   struct Batch {
     int q_heads, kv_heads;
     std::vector<int> lens;
@@ -472,15 +487,16 @@ TEST(DecodeGpuMemory, StatedBytesCoverWhatPrepareAllocates) {
 TEST(DecodeGpuLargePool, PagesBeyondFourGiB) {
   const std::vector<int> lens = {300, 4100};
   constexpr int kSparePages = 150000;  // x 32 KiB per page of K: about 4.6 GiB per pool
-  DecodeProblem p = make_decode_problem(2, 32, 8, 128, 16, lens, DType::bf16, 5, kSparePages);
+  const std::uint64_t seed = test_seed();
+  DecodeProblem p = make_decode_problem(2, 32, 8, 128, 16, lens, DType::bf16, seed, kSparePages);
   // Use the last pages of the pool, in reverse, for every sequence.
   for (std::size_t i = 0; i < p.block_table.size(); ++i) p.block_table[i] = p.num_pages - 1 - static_cast<int>(i);
   const double page_bytes = double(p.kv_heads) * p.page_size * p.head_dim * 2;
   ASSERT_GT((p.num_pages - 1 - double(p.block_table.size())) * page_bytes, 4.0 * (1u << 30));
   // Per-lane copies with 64-bit offsets, and bulk tensor copies (64-bit base, row coordinates).
-  const AccuracyReport acc = run_decode<experiments::decode_kv_streaming::streaming>(p, 0, 11);
+  const AccuracyReport acc = run_decode<experiments::decode_kv_streaming::streaming>(p, 0, seed + 1);
   EXPECT_TRUE(acc.passed) << acc.message;
-  const AccuracyReport bulk = run_decode<experiments::decode_lds_buffers::double_bulk>(p, 0, 12);
+  const AccuracyReport bulk = run_decode<experiments::decode_lds_buffers::double_bulk>(p, 0, seed + 2);
   EXPECT_TRUE(bulk.passed) << "bulk copies: " << bulk.message;
 }
 
@@ -556,7 +572,7 @@ void expect_every_fault_fails(TileSchedule schedule, const DecodeKernel& shipped
   // chunk's first step, which rescales an empty O, so these run on sharp scores (below).
   const Fault stale_max{"stale_max", decode_fault_kernel(DecodeFault::stale_max, schedule)};
   const Fault max_unchecked{"max_unchecked", decode_fault_kernel(DecodeFault::max_unchecked, schedule)};
-  std::uint64_t seed = std::random_device{}();
+  std::uint64_t seed = test_seed();
   for (int context : {1024, 65536})
     for (DType kv : {DType::bf16, DType::f16, DType::fp8_e4m3})
       for (bool sharp : {false, true}) {

@@ -54,6 +54,26 @@ def test_sweep_summary_is_kept(tmp_path):
     assert ingest.main([str(tgz), "--results", str(results)]) == 0
 
 
+def test_a_seed_sweep_is_kept_and_one_without_records_is_not(tmp_path):
+    tgz = _archive(tmp_path, "a", 1.0)
+    with tarfile.open(tgz, "r:gz") as tar:
+        tar.extractall(tmp_path / "re")
+    sweep_dir = tmp_path / "re" / "results" / "h200" / "seed_sweep"
+    sweep_dir.mkdir(parents=True)
+    sweep = sweep_dir / "20260101T000000Z-abcdef1234.json"
+    sweep.write_text(json.dumps({"context": {"schedlab_commit": "abcdef1234", "device": "NVIDIA H200"},
+                                 "records": [{"variant": "token_balanced_exact_max", "worst_row_rel_err": 0.005}]}))
+    (sweep_dir / "20260101T000001Z-abcdef1234.json").write_text(json.dumps({"context": {}, "records": []}))
+    with tarfile.open(tgz, "w:gz") as tar:
+        tar.add(tmp_path / "re", arcname=".")
+    results = tmp_path / "results"
+    assert ingest.main([str(tgz), "--results", str(results)]) == 0
+    kept = sorted((results / "h200" / "seed_sweep").glob("*"))
+    assert [p.name for p in kept] == [sweep.name + ".gz"]
+    assert gzip.decompress(kept[0].read_bytes()) == sweep.read_bytes()
+    assert ingest.main([str(tgz), "--results", str(results)]) == 0
+
+
 def test_an_older_builds_files_are_kept_beside_the_experiments(tmp_path):
     tgz = _archive(tmp_path, "a", 1.0)
     with tarfile.open(tgz, "r:gz") as tar:
