@@ -44,7 +44,10 @@ Kinds (the words after ``readme``):
                                newer): per configuration the change, its CI and verdict
 
     python -m schedlab_analysis.readme              # rewrite every generated section in place
-    python -m schedlab_analysis.readme --check      # exit 1 naming each section that differs
+    python -m schedlab_analysis.readme --check [FILES]  # exit 1 naming each section that differs
+                                                    # and each line of prose outside the sections
+                                                    # that types a figure or calls a direction
+                                                    # (``readme_check``; default: every README.md)
     python -m schedlab_analysis.readme --repoint    # first point every ``experiment`` section at
                                                     # its experiment's default run under results/
                                                     # (load.select_runs), then rewrite
@@ -849,7 +852,8 @@ def regenerate(path: Path) -> tuple[str, str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="schedlab-readme", description=__doc__.splitlines()[0])
     p.add_argument("paths", nargs="*", type=Path, help="READMEs (default: every README with generated sections)")
-    p.add_argument("--check", action="store_true", help="change nothing; exit 1 if a section differs")
+    p.add_argument("--check", action="store_true",
+                   help="change nothing; exit 1 if a section differs or the prose outside them states a figure")
     p.add_argument("--repoint", action="store_true",
                    help="first point every 'experiment' section at its experiment's default run under results/")
     args = p.parse_args(argv)
@@ -870,7 +874,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for path in stale:
         print(f"readme: {'stale' if args.check else 'rewrote'} {path}")
-    return 1 if stale and args.check else 0
+    if not args.check:
+        return 0
+    from . import readme_check  # the prose outside the sections: no typed figure or direction
+
+    violations = readme_check.check(args.paths or readme_check.readmes(REPO))
+    for v in violations:
+        print(f"readme: prose states a figure or direction: {v}")
+    return 1 if stale or violations else 0
 
 
 if __name__ == "__main__":
