@@ -21,7 +21,7 @@ import pandas as pd
 from . import load, stats
 from .dataset import ExperimentView
 from .readme import REPO, ReadmeError, _dataset, _hvn_rows, match_shape
-from .table import fmt_rate, run_label
+from .table import display_path, fmt_rate, run_label
 
 # What each peer is, by its variant names (results/<device>/peers_*): a peer with several paths
 # (FlashInfer's tensor-core and CUDA-core decode) lists each.
@@ -370,7 +370,7 @@ def _runs_of(folder: Path) -> list[list[Path]]:
 
 def newest_files(root: Path = REPO / "results" / "h200") -> list[str]:
     """The files a status section should cite: for each figure, the newest run under ``root``
-    that measured it (with the peer files of the same run), repository-relative, sorted."""
+    that measured it (with the peer files of the same run), as READMEs cite them, sorted."""
     peer_runs: dict[str, list[Path]] = {}
     for folder in sorted(root.glob("peers_*")):
         for (f,) in _runs_of(folder):
@@ -388,7 +388,7 @@ def newest_files(root: Path = REPO / "results" / "h200") -> list[str]:
             if row is not None:
                 chosen |= row.files
                 break
-    return sorted(p.relative_to(REPO).as_posix() for p in chosen)
+    return sorted(display_path(p) for p in chosen)
 
 
 if __name__ == "__main__":

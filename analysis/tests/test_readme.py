@@ -291,3 +291,12 @@ def test_status_of_the_readme_states_each_figure_once_from_its_newest_cited_run(
         for run in newer["run"]:
             view = ds.view("h200", fig.source, run)
             assert fig.measure(view) is None, f"{fig.name}: run {run} is newer than {row.run} and measured it"
+
+
+def test_newest_files_cites_the_newest_run_of_each_figure(tmp_path):
+    from schedlab_analysis import readme_status
+
+    files = _status_runs(tmp_path)
+    found = readme_status.newest_files(tmp_path / "results" / "h200")
+    assert found == sorted(files["20261120T110000Z"] + files["20261120T120000Z"])
+    readme.render(["status"], found)  # every file it names is used by a row
