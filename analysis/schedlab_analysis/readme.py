@@ -22,7 +22,8 @@ Kinds (the words after ``readme``):
                                floor, and the change at configurations labelled with every WORD
   shape EXPERIMENT SHAPE       every variant at one configuration (``batch=16 context=16384
                                page=16 bf16``) in each named run, against the baseline
-  status                       the top README's "Where things stand" table
+  status                       the top README's "Where things stand" table: per figure the newest
+                               cited run that measured it (``readme_status``)
   spans CTAS TAIL              raw per-CTA spans of a timeline build (SCHEDLAB_TIMELINE_CSV):
                                per launch of CTAS CTAs its span and the SMs of the grid's last
                                TAIL CTAs; the spread of one SM's end over launches with the
@@ -44,14 +45,20 @@ Kinds (the words after ``readme``):
                                newer): per configuration the change, its CI and verdict
 
     python -m schedlab_analysis.readme              # rewrite every generated section in place
-    python -m schedlab_analysis.readme --check      # exit 1 naming each section that differs
+    python -m schedlab_analysis.readme --check [FILES]  # exit 1 naming each section that differs
+                                                    # and each line of prose outside the sections
+                                                    # that types a figure or calls a direction
+                                                    # (``readme_check``; default: every README.md)
     python -m schedlab_analysis.readme --repoint    # first point every ``experiment`` section at
                                                     # its experiment's default run under results/
-                                                    # (load.select_runs), then rewrite
+                                                    # (load.select_runs), and every ``status``
+                                                    # section at the newest run of each figure
+                                                    # (readme_status.newest_files), then rewrite
 
-After new results land, ``--repoint`` moves the experiment answers to the new runs; the other
-kinds keep the files they name until a person points them elsewhere. Prose outside the
-sections is not rewritten: reread it against the new verdicts.
+After new results land, ``--repoint`` moves the experiment answers and the status table to the
+new runs; the other kinds keep the files they name until a person points them elsewhere. Prose
+outside the sections is not rewritten: reread it against the new verdicts (``--check`` fails on
+prose that states a figure or a direction).
 """
 from __future__ import annotations
 
@@ -465,189 +472,11 @@ def render_builds(args: list[str], files: list[str]) -> str:
     return "\n".join(lines)
 
 
-# The top README's table: what each row measures is fixed here, every number comes from files.
-DECODE_HEADLINE = "batch=16 context=16384 page=16"
-DECODE_LONG = "batch=1 context=65536 page=16"
-
-
-def _best(views: list[ExperimentView], shape: str, dtype: str) -> tuple[pd.Series, ExperimentView] | None:
-    best = None
-    for view in views:
-        ok = view.ok
-        rows = match_shape(ok, f"{shape} {dtype}")
-        rows = rows[~rows["variant"].map(stats.is_control)]
-        for _, r in rows.iterrows():
-            if best is None or r["gbps"] > best[0]["gbps"]:
-                best = (r, view)
-    return best
-
-
-def _views(files: list[str], prefix: str) -> list[ExperimentView]:
-    ds = _dataset(tuple(files))
-    out = []
-    for device, exp in ds.experiments():
-        if exp.startswith(prefix):
-            for run in ds.runs(device, exp)["run"]:
-                out.append(ds.view(device, exp, run))
-    return out
-
-
-def _peer_cells(files: list[str], family: str, match: dict) -> str:
-    ds = _dataset(tuple(files))
-    cells: list[str] = []
-    for device, exp in ds.experiments():
-        if exp != f"peers_{family}":
-            continue
-        for run in ds.runs(device, exp)["run"]:
-            v = ds.view(device, exp, run)
-            sel = v.ok
-            for k, val in match.items():
-                sel = sel[sel[k] == val]
-            rate = "gbps" if family == "decode" else "tflops"
-            scale = 1e3 if family == "decode" else 1.0
-            values = [f"{r['variant']} {fmt_rate(r[rate] / scale, family == 'decode')}"
-                      for _, r in sel.sort_values("variant").iterrows()]
-            if values:
-                cells.append(", ".join(values) + f" (`{run_label(run)}`)")
-    return ", ".join(cells)
-
-
-def _gpu_tests(files: list[str]) -> list[str]:
-    """'name: passed / tests (file)' for each GoogleTest XML file cited."""
-    import xml.etree.ElementTree as ET
-    out = []
-    for f in files:
-        if not f.endswith(".xml"):
-            continue
-        root = ET.parse(REPO / f).getroot()
-        tests = int(root.get("tests", 0))
-        bad = int(root.get("failures", 0)) + int(root.get("errors", 0))
-        out.append(f"{tests - bad} of {tests} passed (`{Path(f).name}`)")
-    return out
-
-
-# The decode variant whose serving figures the status table states: the token-balanced plan with
-# the row-list combine and slots filled where the even cut runs in waves.
-SERVING_VARIANT = "token_balanced_filled"
-
-
-def _serving_rows(files: list[str]) -> list[str]:
-    """Status rows of each cited decode_work_partition run: the ragged batches against their
-    uniform twins and the fastest peer of the same call, and MQA 64/1 against GQA 32/8."""
-    from . import ragged
-
-    rows = []
-    for v in _views(files, "decode_work_partition"):
-        batches, groups = ragged.ragged_shares(v, SERVING_VARIANT), ragged.group_shares(v, SERVING_VARIANT)
-        where = f"`{v.experiment}/{SERVING_VARIANT}`, run `{run_label(v.run)}`"
-        if len(batches):
-            kinds = ", ".join(sorted(batches["dtype"].unique()))
-            rows.append(f"| decode (serving) | each ragged batch's bandwidth over its uniform twin's (same bytes, same "
-                        f"run), {len(batches)} batches ({kinds}) | {batches['share'].min():.2f} to "
-                        f"{batches['share'].max():.2f} ({where}) | >= 0.85 |")
-            beside = batches.dropna(subset=["vs_peer"])
-            if len(beside):
-                below = beside[beside["vs_peer"] < 1.0]
-                note = "; below 1.0x: " + ", ".join(f"{c} {x:.2f}x" for c, x in zip(below["config"], below["vs_peer"])) \
-                    if len(below) else ""
-                rows.append(f"| decode (serving) | the fastest peer's time over ours on the same ragged batch, same call "
-                            f"| {beside['vs_peer'].min():.2f}x to {beside['vs_peer'].max():.2f}x over {len(beside)} "
-                            f"batches{note} ({where}) | >= 1.0x |")
-        mqa = groups[groups["group"] == 64] if len(groups) else groups
-        if len(mqa):
-            cells = ", ".join(f"{d} {x:.2f}" for d, x in zip(mqa["dtype"], mqa["share"]))
-            rows.append(f"| decode (serving) | MQA 64/1 bandwidth over the GQA 32/8 batch of the same KV bytes, same "
-                        f"run | {cells} ({where}) | >= 0.80 |")
-    return rows
-
-
 def render_status(args: list[str], files: list[str]) -> str:
-    """The status table. The decode headline rows come from one run of decode_tile_schedule (it
-    holds every schedule and the family's default kernel), the prefill ones from one run of
-    prefill_tuning; a best variant is the best within that run, never picked across runs."""
-    decode_views = _views(files, "decode_tile_schedule")
-    rows = ["| family | figure | measured | target |", "|---|---|---|---|"]
-    best = _best(decode_views, DECODE_HEADLINE, "bf16")
-    if best:
-        r, v = best
-        copy = v.ceilings.copy_gbps
-        peers = _peer_cells(files, "decode", {"batch": 16, "context": 16384, "dtype": "bf16"})
-        rows.append(f"| decode | best variant, bf16, {DECODE_HEADLINE} | {r['gbps'] / 1e3:.3g} TB/s "
-                    f"(`{v.experiment}/{r['variant']}`, run `{run_label(v.run)}`; copy bandwidth in the same run "
-                    f"{copy / 1e3:.3g} TB/s). SDPA on a contiguous cache, TB/s: {peers or 'not in the cited files'} "
-                    "| 4.3 TB/s |")
-        fp8 = match_shape(v.ok[v.ok["variant"] == r["variant"]], f"{DECODE_HEADLINE} fp8_e4m3")
-        if len(fp8):
-            ratio = float(fp8["time_us"].iloc[0]) / float(r["time_us"])
-            rows.append(f"| decode | fp8 time / bf16 time, the same kernel (`{r['variant']}`) and run, "
-                        f"{DECODE_HEADLINE} | {ratio:.3f} | <= 0.55 |")
-    long = _best(decode_views, DECODE_LONG, "bf16")
-    if long:
-        r, v = long
-        rows.append(f"| decode | best variant, bf16, {DECODE_LONG} | {r['gbps'] / 1e3:.3g} TB/s "
-                    f"(`{v.experiment}/{r['variant']}`, run `{run_label(v.run)}`) | 3.5 TB/s |")
-    rows += _serving_rows(files)
-    for family, prefix in (("decode", "decode_"), ("prefill", "prefill_")):
-        views = [v for v in _views(files, prefix) if v.experiment != "prefill_tuning"]
-        if not views:
-            continue
-        suffixes = (f"-{family}.xml", "-hopper_prefill.xml") if family == "prefill" else (f"-{family}.xml",)
-        tests = _gpu_tests([f for f in files if f.endswith(suffixes)])
-        ok = pd.concat([v.ok for v in views])
-        failed = sum(int((v.summary["status"] == "failed").sum()) for v in views)
-        worst = ", ".join(f"{g['rel_l2_err'].max():.1e} ({d})" for d, g in ok.groupby("dtype"))
-        gpu = f"; GPU tests: {', '.join(tests)}" if tests else ""
-        rows.append(f"| {family} | accuracy, every variant and shape of the cited runs | {len(ok)} records timed, "
-                    f"{failed} failed the gate; largest relative L2 error {worst}{gpu} | the scaled gate "
-                    "(`accuracy_rule` in each results context; bf16 5e-3 overall, 8e-3 per row) |")
-    prefill = _views(files, "prefill_tuning")
-    for causal in (0, 1):
-        best_p = None
-        for v in prefill:
-            sel = match_shape(v.ok, f"seq_len=8192 head_dim=128 causal={causal}")
-            for _, r in sel.iterrows():
-                if best_p is None or r["tflops"] > best_p[0]["tflops"]:
-                    best_p = (r, v)
-        if best_p:
-            r, v = best_p
-            peers = _peer_cells(files, "prefill", {"seq_len": 8192, "head_dim": 128, "causal": causal})
-            rows.append(f"| prefill | best configuration, D=128, seq 8192, {'causal' if causal else 'non-causal'} | "
-                        f"{r['tflops']:.0f} TFLOP/s (`{v.experiment}/{r['variant']}`, run `{run_label(v.run)}`). "
-                        f"SDPA, TFLOP/s: {peers or 'not in the cited files'} | {320 if causal else 360} TFLOP/s |")
-    # The Hopper family's default policy (prefill_pingpong/pingpong is that policy) beside cuDNN
-    # timed in the same run, bf16 only: the experiment's fp8 rows have no fp8 SDPA to meet.
-    for v in _views(files, "prefill_pingpong"):
-        for dim, causal, target in ((128, 0, "1.0x"), (128, 1, "1.0x"), (64, 0, "0.95x")):
-            ours = match_shape(v.ok[v.ok["variant"] == "pingpong"], f"seq_len=8192 head_dim={dim} causal={causal} bf16")
-            cudnn = v.peers[(v.peers["variant"] == "sdpa_cudnn")] if len(v.peers) else v.peers
-            if ours.empty or cudnn.empty:
-                continue
-            peer = cudnn[cudnn["config"] == ours["config"].iloc[0]]
-            if peer.empty:
-                continue
-            mine, theirs = float(ours["tflops"].iloc[0]), float(peer["tflops"].iloc[0])
-            rows.append(f"| prefill (Hopper) | the family default, D={dim}, seq 8192, "
-                        f"{'causal' if causal else 'non-causal'}, against SDPA cuDNN in the same run | "
-                        f"{mine:.0f} against {theirs:.0f} TFLOP/s = {mine / theirs:.2f}x "
-                        f"(`{v.experiment}/pingpong`, run `{run_label(v.run)}`) | {target} |")
-        # fp8 e4m3 against bf16 of the same policy and shape in the same run (cuDNN publishes
-        # about 1.47x on the H200: PUBLISHED.md).
-        pp = v.ok[v.ok["variant"] == "pingpong"]
-        fp8 = match_shape(pp, "seq_len=8192 head_dim=128 causal=0 fp8_e4m3")
-        bf16 = match_shape(pp, "seq_len=8192 head_dim=128 causal=0 bf16")
-        if len(fp8) and len(bf16):
-            f8, b16 = float(fp8["tflops"].iloc[0]), float(bf16["tflops"].iloc[0])
-            rows.append(f"| prefill (Hopper) | fp8 e4m3 against bf16, the family default, D=128, seq 8192, non-causal, "
-                        f"same run | {f8:.0f} against {b16:.0f} TFLOP/s = {f8 / b16:.2f}x "
-                        f"(`{v.experiment}/pingpong`, run `{run_label(v.run)}`) | 1.4x |")
-    hvn = [f for f in files if "/harness_vs_ncu/" in f]
-    if hvn:
-        rows_ncu, left_out = _hvn_rows(hvn)
-        agree = int(rows_ncu["agrees"].sum()) if len(rows_ncu) else 0
-        rows.append(f"| harness | median time vs Nsight Compute kernel time, profile and harness from the same run "
-                    f"and binary | {agree} of {len(rows_ncu)} rows within 3%; {left_out} rows of the cited files "
-                    "left out (profile from another run or binary) | 3% |")
-    return "\n".join(rows) + "\n\nResults files: " + ", ".join(f"`{f}`" for f in files) + "."
+    """The top README's "Where things stand" table (``readme_status``)."""
+    from .readme_status import render_status as render
+
+    return render(args, files)
 
 
 def render_pipes(args: list[str], files: list[str]) -> str:
@@ -818,10 +647,16 @@ def repoint(path: Path, device: str = "h200") -> bool:
     out, pos, changed = [], 0, False
     for m in BEGIN.finditer(text):
         args = shlex.split(m.group("args"))
+        files = []
         if len(args) == 2 and args[0] == "experiment":
             view = tree.view(device, args[1])
             files = sorted({Path(f).resolve().relative_to(REPO).as_posix() for f in view.summary["source_file"]})
-            if files and files != m.group("files").split():
+        elif args == ["status"]:
+            from .readme_status import newest_files
+
+            files = newest_files(REPO / "results" / device)
+        if files:
+            if files != m.group("files").split():
                 out += [text[pos:m.start("files")], " ".join(files)]
                 pos = m.end("files")
                 changed = True
@@ -849,7 +684,8 @@ def regenerate(path: Path) -> tuple[str, str]:
 def main(argv: list[str] | None = None) -> int:
     p = argparse.ArgumentParser(prog="schedlab-readme", description=__doc__.splitlines()[0])
     p.add_argument("paths", nargs="*", type=Path, help="READMEs (default: every README with generated sections)")
-    p.add_argument("--check", action="store_true", help="change nothing; exit 1 if a section differs")
+    p.add_argument("--check", action="store_true",
+                   help="change nothing; exit 1 if a section differs or the prose outside them states a figure")
     p.add_argument("--repoint", action="store_true",
                    help="first point every 'experiment' section at its experiment's default run under results/")
     args = p.parse_args(argv)
@@ -870,7 +706,14 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     for path in stale:
         print(f"readme: {'stale' if args.check else 'rewrote'} {path}")
-    return 1 if stale and args.check else 0
+    if not args.check:
+        return 0
+    from . import readme_check  # the prose outside the sections: no typed figure or direction
+
+    violations = readme_check.check(args.paths or readme_check.readmes(REPO))
+    for v in violations:
+        print(f"readme: prose states a figure or direction: {v}")
+    return 1 if stale or violations else 0
 
 
 if __name__ == "__main__":

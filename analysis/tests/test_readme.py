@@ -7,6 +7,7 @@ from pathlib import Path
 import pytest
 
 from schedlab_analysis import readme
+from schedlab_analysis.table import run_label
 
 import synth
 
@@ -228,3 +229,74 @@ def test_loops_leaves_out_a_backward_branch_that_never_ran():
     # samples inside it): only the two loops a step runs are listed, no row without passes.
     assert len(rows) == 2, rows
     assert all(r.split(" | ")[1] != "nan" and r.split(" | ")[2] != "0" for r in rows), rows
+
+
+def _status_runs(tmp_path):
+    """Three runs of a decode schedule experiment, the oldest and the middle one with FlashInfer's
+    two paths timed in the same call, the newest without peers."""
+    files = {}
+    for i, (stamp, peers) in enumerate((("20261120T100000Z", True), ("20261120T110000Z", True),
+                                        ("20261120T120000Z", False))):
+        run = f"{stamp}-feed000{i}"
+        files[stamp] = [str(synth.experiment_run(tmp_path / "results", "decode_tile_schedule", "decode", "split",
+                                                 {"split": 1.0, "wide": 0.9}, synth.DECODE_CONFIGS, stamp=stamp,
+                                                 sha=f"feed00000{i}", seed=i, context={"run_id": run}))]
+        if peers:
+            files[stamp].append(str(synth.experiment_run(
+                tmp_path / "results", "peers_decode", "decode", "flashinfer_tc",
+                {"flashinfer_tc": 0.95, "flashinfer_cuda_core": 1.3}, synth.DECODE_CONFIGS, peer=True,
+                stamp=stamp, sha=f"feed00000{i}", seed=10 + i, context={"run_id": run})))
+    return files
+
+
+def test_status_takes_each_figure_from_its_newest_run_once(tmp_path):
+    from schedlab_analysis import readme_status
+
+    files = _status_runs(tmp_path)
+    cited = files["20261120T110000Z"] + files["20261120T120000Z"]
+    text = readme.render(["status"], cited)
+    rows = [line for line in text.splitlines() if line.startswith("| decode")]
+    figures = [r.split(" | ")[1] for r in rows]
+    assert len(figures) == len(set(figures)), rows
+    headline = next(r for r in rows if r.startswith(f"| decode | best variant of `decode_tile_schedule`, bf16, "
+                                                    f"{readme_status.DECODE_HEADLINE}"))
+    assert "`20261120T120000Z-feed0002`" in headline and "(`wide`)" in headline
+    # The newest run timed no peer: the row against FlashInfer comes from the run before it,
+    # with the faster of FlashInfer's paths at each dtype.
+    (flashinfer,) = [r for r in rows if readme_status.FLASHINFER in r]
+    assert "`20261120T110000Z-feed0001`" in flashinfer and "against `flashinfer_tc`" in flashinfer
+    assert "flashinfer_cuda_core" not in flashinfer
+    # A cited run that no row uses (an older run of the same figures) is an error.
+    with pytest.raises(readme.ReadmeError, match="no row uses"):
+        readme.render(["status"], files["20261120T100000Z"] + cited)
+
+
+def _section_files(path, kind):
+    return next(s.files for s in readme.sections(path) if s.args[:1] == [kind])
+
+
+def test_status_of_the_readme_states_each_figure_once_from_its_newest_cited_run():
+    from schedlab_analysis import readme_status
+
+    files = _section_files(readme.REPO / "README.md", "status")
+    table = readme_status.rows(files)
+    assert len({r.figure for r in table}) == len(table)
+    ds = readme._dataset(tuple(files))
+    for fig in readme_status.FIGURES:
+        row = next((r for r in table if r.figure == fig.name), None)
+        if row is None or fig.measure is None:
+            continue
+        runs = ds.runs(next(d for d, e in ds.experiments() if e == fig.source), fig.source)
+        newer = runs[runs["run_time"] > runs.loc[runs["run"].map(run_label) == row.run, "run_time"].max()]
+        for run in newer["run"]:
+            view = ds.view("h200", fig.source, run)
+            assert fig.measure(view) is None, f"{fig.name}: run {run} is newer than {row.run} and measured it"
+
+
+def test_newest_files_cites_the_newest_run_of_each_figure(tmp_path):
+    from schedlab_analysis import readme_status
+
+    files = _status_runs(tmp_path)
+    found = readme_status.newest_files(tmp_path / "results" / "h200")
+    assert found == sorted(files["20261120T110000Z"] + files["20261120T120000Z"])
+    readme.render(["status"], found)  # every file it names is used by a row
