@@ -7,7 +7,9 @@ total keys (batch x context), up to one key per sequence of the twin where the t
 divide. The decode benchmark shapes register each ragged batch beside such a twin, so their
 bandwidths compare directly; a ragged batch with no such twin has no share. The share asked of a ragged batch is its bandwidth
 over the twin's best (the fastest variant of the twin configuration in the same run); the peer
-ratio is our time over the fastest peer's on the same ragged batch, inverted (>1: ours faster).
+ratio is our time over the fastest peer's on the same ragged batch, inverted (>1: ours faster);
+``peer_twin_gbps`` is the fastest peer path's rate on the twin, so a batch on which every path of
+the peer runs far below its own uniform rate can be told apart from the peer's usual rate.
 
 A configuration whose GQA group (query heads per KV head) is above 16, MQA among them, is paired
 by ``group_shares`` with the GQA 32/8 configuration of the same KV dtype and page size that reads
@@ -78,12 +80,16 @@ def ragged_shares(view: ExperimentView, variant: str) -> pd.DataFrame:
         best_twin = twin.loc[twin["gbps"].idxmax()]
         row = {"config": r["config"], "dtype": r["dtype"], "variant": variant, "gbps": r["gbps"],
                "twin": best_twin["config"], "twin_variant": best_twin["variant"], "twin_gbps": best_twin["gbps"],
-               "share": r["gbps"] / best_twin["gbps"], "peer": None, "peer_gbps": math.nan, "vs_peer": math.nan}
+               "share": r["gbps"] / best_twin["gbps"], "peer": None, "peer_gbps": math.nan, "vs_peer": math.nan,
+               "peer_twin_gbps": math.nan}
         if len(peers):
             p = peers[(peers["config"] == r["config"]) & peers["time_us"].notna()]
             if len(p):
                 fastest = p.loc[p["time_us"].idxmin()]
                 row.update(peer=fastest["variant"], peer_gbps=fastest["gbps"], vs_peer=fastest["time_us"] / r["time_us"])
+            on_twin = peers[(peers["config"] == best_twin["config"]) & peers["time_us"].notna()]
+            if len(on_twin):
+                row.update(peer_twin_gbps=on_twin["gbps"].max())
         out.append(row)
     return pd.DataFrame(out)
 

@@ -113,3 +113,51 @@ def test_large_groups_beside_the_gqa_batch_of_their_kv_bytes(heads_view):
     assert balanced.loc["one long 64/2", "gqa"] == "gqa of 64/2 bytes"
     assert ragged.group_shares(heads_view, "persistent").loc[0, "share"] == pytest.approx(1100.0 / 4300.0)
     assert ragged.group_shares(_View([]), "split").empty
+
+
+def test_the_peers_rate_on_the_twin_comes_beside_its_rate_on_the_batch():
+    view = _View([
+        _row("one long", "token_balanced", 3000.0, 32, 8, 32, 51200, "31x1024+1x51200"),
+        _row("twin", "split", 4000.0, 32, 8, 32, 2592),
+    ])
+    view.peers = pd.DataFrame([
+        {"config": "one long", "variant": "peer_a", "gbps": 900.0, "time_us": 1e6 / 900.0},
+        {"config": "one long", "variant": "peer_b", "gbps": 2500.0, "time_us": 1e6 / 2500.0},
+        {"config": "twin", "variant": "peer_a", "gbps": 3800.0, "time_us": 1e6 / 3800.0},
+        {"config": "twin", "variant": "peer_b", "gbps": 2600.0, "time_us": 1e6 / 2600.0},
+    ])
+    r = ragged.ragged_shares(view, "token_balanced").iloc[0]
+    assert r["peer"] == "peer_b" and r["peer_gbps"] == 2500.0
+    assert r["peer_twin_gbps"] == 3800.0  # the peer's fastest path on the twin, whichever it is
+    assert r["vs_peer"] == pytest.approx(3000.0 / 2500.0)
+
+
+def test_status_states_a_batch_where_the_peer_is_off_its_own_rate_apart():
+    from dataclasses import dataclass
+
+    from schedlab_analysis import readme_status
+
+    @dataclass
+    class View:
+        ok: pd.DataFrame
+        peers: pd.DataFrame
+        run: str = "r1"
+
+    variant = readme_status.SERVING_VARIANT
+    ok = pd.DataFrame([
+        _row("one long", variant, 3000.0, 32, 8, 32, 51200, "31x1024+1x51200"),
+        _row("twin", "split", 4000.0, 32, 8, 32, 2592),
+        _row("span", variant, 3500.0, 32, 8, 8, 15650, "1+16+256+2048+8192+16384+32768+65536", page=32),
+        _row("span twin", "split", 3600.0, 32, 8, 8, 15650, page=32),
+    ])
+
+    def peer(config, gbps):
+        return {"config": config, "variant": "flashinfer_tc", "gbps": gbps, "time_us": 1e6 / gbps, "run": "r1",
+                "source_file": "peers.json"}
+
+    # On the one-long batch the peer runs at 900 against 3800 on its twin: apart, not in the range.
+    view = View(ok, pd.DataFrame([peer("one long", 900.0), peer("twin", 3800.0), peer("span", 3400.0),
+                                  peer("span twin", 3500.0)]))
+    text, _ = readme_status.ragged_against(readme_status.FLASHINFER)(view)
+    assert text.startswith("bf16 1.03x to 1.03x over 1 batches")
+    assert "apart" in text and "one long (0.24 of it) 3.33x" in text
