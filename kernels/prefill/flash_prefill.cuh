@@ -302,12 +302,12 @@ struct Cta {
   __device__ __forceinline__ void hand_over(bool newer_tiles_full) const {
     probe.before();
     gpu::async_wait_groups<kPendingTiles, kCopiesPerTile>(newer_tiles_full);
-    gpu::block_sync_shared();
+    gpu::block_sync_shared_divergent();  // the groups reach it a phase apart
     probe.after(gpu::WaitPoint::BlockBarrier);
   }
   __device__ __forceinline__ void hand_over() const {  // nothing to wait for
     probe.before();
-    gpu::block_sync_shared();
+    gpu::block_sync_shared_divergent();
     probe.after(gpu::WaitPoint::BlockBarrier);
   }
 
@@ -502,7 +502,7 @@ __device__ __forceinline__ void mainloop_ping_pong(const Cta& c, const Q& q, Row
   static_assert(Policy::kKvFragments == KvFragments::Union, "V may be read only in the PV phase");
   const WaveGroupRole role = gpu::warp_group_id() == 1 ? WaveGroupRole::Lagging : WaveGroupRole::Leading;
   gpu::async_wait<0>();  // K(0) and V(0) have landed (this wave's copies) ...
-  if (role == WaveGroupRole::Lagging) gpu::block_sync_shared();  // ... group 1 starts one phase late
+  if (role == WaveGroupRole::Lagging) gpu::block_sync_shared_divergent();  // ... group 1 starts one phase late
   for (int j = 0; j < c.n_tiles; ++j) {
     const bool next = j + 1 < c.n_tiles;
     c.produce_k(j + 1);  // into K(j - 1)'s buffer
@@ -525,7 +525,7 @@ __device__ __forceinline__ void mainloop_ping_pong(const Cta& c, const Q& q, Row
     gpu::set_priority<0>();
     c.template hand_over<1>(next);  // matrix -> memory; K(j + 1) has landed, V(j + 1) may be in flight
   }
-  if (role == WaveGroupRole::Leading) gpu::block_sync_shared();  // group 1's last barrier
+  if (role == WaveGroupRole::Leading) gpu::block_sync_shared_divergent();  // group 1's last barrier
 }
 
 template <class Policy, DType kT, int kHeadDim, class Dyn>

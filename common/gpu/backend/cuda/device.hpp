@@ -26,6 +26,11 @@ __device__ __forceinline__ void block_sync() { __syncthreads(); }
 // A barrier that orders shared memory only: bar.sync never waits for cp.async copies (they are
 // waited for with async_wait), so this is block_sync.
 __device__ __forceinline__ void block_sync_shared() { __syncthreads(); }
+// block_sync_shared for warps that reach the barrier at different instructions (the 8-wave
+// ping-pong's groups pass it a phase apart): barrier.sync without .aligned, which PTX allows
+// there; __syncthreads is barrier.sync.aligned, whose use from different instructions is
+// undefined (compute-sanitizer's synccheck reports it as divergent threads at a barrier).
+__device__ __forceinline__ void block_sync_shared_divergent() { asm volatile("barrier.sync 0;" ::: "memory"); }
 __device__ __forceinline__ void warp_sync() { __syncwarp(); }
 
 // Whether the predicate holds in any lane of the warp (a warp-uniform branch condition).

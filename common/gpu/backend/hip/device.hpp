@@ -29,6 +29,9 @@ __device__ __forceinline__ void block_sync_shared() {
   __builtin_amdgcn_s_barrier();
   __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup", "local");
 }
+// s_barrier counts each wave's arrival wherever it executes, so the form for waves that reach
+// the barrier at different instructions is the same.
+__device__ __forceinline__ void block_sync_shared_divergent() { block_sync_shared(); }
 // A wave executes in lockstep; the fence keeps LDS traffic ordered around the sync point.
 __device__ __forceinline__ void warp_sync() { __builtin_amdgcn_fence(__ATOMIC_RELEASE, "wavefront"); }
 
