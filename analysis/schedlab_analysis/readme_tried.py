@@ -18,20 +18,36 @@ from __future__ import annotations
 
 import csv
 import re
+import sys
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 
 from . import load, stats
-from .readme import REPO, ReadmeError, _dataset, _pct, match_shape
 from .table import run_label
+
+
+def _readme_module():
+    """The readme module this kind was loaded by. Run as ``python -m schedlab_analysis.readme``
+    it is ``__main__``: importing it by name would load a second copy, whose ReadmeError the
+    running one does not catch (a traceback instead of its one-line error)."""
+    main = sys.modules.get("__main__")
+    if getattr(getattr(main, "__spec__", None), "name", None) == f"{__package__}.readme":
+        return main
+    from . import readme
+    return readme
+
+
+_readme = _readme_module()
+REPO, ReadmeError, _dataset, _pct, match_shape = (_readme.REPO, _readme.ReadmeError, _readme._dataset, _readme._pct,
+                                                  _readme.match_shape)
 
 COLUMNS = ["what", "variant", "baseline", "run", "shape", "note"]
 
 # A measured figure as the README prose rule spells it: a number followed by a unit of time,
 # rate, ratio or share.
-FIGURE = re.compile(r"\d(?:[\d,.]*\d)?\s*(?:%|[x×](?![\w])|(?:ns|us|µs|ms|s)\b|TB/s|GB/s|TFLOP/s|TFLOPS)")
+FIGURE = re.compile(r"(?<![\w.])\d(?:[\d,.]*\d)?\s*(?:%|[x×](?![\w])|(?:ns|us|µs|ms|s)\b|TB/s|GB/s|TFLOP/s|TFLOPS)")
 
 
 def read_tried(path: Path) -> list[dict[str, str]]:
@@ -111,8 +127,8 @@ def compare(experiment: str, variant: str, baseline: str, run_file: str, shape: 
 
 
 def verdict_text(rows: pd.DataFrame, view, shape: str = "") -> str:
-    """'faster at 4 of 6 configurations, no difference at 2; median change +3.1% (95% intervals
-    +0.2% to +5.0%); band +-1.0%, the run's A/A floor 0.1%'."""
+    """'faster at 4 of 6 configurations, no difference at 2; median +3.1% (95% CIs +0.2% to
+    +5.0%); band +-1.0%' (the band: 1%, or the run's A/A floor when larger)."""
     n = len(rows)
     counts = []
     for verdict, word in ((stats.FASTER, "faster"), (stats.SLOWER, "slower")):
@@ -128,9 +144,8 @@ def verdict_text(rows: pd.DataFrame, view, shape: str = "") -> str:
     if len(counts) > 1:
         head += ", " + ", ".join(f"{w} at {c}" for w, c in counts[1:])
     lows, highs = rows["low"].dropna(), rows["high"].dropna()
-    interval = f" (95% intervals {_pct(lows.min())} to {_pct(highs.max())})" if len(lows) and len(highs) else " (no interval)"
-    floor = f", the run's A/A floor {view.noise_floor:.1%}" if view.noise_floor else ", no A/A control in the run"
-    return f"{head}; median change {_pct(float(np.median(rows['change'])))}{interval}; band +-{view.band:.1%}{floor}"
+    interval = f" (95% CIs {_pct(lows.min())} to {_pct(highs.max())})" if len(lows) and len(highs) else " (no interval)"
+    return f"{head}; median {_pct(float(np.median(rows['change'])))}{interval}; band +-{view.band:.1%}"
 
 
 def _commit(view, variant: str) -> str:
