@@ -127,8 +127,9 @@ def compare(experiment: str, variant: str, baseline: str, run_file: str, shape: 
 
 
 def verdict_text(rows: pd.DataFrame, view, shape: str = "") -> str:
-    """'faster at 4 of 6 configurations, no difference at 2; median +3.1% (95% CIs +0.2% to
-    +5.0%); band +-1.0%' (the band: 1%, or the run's A/A floor when larger)."""
+    """'faster at 4 of 6 (q_heads=64), no difference at 2; median +3.1% [+0.2%, +5.0%]; band 1.0%':
+    the configurations by verdict, the median change, in brackets the lowest and the highest end
+    of the configurations' 95% intervals, and the band (1%, or the run's A/A floor when larger)."""
     n = len(rows)
     counts = []
     for verdict, word in ((stats.FASTER, "faster"), (stats.SLOWER, "slower")):
@@ -139,13 +140,12 @@ def verdict_text(rows: pd.DataFrame, view, shape: str = "") -> str:
     if rest:
         counts.append(("no difference", rest))
     word, k = counts[0]
-    head = f"{word} at {'all ' if k == n and n > 1 else ''}{k}{'' if k == n and n > 1 else f' of {n}'} configuration" \
-        + ("s" if n > 1 else "") + (f" ({shape})" if shape else "")
+    head = f"{word} at {k} of {n}" + (f" ({shape})" if shape else "")
     if len(counts) > 1:
         head += ", " + ", ".join(f"{w} at {c}" for w, c in counts[1:])
     lows, highs = rows["low"].dropna(), rows["high"].dropna()
-    interval = f" (95% CIs {_pct(lows.min())} to {_pct(highs.max())})" if len(lows) and len(highs) else " (no interval)"
-    return f"{head}; median {_pct(float(np.median(rows['change'])))}{interval}; band +-{view.band:.1%}"
+    interval = f" [{_pct(lows.min())}, {_pct(highs.max())}]" if len(lows) and len(highs) else " (no interval)"
+    return f"{head}; median {_pct(float(np.median(rows['change'])))}{interval}; band {view.band:.1%}"
 
 
 def _commit(view, variant: str) -> str:
@@ -163,7 +163,8 @@ def render_tried(args: list[str], files: list[str]) -> str:
     experiment = args[0]
     lines = ["Each knob against its baseline in the run named (both timed in that device call), kernel time per "
              "configuration; a direction only where the 95% bootstrap interval of the change lies beyond the band "
-             "(+-1%, or the run's A/A noise floor when that is larger).", "",
+             "(+-1%, or the run's A/A noise floor when that is larger). Verdict: configurations by verdict, the "
+             "median change, in brackets the lowest and highest end of their intervals.", "",
              "| what | variant (against) | commit | run | verdict | note |", "|---|---|---|---|---|---|"]
     for row in read_tried(REPO / files[0]):
         rows, view = compare(experiment, row["variant"], row["baseline"], row["run"], row["shape"])

@@ -39,8 +39,8 @@ def test_a_row_renders_commit_run_and_counts(tmp_path):
     assert cells[1] == "`pingpong` (`free_running`)"
     assert cells[2] == "`07795d304c`" and cells[3] == "`20261126T041521Z-a3441d1e`"
     # Four configurations faster, one slower, five within the band (the experiment section's counts).
-    assert cells[4].startswith("faster at 4 of 10 configurations, slower at 1, no difference at 5;"), cells[4]
-    assert cells[4].endswith("; band +-1.0%") and "(95% CIs -" in cells[4] and cells[5] == "kept"
+    assert cells[4].startswith("faster at 4 of 10, slower at 1, no difference at 5; median +"), cells[4]
+    assert cells[4].endswith("; band 1.0%") and " [-" in cells[4] and cells[5] == "kept"
 
 
 def test_the_aa_control_is_no_difference_and_a_shape_limits_the_configurations(tmp_path):
@@ -49,8 +49,8 @@ def test_the_aa_control_is_no_difference_and_a_shape_limits_the_configurations(t
         tmp_path, f"the same kernel twice,free_running_aa,free_running,{RUN},,",
         f"at one shape,pingpong,free_running,{RUN},{shape},"))
     aa, one = [line for line in text.splitlines() if line.startswith("| the same") or line.startswith("| at one")]
-    assert "| no difference at all 10 configurations;" in aa
-    assert f"| faster at 1 of 1 configuration ({shape});" in one
+    assert "| no difference at 10 of 10; median " in aa
+    assert f"| faster at 1 of 1 ({shape}); median +" in one
 
 
 @pytest.mark.parametrize("row,header,message", [
