@@ -626,6 +626,7 @@ def render_placement(args: list[str], files: list[str]) -> str:
 
 KINDS = {"placement": render_placement, "softmax_phases": render_softmax_phases, "spans": render_spans, "shares": render_shares, "timeline": render_timeline, "allocations": render_allocations, "pipes": render_pipes, "experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers, "loops": render_loops,
          "noise": render_noise, "status": render_status, "builds": render_builds}
+KINDS["tried"] = lambda args, files: __import__(f"{__package__}.readme_tried", fromlist=["_"]).render_tried(args, files)
 
 
 def render(args: list[str], files: list[str]) -> str:

@@ -48,7 +48,6 @@ _HEADING = re.compile(r"^(#{1,6})\s")
 _CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)((?:(?!\n[ \t]*\n).)+?)(?<!`)\1(?!`)", re.S)
 _LINK_TARGET = re.compile(r"\]\([^)\s]*(?:\s+\"[^\"]*\")?\)|<https?://[^>\s]+>")
 # Where the prose check looks by default: every README.md outside these folders.
-SKIPPED_DIRS = {"results", "build", "node_modules", "__pycache__"}
 
 
 @dataclass(frozen=True)
@@ -124,15 +123,14 @@ def check_file(path: Path) -> list[Violation]:
     return check_text(path.read_text(encoding="utf-8"), path)
 
 
+# The READMEs that report measurements: the project's, each experiment's and each family's.
+# (analysis/README.md is the method's reference: it names the verdicts to define them.)
+REPORTS = ("README.md", "experiments/*/README.md", "kernels/*/README.md")
+
+
 def readmes(root: Path) -> list[Path]:
-    """Every README.md under ``root`` outside results/, build trees and hidden folders."""
-    found = []
-    for folder, dirs, files in os.walk(root):
-        dirs[:] = sorted(d for d in dirs if not d.startswith(".") and d not in SKIPPED_DIRS
-                         and not d.startswith("build"))
-        if "README.md" in files:
-            found.append(Path(folder) / "README.md")
-    return sorted(found)
+    """Every report README under ``root`` (REPORTS)."""
+    return sorted(p for pattern in REPORTS for p in root.glob(pattern) if p.is_file())
 
 
 def check(paths: list[Path]) -> list[Violation]:

@@ -1,5 +1,5 @@
 // The tail of a memory-bound decode: every CTA of a fixed split grid gets the same tiles, yet
-// on the H200 they end 6-7 us apart (kernels/decode/README.md). Fixed splits, against the last
+// on the H200 they end 6-7 us apart (kernels/decode/LOG.md). Fixed splits, against the last
 // tiles of each (sequence, KV head) shared by its split CTAs through a counter, against a
 // persistent grid whose warps move on to unfinished sequences when theirs run out.
 #pragma once

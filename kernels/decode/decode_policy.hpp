@@ -57,7 +57,7 @@ struct DecodePolicy {
   // statically among its warps; only the rest pass through its counter.
   /* StaticPercent = */ static constexpr int kStaticPercent = 85;
   // CTAs per SM asked of the compiler (__launch_bounds__), which caps registers. Measured on
-  // the H200 (kernels/decode/README.md): fp8, which waits on latency rather than on memory,
+  // the H200 (kernels/decode/LOG.md): fp8, which waits on latency rather than on memory,
   // gains from 3 CTAs (12 warps) per SM (151 -> 139 us at batch 16, 16k); 16-bit KV is
   // memory-bound and prefers 2, with fewer, longer splits (batch 1, 64k: 79 -> 76.5 us).
   /* MinCtasPerSm = */ static constexpr int kMinCtasPerSm = 2;
@@ -85,7 +85,7 @@ struct DecodePolicy {
   // short chunk is mostly ramp: on the H200 a uniform fp8 batch (32 x 2592, page 16) cut into
   // four waves of 27-tile chunks ran slower than one wave of its whole 162-tile sequences, and a
   // batch with one long sequence cut in one wave (its long chunks on too few warps) ran slower
-  // than the uniform one (kernels/decode/README.md). From about 20 tiles the model keeps that
+  // than the uniform one (kernels/decode/LOG.md). From about 20 tiles the model keeps that
   // uniform batch whole; up to about 36 it still cuts the long sequence into two waves' worth.
   /* ChunkOverheadTiles = */ static constexpr int kChunkOverheadTiles = 4;
   /* ChunkOverheadTilesFp8 = */ static constexpr int kChunkOverheadTilesFp8 = 24;
@@ -138,7 +138,7 @@ struct DecodePolicy {
   // compute every copied tile for their 16 query rows, four times a GQA warp's matrix and
   // softmax work per byte; 3 CTAs per SM (168 registers, a few words spilled at head dim 128)
   // were expected to hide that work's latency but measured no faster than 2 on MQA 64/1 and
-  // slower on the group-32 batches (kernels/decode/README.md), so the row-tile body keeps 2.
+  // slower on the group-32 batches (kernels/decode/LOG.md), so the row-tile body keeps 2.
   /* MinCtasPerSmRowTiles = */ static constexpr int kMinCtasPerSmRowTiles = 2;
   // The row-tile body's matrix unit (RowTileMma, above), and the warpgroup form's stages of
   // 64-key K and V steps (32 KiB each at head dim 128, bf16; with Q's 16 KiB, 3 stages leave

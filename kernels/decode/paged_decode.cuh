@@ -797,7 +797,7 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
     // Every row is one warp's (row tiles, a warp per 16-row tile): nothing to merge, so each
     // lane writes its own columns of O straight from its registers, scaled once per row. The
     // round trip through shared memory below, an exp2 and a division per element, was about a
-    // tenth of fp8 MQA's warp samples on the H200 (experiments/decode_work_partition/README.md).
+    // tenth of fp8 MQA's warp samples on the H200 (experiments/decode_work_partition/LOG.md).
     const float v_scale = a.v_scale ? a.v_scale[kvh] : 1.f;
     const int row_base = kDecodeMaxGroup * (gpu::warp_id() % kRowTiles);
 #pragma unroll

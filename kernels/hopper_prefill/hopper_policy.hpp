@@ -51,7 +51,8 @@ struct HopperPrefillPolicy {
   // Causal tiles longest first within sections of heads just large enough to balance the
   // SMs (attention::head_sections), rather than within each head (the last head's long tiles
   // then run alone at the end) or across every head (a wave then reads every head's K/V, and
-  // L2 stops serving the repeated reads); README "The tile shapes and softmax, measured".
+  // L2 stops serving the repeated reads); kernels/hopper_prefill/LOG.md, "Causal tiles in
+  // sections of heads".
   /* CausalOrder = */ static constexpr attention::CausalOrder kCausalOrder = attention::CausalOrder::Sections;
   // Dynamic schedule: tile ids a CTA may hold past the one it computes (dynamic_tile_scheduler.hpp).
   /* TileQueueSlots = */ static constexpr int kTileQueueSlots = 2;
@@ -62,8 +63,9 @@ struct HopperPrefillPolicy {
   // fp8: S = Q K^T issued as two halves of the key tile, each its own wgmma group, so the
   // softmax of the first half (its max and exp2s) runs while the tensor pipe computes the
   // second: each consumer's own chain per tile (wait for S, max, exponentials) is what bounds
-  // fp8 (README "fp8 e4m3"). The halves share the row's running max; the second half moving it
-  // past the rescale threshold rescales the first half's P (rare after the first tiles).
+  // fp8 (kernels/hopper_prefill/LOG.md, "fp8 e4m3"). The halves share the row's running max;
+  // the second half moving it past the rescale threshold rescales the first half's P (rare
+  // after the first tiles).
   /* SplitQkFp8 = */ static constexpr bool kSplitQkFp8 = false;
   /* VtStages = */ static constexpr int kVtStages = 2;
   // > 0: keep a stale running max until a row's max grows by more than this (log2 units) and
@@ -83,7 +85,7 @@ struct HopperPrefillPolicy {
   // key tile (tile(128, false)): its longer tiles spread each tile's fixed cost (barriers,
   // reductions, the hand-over) over more keys, which pays once the masked keys on the diagonal
   // are a small share of a CTA's work. On the H200 the 176-key tile was slower than FA3's
-  // causal 128 up to 4096 keys and faster from 8192 (kernels/hopper_prefill/README.md); the
+  // causal 128 up to 4096 keys and faster from 8192 (kernels/hopper_prefill/LOG.md); the
   // threshold sits between. 0: FA3's causal tile at every length. fp8 causal launches take
   // fp8_tile(false) from the same length: at sequence 8192 its 192-key tile was faster than the
   // 128-key causal one (the tuning table's fp8_causal_n192 before it became the default there).

@@ -335,7 +335,7 @@ struct Cta {
   // Tile j's K and V live in stage j % kKvBuffers. The addresses are int offsets taken from
   // SharedStorage's layout: indexing s.kv[j % kKvBuffers] computes in 64 bits, which gave
   // other SASS (up to 24 fewer instructions and 4 fewer registers: a change to measure on
-  // its own, kernels/prefill/README.md).
+  // its own, kernels/prefill/LOG.md).
   static constexpr int kKvOffset = offsetof(SharedStorage<Cfg>, kv);
   static constexpr int kStageBytes = sizeof(typename SharedStorage<Cfg>::KvStage);
   static constexpr int kVOffset = offsetof(typename SharedStorage<Cfg>::KvStage, v);

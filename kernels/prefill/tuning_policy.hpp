@@ -44,7 +44,7 @@ struct w4_n128_single_ftz : w4_n64_ftz {
 // 32 rows per warp again, after the one-XOR fragment addressing freed ~20 registers, with K
 // and V fragments in one union (V is loaded only after the last QK op): ptxas fits N=64 in
 // 255 registers with an 8-byte spill, N=32 in 232 without. Each K/V fragment now feeds two
-// m16 tiles, so shared-memory reads per matrix op halve (kernels/prefill/README.md).
+// m16 tiles, so shared-memory reads per matrix op halve (kernels/prefill/LOG.md).
 struct w4_r32_union_ftz : first_defaults {
   /* Warps = */ static constexpr int kWarps = 4;
   /* WarpRows = */ static constexpr int kWarpRows = 32;
@@ -94,7 +94,7 @@ struct w8_r32_union_n32_ftz : w8_r32_union_ftz {
   /* BlockN = */ static constexpr int kBlockN = 32;
 };
 // Not in the current bench (kept so earlier results files name real policies): they lost
-// to w4_n64_ftz / w4_pipe_ftz at head dim 128 (see kernels/prefill/README.md).
+// to w4_n64_ftz / w4_pipe_ftz at head dim 128 (see kernels/prefill/LOG.md).
 // 32 rows per warp: each K/V fragment feeds two m16 tiles (half the ldmatrix traffic per
 // flop); Q re-read from shared memory per k16 step (FA2's layout at head dim 128).
 struct w4_r32_qs_ftz : first_defaults {

@@ -95,7 +95,7 @@ __device__ __forceinline__ std::uint32_t byte_perm(std::uint32_t lo, std::uint32
 }
 
 // 2^x for softmax: ex2.approx.ftz (2 ulp, denormals flushed). exp2f adds a denormal fix-up
-// around every call, measured at 2-3% of the prefill kernel (kernels/prefill/README.md); the
+// around every call, measured at 2-3% of the prefill kernel (kernels/prefill/LOG.md); the
 // probabilities it feeds are rounded to 16 bits right after.
 __device__ __forceinline__ float fast_exp2(float x) {
   float y;
