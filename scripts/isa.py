@@ -179,7 +179,7 @@ def parse_amdgpu_metadata(asm_text: str) -> dict[str, dict]:
     return {name: dict(record) for name, record in _amdgpu_metadata(asm_text).items()}
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=16)
 def _amdgpu_metadata(asm_text: str) -> dict[str, dict]:
     kernels: list[dict] = []
     in_kernels = False
@@ -244,7 +244,7 @@ def amdhsa_descriptors(asm_text: str) -> dict[str, dict[str, int]]:
     return {name: dict(fields) for name, fields in _amdhsa_descriptors(asm_text).items()}
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=16)
 def _amdhsa_descriptors(asm_text: str) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     current = None
@@ -339,9 +339,11 @@ class AsmFile:
         return list(self._calls[symbol])
 
 
-@functools.lru_cache(maxsize=4)
+@functools.lru_cache(maxsize=16)
 def _asm_file(asm_text: str) -> AsmFile:
-    # Checks go through every kernel of one file, then the next file: a few suffice.
+    # A test goes through every kernel of one file, then the next; the next test does so
+    # again. 16 hold every file the decode tests compile (7 sources x 2 targets); the
+    # largest, decode_work_partition's for gfx942 (37 MB), takes about 0.2 GB indexed.
     return AsmFile(asm_text)
 
 
