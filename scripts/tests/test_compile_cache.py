@@ -12,7 +12,6 @@ import compile_cache
 import resource_report as rr
 
 SCRIPTS = Path(__file__).resolve().parent.parent
-FIXTURES = Path(__file__).resolve().parent / "fixtures"
 
 
 def test_dependency_files_of_clang_and_nvcc(tmp_path):
@@ -84,32 +83,41 @@ def _compiler_target() -> str | None:
 
 
 def _report(root: Path, out: Path, cache: Path, target: str) -> subprocess.CompletedProcess:
-    source = root / "scripts/tests/fixtures/toy_two_stage.cu"
     return subprocess.run([sys.executable, str(SCRIPTS / "resource_report.py"), "--out", str(out), "--root", str(root),
-                           "--targets", target, "--compile-cache", str(cache), "--no-sass", f"toy_report|{source}"],
-                          capture_output=True, text=True, timeout=600)
+                           "--targets", target, "--compile-cache", str(cache), "--no-sass",
+                           f"tiny|{root / 'tiny.cu'}"], capture_output=True, text=True, timeout=600)
+
+
+# A kernel whose value comes from a header, for nvcc and for clang's HIP without the HIP
+# runtime header (which alone takes seconds to compile).
+TINY = """#include "tiny_value.hpp"
+#if defined(__HIP_PLATFORM_AMD__) && !defined(__global__)
+#define __global__ __attribute__((global))
+#endif
+__global__ void tiny(float* x) { x[0] = kTinyValue; }
+"""
 
 
 @pytest.mark.skipif(_compiler_target() is None, reason="neither clang-22 nor nvcc is installed")
 def test_report_reuses_a_compile_until_a_header_changes(tmp_path):
-    """The toy in a copy of its folder, so that its header can be edited."""
     target = _compiler_target()
     root = tmp_path / "root"
-    (root / "scripts/tests").mkdir(parents=True)
-    shutil.copytree(FIXTURES, root / "scripts/tests/fixtures", ignore=shutil.ignore_patterns("compiler_output"))
+    root.mkdir()
+    (root / "tiny.cu").write_text(TINY)
+    header = root / "tiny_value.hpp"
+    header.write_text("constexpr float kTinyValue = 1.0f;\n")
     cache = tmp_path / "cache"
     runs = []
-    for step in ("first", "same", "header edited"):
-        if step == "header edited":
-            header = root / "scripts/tests/fixtures/toy_platform.hpp"
-            header.write_text(header.read_text() + "// edited\n")
-        proc = _report(root, tmp_path / step.replace(" ", "_"), cache, target)
+    for step in ("first", "same", "header_edited"):
+        if step == "header_edited":
+            header.write_text("constexpr float kTinyValue = 2.0f;  // edited\n")
+        proc = _report(root, tmp_path / step, cache, target)
         assert proc.returncode == 0, proc.stdout + proc.stderr
-        provenance = json.loads((tmp_path / step.replace(" ", "_") / "provenance.json").read_text())
-        records = json.loads((tmp_path / step.replace(" ", "_") / "resources.json").read_text())
+        provenance = json.loads((tmp_path / step / "provenance.json").read_text())
+        records = json.loads((tmp_path / step / "resources.json").read_text())
         runs.append((proc.stdout, provenance["reused_from_compile_cache"], records))
     (first, first_reused, first_records), (same, same_reused, same_records), (edited, edited_reused, _) = runs
     assert "compiled before: reused" not in first and first_reused == []
-    assert "compiled before: reused" in same and same_reused == [f"scripts/tests/fixtures/toy_two_stage.cu {target}"]
+    assert "compiled before: reused" in same and same_reused == [f"tiny.cu {target}"]
     assert same_records == first_records
     assert "compiled before: reused" not in edited and edited_reused == []
