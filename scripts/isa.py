@@ -8,10 +8,11 @@ scheduling knob (e.g. "a ds_read sits between the PV and QK v_mfma groups").
 """
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 import subprocess
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 
 Regex = str | re.Pattern[str]
 
@@ -117,6 +118,12 @@ def sass_functions(cuobjdump_text: str) -> dict[str, list[str]]:
     Instruction text keeps predicates and operands ("@P0 BRA 0x90", "HMMA.16816.F32 R4, R8,
     R12, R4") and drops addresses, encodings and the trailing ';'.
     """
+    return {name: list(body) for name, body in _sass_functions(cuobjdump_text).items()}
+
+
+@functools.lru_cache(maxsize=4)
+def _sass_functions(cuobjdump_text: str) -> dict[str, tuple[str, ...]]:
+    # Parsed once per listing: tests look up one function after another in the same text.
     functions: dict[str, list[str]] = {}
     current: list[str] | None = None
     for line in cuobjdump_text.splitlines():
@@ -126,7 +133,7 @@ def sass_functions(cuobjdump_text: str) -> dict[str, list[str]]:
             text = m.group(2).strip()
             if text and not text.startswith("/*"):
                 current.append(text)
-    return functions
+    return {name: tuple(body) for name, body in functions.items()}
 
 
 # ---------------------------------------------------------------------------------------
@@ -169,6 +176,11 @@ def parse_amdgpu_metadata(asm_text: str) -> dict[str, dict]:
     own waves/SIMD from the "; Occupancy:" comment when it is a number (it counts static LDS
     only and becomes an expression when the kernel calls unresolved functions).
     """
+    return {name: dict(record) for name, record in _amdgpu_metadata(asm_text).items()}
+
+
+@functools.lru_cache(maxsize=16)
+def _amdgpu_metadata(asm_text: str) -> dict[str, dict]:
     kernels: list[dict] = []
     in_kernels = False
     item_indent = None
@@ -229,6 +241,11 @@ def amdhsa_descriptors(asm_text: str) -> dict[str, dict[str, int]]:
     """Per kernel, the fields of its kernel descriptor block (.amdhsa_kernel SYM ...
     .end_amdhsa_kernel) without the prefix: float_denorm_mode_16_64, next_free_vgpr, ...
     These set the wave's MODE register at launch (the denormal modes, for example)."""
+    return {name: dict(fields) for name, fields in _amdhsa_descriptors(asm_text).items()}
+
+
+@functools.lru_cache(maxsize=16)
+def _amdhsa_descriptors(asm_text: str) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     current = None
     for line in asm_text.splitlines():
@@ -239,6 +256,95 @@ def amdhsa_descriptors(asm_text: str) -> dict[str, dict[str, int]]:
         elif current is not None and (m := _AMDHSA_FIELD.match(line)):
             current[m.group(1)] = int(m.group(2))
     return out
+
+
+class AsmFile:
+    """An AMDGPU .s text split into lines once, with the line of each label's first
+    definition; each function's instructions, loops and external calls are worked out when
+    first asked for and kept. kernel_body, loops and external_calls below use one per text
+    (the last few texts asked about); a caller that reads every kernel of one file may hold
+    its own. A compiled experiment has hundreds of kernels in a file of hundreds of thousands
+    of lines: scanning the whole file again for each kernel made a check over all of them
+    take minutes."""
+
+    def __init__(self, asm_text: str) -> None:
+        self.lines = asm_text.splitlines()
+        self.label_line: dict[str, int] = {}
+        for i, line in enumerate(self.lines):
+            if m := _ASM_LABEL.match(line):
+                self.label_line.setdefault(m.group(1), i)
+        self._bodies: dict[str, tuple[str, ...]] = {}
+        self._loops: dict[str, dict[str, tuple[str, ...]]] = {}
+        self._calls: dict[str, tuple[str, ...]] = {}
+
+    def start(self, symbol: str) -> int:
+        """The index of the first line that starts with `symbol:`. A label holds no
+        whitespace, ':' or ';', so for a symbol without them that is its first definition;
+        any other symbol is looked for line by line."""
+        i = self.label_line.get(symbol)
+        if i is None:
+            i = next((i for i, line in enumerate(self.lines) if line.startswith(symbol + ":")), None)
+        if i is None:
+            raise KeyError(f"no function body for {symbol}")
+        return i
+
+    def function_lines(self, symbol: str) -> Iterator[tuple[str, str]]:
+        """(line, line without its comment) from after `symbol:` to the function's end (its
+        `.Lfunc_end` label or `.size` directive)."""
+        for i in range(self.start(symbol) + 1, len(self.lines)):
+            line = self.lines[i]
+            text = _strip_asm_comment(line)
+            if line.startswith(".Lfunc_end") or text.startswith(".size"):
+                return
+            yield line, text
+
+    def kernel_body(self, symbol: str) -> list[str]:
+        """As the module's kernel_body."""
+        if symbol not in self._bodies:
+            self._bodies[symbol] = tuple(" ".join(text.split()) for _, text in self.function_lines(symbol)
+                                         if text and not text.startswith(".") and not _ASM_LABEL.match(text))
+        return list(self._bodies[symbol])
+
+    def loops(self, symbol: str) -> dict[str, list[str]]:
+        """As the module's loops."""
+        if symbol not in self._loops:
+            self._loops[symbol] = {header: tuple(body) for header, body in self._find_loops(symbol).items()}
+        return {header: list(body) for header, body in self._loops[symbol].items()}
+
+    def _find_loops(self, symbol: str) -> dict[str, list[str]]:
+        found: dict[str, list[str]] = {}
+        current: str | None = None
+        label: str | None = None  # a block label whose comment lines are still being read
+        for line, text in self.function_lines(symbol):
+            if m := _ASM_LABEL.match(line):
+                label, current = m.group(1), None
+            if label is not None and ";" in line and (not text or _ASM_LABEL.match(text)):
+                comment = line.split(";", 1)[1]
+                if _ASM_LOOP_HEADER.search(comment):
+                    current = label
+                elif current is None and (h := _ASM_IN_LOOP.search(comment)):
+                    current = ".L" + h.group(1)
+                continue
+            label = None
+            if not text or text.startswith(".") or _ASM_LABEL.match(text) or current is None:
+                continue
+            found.setdefault(current, []).append(" ".join(text.split()))
+        return found
+
+    def external_calls(self, symbol: str) -> list[str]:
+        """As the module's external_calls."""
+        if symbol not in self._calls:
+            refs = {m.group(1) for line in self.kernel_body(symbol) for m in _ASM_SYMBOL_REF.finditer(line)}
+            self._calls[symbol] = tuple(sorted(name for name in refs if name not in self.label_line))
+        return list(self._calls[symbol])
+
+
+@functools.lru_cache(maxsize=16)
+def _asm_file(asm_text: str) -> AsmFile:
+    # A test goes through every kernel of one file, then the next; the next test does so
+    # again. 16 hold every file the decode tests compile (7 sources x 2 targets); the
+    # largest, decode_work_partition's for gfx942 (37 MB), takes about 0.2 GB indexed.
+    return AsmFile(asm_text)
 
 
 def _strip_asm_comment(line: str) -> str:
@@ -253,19 +359,7 @@ def kernel_body(asm_text: str, symbol: str) -> list[str]:
     are dropped; whitespace inside an instruction is collapsed to single spaces. Raises
     KeyError when the symbol has no body in the file.
     """
-    lines = asm_text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith(symbol + ":")), None)
-    if start is None:
-        raise KeyError(f"no function body for {symbol}")
-    body: list[str] = []
-    for line in lines[start + 1:]:
-        text = _strip_asm_comment(line)
-        if line.startswith(".Lfunc_end") or text.startswith(".size"):
-            break
-        if not text or text.startswith(".") or _ASM_LABEL.match(text):
-            continue
-        body.append(" ".join(text.split()))
-    return body
+    return _asm_file(asm_text).kernel_body(symbol)
 
 
 _ASM_LOOP_HEADER = re.compile(r"Loop Header: Depth=\d+")
@@ -283,31 +377,7 @@ def loops(asm_text: str, symbol: str) -> dict[str, list[str]]:
     comment, and the code before the first block label, belong to none. Instructions as
     kernel_body gives them, in program order (not execution order).
     """
-    lines = asm_text.splitlines()
-    start = next((i for i, line in enumerate(lines) if line.startswith(symbol + ":")), None)
-    if start is None:
-        raise KeyError(f"no function body for {symbol}")
-    found: dict[str, list[str]] = {}
-    current: str | None = None
-    label: str | None = None  # a block label whose comment lines are still being read
-    for line in lines[start + 1:]:
-        text = _strip_asm_comment(line)
-        if line.startswith(".Lfunc_end") or text.startswith(".size"):
-            break
-        if m := _ASM_LABEL.match(line):
-            label, current = m.group(1), None
-        if label is not None and ";" in line and (not text or _ASM_LABEL.match(text)):
-            comment = line.split(";", 1)[1]
-            if _ASM_LOOP_HEADER.search(comment):
-                current = label
-            elif current is None and (h := _ASM_IN_LOOP.search(comment)):
-                current = ".L" + h.group(1)
-            continue
-        label = None
-        if not text or text.startswith(".") or _ASM_LABEL.match(text) or current is None:
-            continue
-        found.setdefault(current, []).append(" ".join(text.split()))
-    return found
+    return _asm_file(asm_text).loops(symbol)
 
 
 _ASM_SYMBOL_REF = re.compile(r"([A-Za-z_.$][\w.$]*)@(?:rel32|gotpcrel32|gotpcrel|abs32)")
@@ -321,9 +391,7 @@ def external_calls(asm_text: str, symbol: str) -> list[str]:
     and a dynamic stack. With -nogpulib every ROCm device-library function (ockl/ocml) is
     such a call unless something defines it.
     """
-    defined = {m.group(1) for line in asm_text.splitlines() if (m := _ASM_LABEL.match(line))}
-    refs = {m.group(1) for line in kernel_body(asm_text, symbol) for m in _ASM_SYMBOL_REF.finditer(line)}
-    return sorted(name for name in refs if name not in defined)
+    return _asm_file(asm_text).external_calls(symbol)
 
 
 # ---------------------------------------------------------------------------------------

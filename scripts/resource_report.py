@@ -12,6 +12,11 @@ by experiment), <out>/provenance.json (commit, tools, flags, notes) and keeps ev
 intermediate under <out>/isa/ (.ptx, .cubin, .ptxas.log, .sass, AMD .s, one .log with the
 commands and compiler output per source and target).
 
+A compile whose commands and input files (the source and every header it read) are those of
+an earlier one is not run again: its output comes from the compile cache (<root>/build/
+compile_cache, --compile-cache, $SCHEDLAB_COMPILE_CACHE; scripts/compile_cache.py), so the
+ISA tests read what the build's static-report test compiled. --no-compile-cache compiles all.
+
 Conventions read from kernel names (see cmake/SchedlabKernels.cmake):
   - dynamic shared memory: a template argument schedlab::gpu::DynamicSmem<N> (N bytes);
     a kernel without one uses none;
@@ -33,6 +38,7 @@ import argparse
 import concurrent.futures
 import dataclasses
 import datetime
+import hashlib
 import importlib.util
 import json
 import math
@@ -47,6 +53,7 @@ from pathlib import Path
 from typing import Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import compile_cache  # noqa: E402
 import isa  # noqa: E402
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -529,6 +536,7 @@ class Options:
     clang_flags: list[str]
     amd_shim: Path | None
     sass: bool
+    cache: compile_cache.CompileCache | None = None
 
 
 @dataclasses.dataclass
@@ -540,36 +548,24 @@ class CompileResult:
     kernels: list[dict]   # raw per-kernel facts: symbol plus target-specific fields
     notes: list[str] = dataclasses.field(default_factory=list)
     seconds: float = 0.0
+    reused: bool = False  # the compiler's output came from the compile cache
 
 
 def sm90_sass_texts(root: Path, experiments: Sequence[str], scratch: Path) -> dict[str, str]:
     """{experiment: cuobjdump SASS text of experiments/<experiment>/kernels.cu for sm_90a}.
 
-    Reuses what a build's static-report test already wrote (build/*/static_report_test/isa/...)
-    when it is newer than the source; compiles the rest here, into `scratch`, with the same
-    commands. Raises RuntimeError when a compile fails; returns {} without nvcc and cuobjdump
-    (the caller skips)."""
-    texts: dict[str, str] = {}
-    for e in experiments:
-        source = root / "experiments" / e / "kernels.cu"
-        for report in sorted(root.glob("build/*/static_report_test")):
-            sass = report / "isa" / "experiments" / e / "kernels.sm_90a.sass"
-            if sass.exists() and sass.stat().st_mtime >= source.stat().st_mtime:
-                texts[e] = sass.read_text()
-                break
-    missing = [e for e in experiments if e not in texts]
-    if not missing:
-        return texts
+    Runs the report's commands into `scratch` through the default compile cache, so what the
+    build's static-report test (or an earlier call) compiled from the same inputs is reused.
+    Raises RuntimeError when a compile fails; returns {} without nvcc and cuobjdump (the
+    caller skips)."""
     if not (find_cuda_tool("nvcc") and find_cuda_tool("cuobjdump")):
         return {}
-    entries = [f"{e}|{root / 'experiments' / e / 'kernels.cu'}|sm_90a" for e in missing]
+    entries = [f"{e}|{root / 'experiments' / e / 'kernels.cu'}|sm_90a" for e in experiments]
     proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--out", str(scratch), "--root", str(root),
                            "--targets=sm_90a", "-j", "2", *entries], capture_output=True, text=True, cwd=root)
     if proc.returncode != 0:
         raise RuntimeError(proc.stdout[-4000:] + proc.stderr[-4000:])
-    for e in missing:
-        texts[e] = (scratch / "isa" / "experiments" / e / "kernels.sm_90a.sass").read_text()
-    return texts
+    return {e: (scratch / "isa" / "experiments" / e / "kernels.sm_90a.sass").read_text() for e in experiments}
 
 
 def display_path(path: Path, root: Path) -> str:
@@ -608,35 +604,87 @@ class CommandLog:
         return "\n".join(self.parts)
 
 
+def cache_description(kind: str, tools: Sequence[str | None], versions: Sequence[str], commands: Sequence[list],
+                      opts: Options, generated: Sequence[str] = ()) -> list[str]:
+    """What a compile's output depends on besides the files it reads: the tools (binary and
+    version), each command's arguments (the tool itself, and paths into this run's isa/
+    folder, written as placeholders so another run's folder gives the same description) and
+    the text of inputs the report generated."""
+    def placeholder(arg: object) -> str:
+        return str(arg).replace(str(opts.isa_dir.resolve()), "<isa>").replace(str(opts.isa_dir), "<isa>")
+    return [kind, *(compile_cache.binary_identity(t) for t in tools), *versions,
+            *(json.dumps([placeholder(a) for a in cmd[1:]]) for cmd in commands),
+            *("generated input sha256 " + hashlib.sha256(placeholder(text).encode()).hexdigest() for text in generated)]
+
+
+def store_in_cache(opts: Options, description: list[str], outputs: dict[str, Path], dependency_file: Path,
+                   log: CommandLog) -> None:
+    """Keeps a successful compile with the files it read (its dependency file), less those the
+    report generated in this run's isa/ folder: their text is part of the description."""
+    if opts.cache is None:
+        return
+    isa_dir = opts.isa_dir.resolve()
+    try:
+        inputs = [d for d in compile_cache.read_dependency_file(dependency_file)
+                  if not d.resolve().is_relative_to(isa_dir)]
+    except OSError:
+        return  # no dependency file: nothing says when the output would be stale
+    opts.cache.store(description, outputs, inputs, log.text())
+
+
+def restore_cached(opts: Options, description: list[str], outputs: dict[str, Path], log: CommandLog) -> bool:
+    """Puts a cached compile's outputs in place and its log in `log`; False on a miss."""
+    if opts.cache is None:
+        return False
+    cached = opts.cache.restore(description, outputs)
+    if cached is None:
+        return False
+    log.parts.append(f"(reused from {opts.cache.entry(description)}: the same commands, every input file unchanged)")
+    log.parts.append(cached)
+    return True
+
+
 def compile_nvidia(entry: Entry, target: str, tools: Toolchain, opts: Options) -> CompileResult:
     """nvcc -ptx, then ptxas -v (what `nvcc -cubin -Xptxas -v` runs, per nvcc -dryrun), so
     the PTX is kept: its .maxntid gives the block size that ptxas -v does not print."""
     stem = artifact_stem(entry, opts)
-    ptx, cubin, ptxas_log = (stem.with_name(f"{stem.name}.{target}.{ext}") for ext in ("ptx", "cubin", "ptxas.log"))
+    ptx, cubin, ptxas_log, sass_file, deps = (stem.with_name(f"{stem.name}.{target}.{ext}")
+                                              for ext in ("ptx", "cubin", "ptxas.log", "sass", "d"))
     arch = target.removeprefix("sm_")
     log = CommandLog()
     result = CompileResult(entry, target, False, "", [])
-    front = log.run([tools.nvcc, "-std=c++20", "-O3", "--expt-relaxed-constexpr", "-lineinfo", f"-I{opts.root}",
-                     *(f"-D{d}" for d in opts.defines), *opts.nvcc_flags,
-                     f"-gencode=arch=compute_{arch},code=sm_{arch}", "-ptx", entry.source, "-o", ptx])
-    if front.returncode == 0:
-        back = log.run([tools.ptxas, f"-arch={target}", "-m64", "-v", ptx, "-o", cubin])
-        ptxas_log.write_text(back.stdout + back.stderr)
-        result.ok = back.returncode == 0
+    front_cmd = [tools.nvcc, "-std=c++20", "-O3", "--expt-relaxed-constexpr", "-lineinfo", f"-I{opts.root}",
+                 *(f"-D{d}" for d in opts.defines), *opts.nvcc_flags,
+                 f"-gencode=arch=compute_{arch},code=sm_{arch}", "-ptx", entry.source, "-o", ptx, "-MD", "-MF", deps]
+    back_cmd = [tools.ptxas, f"-arch={target}", "-m64", "-v", ptx, "-o", cubin]
+    dump_cmd = [tools.cuobjdump, "-sass", cubin]
+    want_sass = opts.sass and not tools.sass_missing()
+    outputs = {"ptx": ptx, "cubin": cubin, "ptxas.log": ptxas_log, **({"sass": sass_file} if want_sass else {})}
+    description = cache_description(
+        "nvidia", [tools.nvcc, tools.ptxas, *((tools.cuobjdump, tools.nvdisasm) if want_sass else ())],
+        [tools.versions.get("nvcc", "")], [front_cmd, back_cmd, *([dump_cmd] if want_sass else [])], opts)
+    if restore_cached(opts, description, outputs, log):
+        result.ok = result.reused = True
+    else:
+        front = log.run(front_cmd)
+        if front.returncode == 0:
+            back = log.run(back_cmd)
+            ptxas_log.write_text(back.stdout + back.stderr)
+            result.ok = back.returncode == 0
+        if result.ok and want_sass:
+            env = dict(os.environ, PATH=f"{Path(tools.nvdisasm).parent}{os.pathsep}{os.environ.get('PATH', '')}")
+            dump = log.run(dump_cmd, env=env, log_stdout=False)
+            if dump.returncode == 0:
+                sass_file.write_text(dump.stdout)
+            else:
+                result.notes.append(f"cuobjdump -sass failed on {cubin.name}: {dump.stderr.strip()}")
+        if result.ok and not result.notes:
+            store_in_cache(opts, description, outputs, deps, log)
     result.log = log.text()
     if not result.ok:
         return result
     entries = isa.parse_ptx_entries(ptx.read_text())
-    sass: dict[str, list[str]] = {}
-    if opts.sass and not tools.sass_missing():
-        env = dict(os.environ, PATH=f"{Path(tools.nvdisasm).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-        dump = log.run([tools.cuobjdump, "-sass", cubin], env=env, log_stdout=False)
-        if dump.returncode == 0:
-            stem.with_name(f"{stem.name}.{target}.sass").write_text(dump.stdout)
-            sass = isa.sass_functions(dump.stdout)
-        else:
-            result.notes.append(f"cuobjdump -sass failed on {cubin.name}: {dump.stderr.strip()}")
-        result.log = log.text()
+    sass = isa.sass_functions(sass_file.read_text()) if want_sass and not result.notes else {}
     for symbol, res in isa.parse_ptxas_verbose(ptxas_log.read_text()).items():
         bounds = entries.get(symbol, {})
         ntid = bounds.get("reqntid") or bounds.get("maxntid")
@@ -656,20 +704,34 @@ def compile_amd(entry: Entry, target: str, tools: Toolchain, opts: Options) -> C
     """clang-22 -x hip --cuda-device-only -S for one gfx target, against the Debian HIP
     headers, with the device-library stand-ins included after the source."""
     stem = artifact_stem(entry, opts)
-    asm = stem.with_name(f"{stem.name}.{target}.s")
+    asm, deps = (stem.with_name(f"{stem.name}.{target}.{ext}") for ext in ("s", "d"))
     source = entry.source
+    generated = []
     if opts.amd_shim is not None:
         source = stem.with_name(f"{stem.name}.{target}.tu.hip")
         source.write_text(f'#include "{entry.source.resolve()}"\n#include "{opts.amd_shim.resolve()}"\n')
+        generated = [source.read_text(), opts.amd_shim.read_text()]
+    # The device compile's dependency file, system headers included (the driver's -MD does
+    # not reach the device compile of --cuda-device-only -S).
+    dependency_flags = [f for option in ("-dependency-file", str(deps), "-MT", str(asm), "-sys-header-deps")
+                        for f in ("-Xclang", option)]
+    cmd = [tools.clang, "-x", "hip", f"--offload-arch={target}", "-nogpulib", "-nogpuinc",
+           f"-I{opts.hip_include}", "-isystem", tools.clang_resource_dir, f"-I{opts.root}",
+           "-D__HIP_PLATFORM_AMD__", "-D__AMDGCN_WAVEFRONT_SIZE=64", "--cuda-device-only", "-O3",
+           "-std=c++20", *(f"-D{d}" for d in opts.defines), *opts.clang_flags, "-S", source, "-o", asm,
+           *dependency_flags]
     log = CommandLog()
-    proc = log.run([tools.clang, "-x", "hip", f"--offload-arch={target}", "-nogpulib", "-nogpuinc",
-                    f"-I{opts.hip_include}", "-isystem", tools.clang_resource_dir, f"-I{opts.root}",
-                    "-D__HIP_PLATFORM_AMD__", "-D__AMDGCN_WAVEFRONT_SIZE=64", "--cuda-device-only", "-O3",
-                    "-std=c++20", *(f"-D{d}" for d in opts.defines), *opts.clang_flags, "-S", source, "-o", asm])
-    result = CompileResult(entry, target, proc.returncode == 0, log.text(), [])
+    description = cache_description("amdgpu", [tools.clang], [tools.versions.get("clang", "")], [cmd], opts, generated)
+    reused = restore_cached(opts, description, {"s": asm}, log)
+    if not reused:
+        proc = log.run(cmd)
+        if proc.returncode == 0:
+            store_in_cache(opts, description, {"s": asm}, deps, log)
+    result = CompileResult(entry, target, reused or proc.returncode == 0, log.text(), [], reused=reused)
     if not result.ok:
         return result
     text = asm.read_text()
+    listing = isa.AsmFile(text)
     for symbol, md in isa.parse_amdgpu_metadata(text).items():
         vgpr_total = md["vgpr_count"]
         agprs = md.get("agpr_count", 0)
@@ -681,8 +743,8 @@ def compile_amd(entry: Entry, target: str, tools: Toolchain, opts: Options) -> C
             "static_smem_bytes": md.get("group_segment_fixed_size", 0),
             "block_size": md.get("max_flat_workgroup_size"), "block_size_source": ".max_flat_workgroup_size",
             "wavefront_size": md.get("wavefront_size"), "compiler_waves_per_simd": md.get("compiler_occupancy"),
-            "instructions": len(isa.kernel_body(text, symbol)),
-            "external_calls": isa.external_calls(text, symbol)})
+            "instructions": len(listing.kernel_body(symbol)),
+            "external_calls": listing.external_calls(symbol)})
     return result
 
 
@@ -872,6 +934,11 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
     p.add_argument("--clang-flag", action="append", default=[], help="extra clang argument")
     p.add_argument("--no-sass", action="store_true", help="do not dump SASS with cuobjdump")
     p.add_argument("--require-sass", action="store_true", help="fail when SASS cannot be dumped")
+    p.add_argument("--compile-cache", type=Path,
+                   help="folder of the compile cache (default: $SCHEDLAB_COMPILE_CACHE, else <root>/build/"
+                        "compile_cache): a source compiled before with the same commands and unchanged inputs "
+                        "is not compiled again; see scripts/compile_cache.py")
+    p.add_argument("--no-compile-cache", action="store_true", help="compile everything; read and keep nothing")
     p.add_argument("--no-amd-shim", action="store_true",
                    help="compile AMD targets without the ockl/ocml stand-ins (calls stay unresolved)")
     p.add_argument("--skip-status", type=int, default=0,
@@ -939,8 +1006,13 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_amd_shim and any(t in AMD_TARGETS for t in targets):
         shim = isa_dir / "amd_device_library_shim.hip"
         shim.write_text(amd_device_library_shim())
+    cache = None
+    if not args.no_compile_cache:
+        cache = compile_cache.CompileCache(args.compile_cache or Path(
+            os.environ.get("SCHEDLAB_COMPILE_CACHE") or args.root.resolve() / "build" / "compile_cache"))
     opts = Options(root=args.root.resolve(), isa_dir=isa_dir, hip_include=args.hip_include, defines=args.define,
-                   nvcc_flags=args.nvcc_flag, clang_flags=args.clang_flag, amd_shim=shim, sass=not args.no_sass)
+                   nvcc_flags=args.nvcc_flag, clang_flags=args.clang_flag, amd_shim=shim, sass=not args.no_sass,
+                   cache=cache)
 
     jobs = [(e, t) for e in entries for t in targets if e.builds_for(t)]
     results: list[CompileResult] = []
@@ -954,7 +1026,7 @@ def main(argv: list[str] | None = None) -> int:
             status = f"{len(r.kernels)} kernel(s)" if r.ok else "FAILED"
             with print_lock:
                 print(f"[{done:{len(str(len(jobs)))}}/{len(jobs)}] {r.target:<7} {shown}: {status} "
-                      f"({r.seconds:.1f} s)", flush=True)
+                      f"({r.seconds:.1f} s{', compiled before: reused' if r.reused else ''})", flush=True)
                 if not r.ok:
                     print(r.log, flush=True)
                     failures.append(f"{r.target}: {shown} failed to compile")
@@ -981,6 +1053,9 @@ def main(argv: list[str] | None = None) -> int:
         "tools": {k: v for k, v in tools.versions.items()},
         "paths": {k: getattr(tools, k) for k in ("nvcc", "ptxas", "clang", "cuobjdump", "nvdisasm", "demangler")},
         "targets": targets, "defines": args.define, "amd_device_library_shim": shim is not None,
+        "compile_cache": str(cache.folder) if cache else None,
+        "reused_from_compile_cache": sorted(f"{display_path(r.entry.source, opts.root)} {r.target}"
+                                            for r in results if r.reused),
         "notes": notes}
     out.mkdir(parents=True, exist_ok=True)
     (out / "resources.json").write_text(json.dumps(records, indent=1) + "\n")

@@ -290,7 +290,9 @@ needs_a_compiler = pytest.mark.skipif(not AVAILABLE, reason="neither nvcc nor cl
 
 
 def run_report(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, str(SCRIPTS / "resource_report.py"), *args],
+    """The report as a command, compiling everything (the compile cache is tested in
+    test_compile_cache.py): these tests are about the compilers' output."""
+    return subprocess.run([sys.executable, str(SCRIPTS / "resource_report.py"), "--no-compile-cache", *args],
                           capture_output=True, text=True, timeout=600)
 
 

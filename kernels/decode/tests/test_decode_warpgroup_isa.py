@@ -1,8 +1,9 @@
 """Machine-code evidence for the decode row-tile bodies (sm_90a SASS), without a GPU.
 
 A GQA group above 16 runs in one CTA of several 16-row tiles (DecodePolicy::kMaxRowTiles);
-RowTileMma chooses how that CTA computes. Reads decode_work_partition's SASS (the static
-report's when it is fresh, else compiled here by scripts/resource_report.py) and checks:
+RowTileMma chooses how that CTA computes. Reads decode_work_partition's SASS (from
+scripts/resource_report.py, which reuses what the build's static-report test compiled from the
+same inputs: its compile cache) and checks:
   - `split` and `token_balanced` (RowTileMma::warpgroup): their row-tile kernels (bf16, f16 and
     fp8 e4m3 KV; head dim 64 and 128) are the warpgroup body (DecodeBody::warpgroup_rows): per
     64-key step, head_dim / 16 HGMMA.64x64x16 for S = Q K^T with both operands in shared memory

@@ -1,8 +1,8 @@
 """Machine-code evidence for the Hopper prefill experiments (sm_90a SASS), without a GPU.
 
-Reads the SASS the static report wrote for each experiment's kernels.cu when the build's
-static-report test already produced it (build/*/static_report_test/isa/...), and otherwise
-compiles those sources through scripts/resource_report.py (the same commands). Checks, for
+Reads the SASS of each experiment's kernels.cu from scripts/resource_report.py, which reuses
+what the build's static-report test compiled with the same commands and inputs (its compile
+cache) and compiles the rest. Checks, for
 every instantiation (bf16 / f16, head dim 64 / 128, causal or not; fp8 e4m3 at head dim 128
 on the policies that run it, FP8_REFUSED excepted):
   - the matrix products are warpgroup ops (HGMMA; fp8: QGMMA ...x32 E4M3 and no HGMMA), with
