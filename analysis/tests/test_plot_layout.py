@@ -229,3 +229,16 @@ def test_summary_lines_join_one_shape_each(many_figures, committed_figures):
     ax = next(a for a in many_figures["summary_decode"].axes if a.get_title() == "batch=32")
     best = [line for line in ax.get_lines() if line.get_label().startswith("decode_many_variants:")]
     assert len(best) == 3 and len({line.get_gid() for line in best}) == 3
+
+
+def test_a_run_without_differences_draws_the_baseline_and_says_so(tmp_path):
+    synth.experiment_run(tmp_path, "decode_same", "decode", "split", {"split": 1.0, "split_aa": 1.0, "same": 1.0},
+                         synth.DECODE_CONFIGS, noise=0.002)
+    view = Dataset.load(tmp_path).view("h200", "decode_same")
+    selection = plots.select_series(view)
+    assert selection.shown == ["split"] and selection.within_band == ["same", "split_aa"]
+    fig = plots.speedup_figure(view, selection)
+    assert not fig.legends and "no variant differs" in fig.axes[0].texts[0].get_text()
+    assert "2 of 2 variants compared with the baseline: same, split_aa" in "\n".join(t.get_text() for t in fig.texts)
+    bars = plots.bars_figure(view, selection)
+    assert [t.get_text().split(" [")[0] for t in bars.legends[0].get_texts()] == ["split"]

@@ -71,7 +71,7 @@ def stalls_figure(view: ExperimentView) -> Figure | None:
     if not panels:
         return None
     data = [_panel(view, p, wait_cols) for p in panels]
-    heading = title(view, " / ".join(d[-1] for d in data))
+    heading = title(view, "where the cycles wait (each panel's x label says what it counts)")
     height = sum(_ROW_IN * len(d[0]) + 0.9 for d in data) + LINE_H * (line_count(heading) + 1) + 0.3
     fig = new_figure(12, max(height, 2.5))
     axes = fig.subplots(len(panels), 1, squeeze=False, height_ratios=[max(len(d[0]), 2) for d in data])[:, 0]
