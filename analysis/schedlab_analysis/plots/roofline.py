@@ -59,7 +59,7 @@ def roofline_figure(view: ExperimentView, selection: Selection | None = None) ->
     ax.set_yscale("log")
     ax.set_xlabel("arithmetic intensity (FLOP / byte, declared work)", fontsize=FONT + 1)
     ax.set_ylabel("TFLOP/s (median)", fontsize=FONT + 1)
-    ax.tick_params(labelsize=FONT)
+    ax.tick_params(which="both", labelsize=FONT)
     ax.grid(alpha=0.3, which="both")
     ax.set_title(heading, fontsize=FONT + 1)
     figure_legend(fig, [ax], names, loc="outside right upper")

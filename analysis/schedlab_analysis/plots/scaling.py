@@ -73,7 +73,7 @@ def scaling_figure(view: ExperimentView, selection: Selection | None = None) -> 
             if metric == "time_us":
                 ax.set_yscale("log")
             ax.grid(alpha=0.3)
-            ax.tick_params(labelsize=FONT)
+            ax.tick_params(which="both", labelsize=FONT)
             plain_numbers(ax)
             if col == 0:
                 ax.set_ylabel(label, fontsize=FONT + 1)

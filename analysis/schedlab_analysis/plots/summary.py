@@ -173,7 +173,7 @@ def _panel(ax, panel: pd.DataFrame, names: list[str], colors: dict, x: str, metr
                             color=colors[name], label=name, linestyle="--" if is_peer(name) else "-")
             line.set_gid(f"{name}\n{shape}")
     ax.set_xscale("log", base=2)
-    ax.tick_params(labelsize=FONT)
+    ax.tick_params(which="both", labelsize=FONT)
     ax.grid(alpha=0.3)
     plain_numbers(ax)
     honest_ylim(ax, panel[metric].astype(float) / scale)
