@@ -68,16 +68,17 @@ def main(argv: list[str] | None = None) -> int:
              f"Made by `python -m schedlab_analysis.plot_all` from {', '.join(map(str, args.results_dir))} "
              f"on {stamp}; each experiment from one run (the most complete clean run, newest on a tie); "
              f"bootstrap seed {args.seed}.", ""]
+    # Each experiment viewed once (a view bootstraps every comparison), for its figures and the summaries.
+    views = {(device, experiment): data.view(device, experiment) for device, experiment in data.experiments()}
     for device in sorted({d for d, _ in data.experiments()}):
         for family in data.families():
-            fig = plots.family_summary_figure(data, device, family)
+            fig = plots.family_summary_figure(data, device, family, views)
             if fig is None:
                 continue
             path = plots.save(fig, out / device / f"summary_{family}.png")
             index += [f"## {family} summary ({device})", "", f"![{family} summary]({path.relative_to(out).as_posix()})", ""]
             print(f"plot_all: {device}: {family} summary figure", flush=True)
-    for device, experiment in data.experiments():
-        view = data.view(device, experiment)
+    for (device, experiment), view in views.items():
         figures = plots.experiment_figures(view)
         written = {name: plots.save(fig, out / device / experiment / f"{name}.png") for name, fig in figures.items()}
         index += _index_section(device, experiment, written, out, plots.failures(view), plots.format_speedups(view),

@@ -186,3 +186,61 @@ def full_tree(root: Path) -> Path:
     static.write_text(json.dumps(resource_records()), encoding="utf-8")
     (root / "h200" / "notes.json").write_text(json.dumps({"comment": "not a results file"}), encoding="utf-8")
     return root
+
+
+# A ragged batch spelled in the name as the decode registration does (lengths:...), one token
+# long enough to need breaking inside.
+RAGGED_LENGTHS = "1+16+256+2048+8192+16384+32768+65536"
+
+
+def _decode_shape(b: int, c: int, kv: int, q: int, lengths: str | None = None, page: int = 16) -> dict:
+    segments = "batch:{batch}/context:{context}/kv_heads:{kv_heads}/q_heads:{q_heads}"
+    segments += f"/lengths:{lengths}" if lengths else ""
+    return {"batch": b, "context": c, "kv_heads": kv, "q_heads": q, "head_dim": 128, "page_size": page,
+            "_name": segments + "/page:{page_size}", "_flops": 4.0 * b * q * 128 * c, "_bytes": 2.0 * b * kv * 128 * c * 2}
+
+
+# Uniform shapes at three batches and two head layouts, and two ragged batches: a summary panel
+# (batch=32) holds three shapes of one series, two of them at the same contexts.
+MANY_SHAPES_DECODE = ([_decode_shape(b, c, 8, 32) for b in (1, 8, 32) for c in (2048, 16384)]
+                      + [_decode_shape(32, c, 2, 64) for c in (2048, 16384)]
+                      + [_decode_shape(32, 51200, 8, 32, "31x1024+1x51200"),
+                         _decode_shape(8, 65536, 8, 32, RAGGED_LENGTHS, page=32)])
+
+
+def many_variant_factors(n: int) -> dict[str, float]:
+    """The baseline, its A/A control and ``n`` variants named like real ones; every third is
+    the baseline's time (within noise), the others spread from 0.7x to 1.3x."""
+    out = {"split": 1.0, "split_aa": 1.0}
+    for i in range(n):
+        out[f"token_balanced_variant_number_{i:02d}"] = 1.0 if i % 3 == 0 else 0.7 + 0.6 * i / max(n - 1, 1)
+    return out
+
+
+def many_variants_tree(root: Path, n: int = 24) -> Path:
+    """A decode and a prefill experiment of ``n`` variants each (plus baseline and A/A control)
+    over many shapes with long labels, peers of which one has only the ragged shapes (so it is
+    absent from the first panels), stall records of a dozen benchmarks, and two prefill
+    experiments 0.0005% apart (the close values an offset axis shows as "+5.788e2") at one shape."""
+    factors = many_variant_factors(n)
+    experiment_run(root, "decode_many_variants", "decode", "split", factors, MANY_SHAPES_DECODE, noise=0.002,
+                   reps=6, context={"run_id": "many-decode"})
+    peer_shapes = [{k: v for k, v in c.items() if k not in ("page_size", "_name")}
+                   | {"_name": c["_name"].removesuffix("/page:{page_size}")} for c in MANY_SHAPES_DECODE]
+    ragged = range(len(peer_shapes) - 2, len(peer_shapes))
+    skipped = {("flashinfer", i): "skipped: not a ragged batch" for i in range(len(peer_shapes)) if i not in ragged}
+    skipped |= {("sdpa_flash", i): "skipped: ragged batch" for i in ragged}
+    experiment_run(root, "peers_decode", "decode", "sdpa_flash", {"sdpa_flash": 1.05, "flashinfer": 0.95},
+                   peer_shapes, peer=True, seed=1, errors=skipped)
+    prefill = [dict(c, causal=causal) for c in PREFILL_CONFIGS for causal in (0, 1)]
+    experiment_run(root, "prefill_many_variants", "prefill", "split", factors, prefill, noise=0.002, reps=6, seed=3)
+    experiment_run(root, "peers_prefill", "prefill", "sdpa_flash", {"sdpa_flash": 1.1}, prefill, peer=True, seed=4)
+    one = [dict(PREFILL_CONFIGS[-1], head_dim=96)]
+    experiment_run(root, "prefill_close_a", "prefill", "a", {"a": 1.0}, one, noise=0.0, seed=5)
+    experiment_run(root, "prefill_close_b", "prefill", "b", {"b": 1.000005}, one, noise=0.0, seed=6)
+    ctx = dict(DEVICE_CONTEXT, experiment="decode_many_variants", run_id="many-decode")
+    names = [f"decode_many_variants/{v}/bf16/" + c["_name"].format(**{k: x for k, x in c.items() if not k.startswith("_")})
+             for v in list(factors)[:4] for c in MANY_SHAPES_DECODE[-3:]]
+    write_records(root / "h200" / "decode_many_variants" / "stalls-20261120T130000Z-0123456789.json", ctx,
+                  stall_records(names, list(np.linspace(0.1, 0.6, len(names)))))
+    return root

@@ -65,7 +65,7 @@ def test_series_come_from_the_data(tree):
     fig = plots.roofline_figure(view)
     title = fig.axes[0].get_title()
     assert "copy bandwidth" in title and "matrix peak (no ctx matmul_tflops)" in title
-    labels = {t.get_text() for t in fig.axes[0].get_legend().get_texts()}
+    labels = {t.get_text() for t in fig.legends[0].get_texts()}
     assert {"union", "separate", "peer: sdpa_cudnn", "peer: sdpa_flash"} <= {l.split(" [")[0] for l in labels}
     assert not any("matrix peak" in l for l in labels)
 
@@ -75,7 +75,7 @@ def test_matrix_peak_is_drawn_when_the_context_has_it(tmp_path):
                          synth.PREFILL_CONFIGS, context={"matmul_tflops": "686.0"})
     view = Dataset.load(tmp_path).view("h200", "prefill_kv_tiles")
     fig = plots.roofline_figure(view)
-    labels = [t.get_text() for t in fig.axes[0].get_legend().get_texts()]
+    labels = [t.get_text() for t in fig.legends[0].get_texts()]
     assert "measured matrix peak 686 TFLOP/s" in labels
     assert "not drawn" not in fig.axes[0].get_title()
 
@@ -115,5 +115,5 @@ def test_wide_bar_charts_are_split_into_rows():
     configs = [f"c{i}" for i in range(25)]
     rows = plots.config_rows(configs, 5)
     assert sum(len(r) for r in rows) == 25 and [c for r in rows for c in r] == configs
-    assert all(len(r) * 5 <= plots._BARS_PER_ROW for r in rows) and len(rows) == 4
+    assert all(len(r) * 5 <= plots.bars._BARS_PER_ROW for r in rows) and len(rows) == 4
     assert plots.config_rows(configs[:4], 2) == [configs[:4]]
