@@ -44,7 +44,12 @@ sanitizer_tests() {
 
 # One process of the tool over the tests the filter selects; prints its exit status.
 run_tool() {  # binary, tool, gtest filter, log path without extension
-  timeout "${TEST_TIMEOUT_S:-180}" compute-sanitizer --tool "$2" --error-exitcode 97 "$1" --gtest_filter="$3" \
+  # synccheck tracks a bounded number of mbarriers; the decode bulk-copy policy's warps hold more
+  # than its default, and past it the tool reports an overflow and stops the kernel
+  # (DecodeGpu/11, double_bulk: clean with room for them, run 20261128T095945Z).
+  local extra=()
+  [ "$2" = synccheck ] && extra=(--num-cuda-barriers "${SYNCCHECK_BARRIERS:-65536}")
+  timeout "${TEST_TIMEOUT_S:-180}" compute-sanitizer --tool "$2" "${extra[@]}" --error-exitcode 97 "$1" --gtest_filter="$3" \
     --gtest_output=xml:"$4.xml" >"$4.txt" 2>&1 </dev/null
   echo $?
 }

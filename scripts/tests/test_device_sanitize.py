@@ -25,9 +25,15 @@ echo "[  PASSED  ] 1 test"
 """
 # compute-sanitizer: records the tool, runs the rest of its command line.
 FAKE_SANITIZER = """#!/usr/bin/env bash
-tool=$2
-shift 4
-echo "========= ERROR SUMMARY: 0 errors ($tool)"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --tool) tool=$2; shift 2 ;;
+    --num-cuda-barriers) barriers=" barriers=$2"; shift 2 ;;
+    --error-exitcode) shift 2 ;;
+    *) break ;;
+  esac
+done
+echo "========= ERROR SUMMARY: 0 errors ($tool${barriers:-})"
 "$@"
 """
 
@@ -63,6 +69,8 @@ def test_every_tool_on_every_binary_in_one_process(tmp_path):
         assert f"schedlab_gpu_tests_decode {tool} rc=0" in r.stdout
         assert f"schedlab_gpu_tests_prefill {tool} rc=0" in r.stdout
     assert (tmp_path / "logs" / "schedlab_gpu_tests_decode-synccheck.txt").exists()
+    # synccheck is given room for every mbarrier the decode bulk copies hold; the others are not.
+    assert "(synccheck barriers=65536)" in r.stdout and "(memcheck barriers" not in r.stdout
 
 
 def test_a_family_without_sanitizer_tests_fails(tmp_path):
