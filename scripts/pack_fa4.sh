@@ -9,7 +9,7 @@
 # `cat .peers/fa4.tar.xz.part-* | tar -xJ` restores the folder. One device call carries at most
 # 64 MiB (tree and carried paths together), so each part travels in its own call while the
 # machine stays warm; scripts/device_fa4_stage.sh PART gathers them in /tmp on the device and
-# unpacks the whole into /tmp/fa4_site once every part is there (analysis/README.md, "FA4").
+# unpacks the whole into /tmp/fa4_site once every part is there (DEVELOPING.md, "FlashAttention-4 on the GPU machine").
 #
 # Wheels (pinned; taken from WHEELDIR, else downloaded with the device README's pip flags):
 # flash-attn-4, nvidia-cutlass-dsl (meta) with libs-base, libs-core and libs-cu13 (not
