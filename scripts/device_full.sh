@@ -163,7 +163,7 @@ if [ "${PEERS:-auto}" != no ]; then
     echo "fa4 peers rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s"
   else
     echo "fa4 peers: skipped (FlashAttention-4 not staged: /tmp/fa4_site/.fa4_complete missing; run scripts/pack_fa4.sh" \
-      "and carry every .peers/fa4.tar.xz.part-KofN in consecutive calls, DEVELOPING.md, "FlashAttention-4 on the GPU machine")"
+      "and carry every .peers/fa4.tar.xz.part-KofN in consecutive calls, DEVELOPING.md, FlashAttention-4 on the GPU machine)"
   fi
 fi
 fi
