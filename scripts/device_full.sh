@@ -18,7 +18,8 @@
 # (the parts kept for the FlashInfer and FlashAttention-4 peers when their packages came, 180 / 200),
 # FI=0 / FA4=0 (leave that peer out of this call though its package is staged), NCU_BENCHES (a glob
 # of the binaries the ncu phase profiles; a token-balanced decode run is one launch, no combine).
-# An older build in .carry/old (pack_carry.sh's OLDER_BUILD) is timed before and after the sweep.
+# An older build in .carry/old (pack_carry.sh's OLDER_BUILD) is timed before and after the sweep
+# (OLDER_FILTER: a --benchmark_filter for its binaries, e.g. the variants both builds have).
 set -uo pipefail
 source "$(dirname "$0")/bench_names.sh"
 export LD_LIBRARY_PATH=$PWD/.carry/lib:${LD_LIBRARY_PATH:-}
@@ -98,7 +99,7 @@ older_pass() {
   for b in .carry/old/bench_*; do
     [ -x "$b" ] || continue
     timeout 150 "$b" --schedlab_tier="${TIER:-default}" --schedlab_results_root="$OUT/stage_old" \
-      >"$OUT/logs/older_$1_$(basename "$b").txt" 2>&1
+      ${OLDER_FILTER:+--benchmark_filter="$OLDER_FILTER"} >"$OUT/logs/older_$1_$(basename "$b").txt" 2>&1
     echo "older build pass $1 $(basename "$b") rc=$?"
   done
 }

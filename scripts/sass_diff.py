@@ -2,7 +2,7 @@
 """Compare the machine code of the same kernels built from two trees: did a refactoring move
 any instruction?
 
-    scripts/sass_diff.py BEFORE AFTER [--only REGEX] [--show N] [--cuobjdump PATH]
+    scripts/sass_diff.py BEFORE AFTER [--only REGEX] [--rename OLD=NEW ...] [--show N] [--cuobjdump PATH]
 
 BEFORE and AFTER are files or folders. A folder is searched for object files (.o, .cubin,
 anything cuobjdump reads) and AMDGPU assembly (.s, from clang -S or the static report's
@@ -12,6 +12,9 @@ isa/ folder); files are paired by their path relative to the folder. Per pair:
     local memory);
   - AMD: per kernel the instruction lines (isa.kernel_body: no comments, labels or
     directives) and the .amdgpu_metadata (VGPRs, AGPRs, SGPRs, scratch, LDS, spills).
+A variant that moved to another experiment (another namespace, so another mangled name) pairs
+with its old self through --rename OLD=NEW: the regex OLD is replaced by NEW in BEFORE's names
+(mangled names spell a namespace with its length: 21decode_work_partition).
 Branch targets are absolute offsets in the function; they are compared as they are (equal
 instruction lists put every target at the same offset), and with --ignore-targets replaced
 by a placeholder, to see whether a difference is in the code or only in its placement.
@@ -120,12 +123,31 @@ def normalize(instructions: list[str], ignore_targets: bool) -> list[str]:
     return [_HEX.sub("<target>", i) if _BRANCH.match(i) else i for i in instructions]
 
 
+def renamed(functions: dict[str, object], renames: list[tuple[str, str]]) -> dict[str, object]:
+    """`functions` with each (OLD regex, NEW) of `renames` applied to its names, in order."""
+    out = {}
+    for name, value in functions.items():
+        for old, new in renames:
+            name = re.sub(old, new, name)
+        out[name] = value
+    return out
+
+
+def parse_rename(text: str) -> tuple[str, str]:
+    old, sep, new = text.partition("=")
+    if not sep or not old:
+        raise argparse.ArgumentTypeError(f"--rename wants OLD=NEW, got {text!r}")
+    re.compile(old)
+    return old, new
+
+
 def compare(name: str, before: Path | None, after: Path | None, args: argparse.Namespace) -> tuple[int, int]:
     """Prints one line per function of the pair; returns (functions, functions that differ)."""
     if before is None or after is None:
         print(f"DIFF  {name}: only in {'AFTER' if before is None else 'BEFORE'}")
         return 1, 1
     fa, ra = read_side(before, args.cuobjdump)
+    fa, ra = renamed(fa, args.rename), renamed(ra, args.rename)
     fb, rb = read_side(after, args.cuobjdump)
     names = sorted(n for n in fa.keys() | fb.keys() if not args.only or re.search(args.only, n))
     differ = 0
@@ -156,6 +178,8 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("before", type=Path)
     p.add_argument("after", type=Path)
     p.add_argument("--only", help="compare only functions whose (mangled) name matches this regex")
+    p.add_argument("--rename", type=parse_rename, action="append", default=[], metavar="OLD=NEW",
+                   help="replace the regex OLD by NEW in BEFORE's function names (repeatable)")
     p.add_argument("--show", type=int, default=0, help="print the first N differing lines per function")
     p.add_argument("--ignore-targets", action="store_true", help="compare branch instructions without their targets")
     p.add_argument("--cuobjdump", default=None, help="cuobjdump to use (default: PATH, /usr/local/cuda/bin, pip wheel)")

@@ -9,9 +9,11 @@
 #include <stdexcept>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/harness/bench_main.hpp"
+#include "common/harness/variant_list.hpp"
 #include "common/problem.hpp"
 
 namespace schedlab::harness {
@@ -86,6 +88,15 @@ struct Experiment {
       throw std::invalid_argument("experiment " + name + ": a variant is named '" + aa_variant_name(baseline) +
                                   "', the name of the baseline's A/A control");
   }
+};
+
+// An experiment registered from its variant list, each variant under its policy's kName.
+template <class Family, class List>
+struct ExperimentOf;
+template <class Family, class... Policies>
+struct ExperimentOf<Family, VariantList<Policies...>> : Experiment<Family, Policies...> {
+  ExperimentOf(std::string name, std::string baseline)
+      : Experiment<Family, Policies...>{std::move(name), std::move(baseline), {std::string(Policies::kName)...}} {}
 };
 
 }  // namespace schedlab::harness

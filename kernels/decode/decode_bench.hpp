@@ -2,9 +2,11 @@
 // each shape of the run's tier (or of --schedlab_axes); the shapes are in decode_shapes.hpp.
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "common/harness/experiment.hpp"
+#include "common/harness/gpu_platform.hpp"
 #include "kernels/decode/decode_case.hpp"
 #include "kernels/decode/decode_shapes.hpp"
 
@@ -34,5 +36,14 @@ using DecodeFamily = DecodeFamilyOf<>;
 
 template <class... Policies>
 using DecodeExperiment = harness::Experiment<DecodeFamily, Policies...>;
+
+// The main of a decode experiment's benchmark: every variant of its list, and the baseline's A/A
+// control, on each shape of the tiers kTiers names (or of --schedlab_axes).
+template <class Variants, const harness::TierAxes& (*kTiers)() = decode_tiers>
+int decode_bench_main(int argc, char** argv, std::string name, std::string baseline) {
+  const harness::ExperimentOf<DecodeFamilyOf<kTiers>, Variants> experiment{std::move(name), std::move(baseline)};
+  return harness::bench_main(
+      argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
+}
 
 }  // namespace schedlab::kernels

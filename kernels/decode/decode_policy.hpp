@@ -35,9 +35,9 @@ enum class DecodeFault {
   drop_tile,   // the middle tile of each (sequence, KV head) is copied but never counted
   stale_tile,  // the middle tile's copy reads the tile two before it (what its stage held)
   lose_split,  // the split grid's middle split partial gets no weight in the combine
-  stale_max,   // a lean warpgroup step never rescales O when a row's max moves (kRowTileLeanStep)
-  q_high_only,  // raw keys (kRowTileFp8RawKeys): S from Q's high e4m3 part alone, Q at e4m3's precision
-  max_unchecked,  // a lean warpgroup step keeps its rows' running max without the slack's check (kRowTileMaxSlack)
+  stale_max,   // a warpgroup step never rescales O when a row's max moves
+  q_high_only,  // fp8 raw keys: S from Q's high e4m3 part alone, Q at e4m3's precision
+  max_unchecked,  // a warpgroup step keeps its rows' running max without the slack's check
 };
 
 struct DecodePolicy {
@@ -71,14 +71,6 @@ struct DecodePolicy {
   // Taken only where the even cut runs in more than one wave and the filled plan cuts no unit
   // into more partials (on the H200 it was slower elsewhere: experiments/decode_work_partition).
   /* FillSlots = */ static constexpr bool kFillSlots = false;
-  // With a token-balanced schedule: the plan cuts for this many times the resident CTA slots,
-  // so a batch the even cut would run in one wave of one chunk a slot runs in about this many
-  // waves of smaller chunks, each next chunk going to whichever slot frees first. In one wave
-  // the chunks are fixed to their SMs, and per-CTA timelines of the bf16 batch of lengths one to
-  // 65536 on the H200 showed the same pair of chunks on the same SM ending up to 17 us apart
-  // from launch to launch, the grid's placement on the SMs (which rotates between launches)
-  // deciding the kernel's end; later waves let the SMs that stream faster take more.
-  /* PlanWaves = */ static constexpr int kPlanWaves = 1;
   // With a token-balanced schedule: what a CTA's start and its partial cost, in tiles' time, in
   // the partition's model (partition_decode_work). 16-bit KV streams at the memory's pace, so a
   // tile is long next to a CTA's ramp. fp8 tiles are short and its warps wait on latency, so a
@@ -95,13 +87,6 @@ struct DecodePolicy {
   // long sequence: 8 rows a warp x 70 partials) would leave one CTA merging long after the rest
   // of the grid is done; the combine kernel spreads that merge over one CTA per query row instead.
   /* MaxInKernelMergeSteps = */ static constexpr int kMaxInKernelMergeSteps = 128;
-  // With a token-balanced schedule, where a unit cut into chunks is merged: by its last chunk's
-  // CTA (a warp per row over the unit's partials) unless that merge is too long for one CTA
-  // (kMaxInKernelMergeSteps); such a unit is merged by the combine kernel.
-  // false: once one unit needs the combine kernel, every cut unit goes there (the combine then
-  // launches a CTA per query row of the batch). true: only those units do, the others still
-  // merge in the decode kernel, and the combine's other CTAs return at once.
-  /* MergeByUnit = */ static constexpr bool kMergeByUnit = false;
   // The most query rows a warp merges in series in a unit's last CTA: a unit of more rows per
   // warp (a row-tile unit: 8 at a group of 32, 16 at MQA) goes to the combine kernel whatever
   // its partials, which spreads its rows over a CTA each. On the uniform group-32 batch the
@@ -146,109 +131,37 @@ struct DecodePolicy {
   // stage more of its smaller raw tiles beside the converted step).
   /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warp;
   /* RowTileStages = */ static constexpr int kRowTileStages = 3;
-  // fp8 KV in the warpgroup form: each warp converts its raw tile of step j just before the
-  // step's products, between two CTA barriers (false); or converts step j + 1 into a second
-  // converted step while S = Q K^T of step j runs on the matrix unit, one barrier a step and one
-  // raw stage fewer (true). On the H200 converting ahead was 3% slower on MQA 64/1 (its
-  // conversion's shared-memory traffic meets S's operand reads) and about level on group 32
-  // (experiments/decode_work_partition/README.md), so the default converts in the step.
-  /* RowTileConvertAhead = */ static constexpr bool kRowTileConvertAhead = false;
-  // The warpgroup form's step with fewer instructions per warp (true): a step whose 64 keys all
-  // lie inside the range skips the mask, the softmax scale goes into the exponent's FFMA (the
-  // max is taken over unscaled scores), O *= corr is skipped when no row of the warp moved its
-  // max, and page lookups shift and mask by the power-of-two page size instead of dividing.
-  // false: the same step as the warp body's softmax, 16 tiles wide.
-  /* RowTileLeanStep = */ static constexpr bool kRowTileLeanStep = true;
-  // The warpgroup form's S = Q K^T with Q from registers (true: each warp loads its rows' A
-  // fragments once, 32 registers at head dim 128) or from shared memory (false: every k16 step
-  // reads Q's 64 x 16 operand again, 16 KiB a step at head dim 128 beside K's 16 KiB). On the
-  // H200 registers measured no faster on fp8 MQA (experiments/decode_work_partition/README.md),
-  // and ptxas 13.0 reused Q's registers for P in one instantiation (the plain step, bf16, head
-  // dim 64: the next step's S read P; the GPU tests caught it), so shared memory is the default.
-  /* RowTileQInRegisters = */ static constexpr bool kRowTileQInRegisters = false;
-  // fp8 KV in the warpgroup form, converting in the step: the raw K and V tiles land in a ring
-  // of this many slots, each one step's K or V (8 KiB at head dim 128), K of step j in slot
-  // 2j mod n and V in 2j + 1 mod n, each slot refilled as soon as its tile is converted. 0: two
-  // slots a stage (kRowTileStages + 1 stages, 64 KiB at head dim 128: with the converted step
-  // and Q, 112 KiB, two CTAs per SM). 3: one and a half steps (24 KiB, 72 KiB in all), so three
-  // CTAs fit an SM (kMinCtasPerSmRowTilesFp8 3): a third warp per scheduler for each warp's
-  // chain of conversion, barrier, S, softmax and P V, against less of the memory's latency
-  // covered per CTA.
-  /* RowTileFp8RawSlots = */ static constexpr int kRowTileFp8RawSlots = 0;
-  /* MinCtasPerSmRowTilesFp8 = */ static constexpr int kMinCtasPerSmRowTilesFp8 = 2;
-  // fp8 KV in the warpgroup form: a second warpgroup of producer warps (true) copies and
-  // converts each step's raw tiles into one of two converted steps, handing them to the
-  // computing warpgroup through named barriers (full / empty per converted step), as
-  // FlashAttention-3's producer warps transpose fp8 V; the computing warps' chain is then S,
-  // softmax and P V alone. Registers move by setmaxnreg (kRowTileProducerRegs to the
-  // producers, kRowTileConsumerRegs to the computing warps, 256 a thread pair in all so two
-  // CTAs of 256 threads fit an SM; ptxas 13.0 fails to allocate the producers' conversion in
-  // 64). Raw tiles: two steps (kRowTileFp8RawSlots 0 means 4 here).
-  // On the H200 the producer warpgroup measured about 12% faster on fp8 MQA than converting in
-  // the computing warps (experiments/decode_work_partition/README.md), so it is the default.
-  /* RowTileFp8Producers = */ static constexpr bool kRowTileFp8Producers = true;
+  // fp8 KV in the warpgroup form has a second warpgroup of producer warps that copy each step's
+  // raw tiles and convert V for the computing warpgroup (paged_decode_warpgroup.cuh). Registers
+  // move by setmaxnreg: these to the producers and to the computing warps, 256 a thread pair in
+  // all so two CTAs of 256 threads fit an SM (ptxas 13.0 fails to allocate the producers'
+  // conversion in 64).
   /* RowTileProducerRegs = */ static constexpr int kRowTileProducerRegs = 96;
   /* RowTileConsumerRegs = */ static constexpr int kRowTileConsumerRegs = 160;
-  // With the producer warpgroup (fp8): the computing warps issue S = Q K^T of step j + 1 before
-  // O += P V of step j, and the softmax of step j + 1 runs while that product is on the matrix
-  // unit (FlashAttention-3's overlap inside a warpgroup); O takes the step's rescale once the
-  // product is done. The K and V halves of a converted step then go through rings of their own
-  // (K freed once S is read, V once P V is), so the producers refill a step's K while its V is
-  // still being read. false: S, softmax and P V of a step in series, the step freed at its end.
-  // (16-bit KV has no producer warpgroup and ignores it.)
-  /* RowTileOverlapPV = */ static constexpr bool kRowTileOverlapPV = false;
-  // With the producer warpgroup (fp8, head dim 128, S and P V in series): S = Q K^T reads the
-  // raw e4m3 K tiles as they landed (their per-lane swizzle is wgmma's 128-byte one at 128-byte
-  // rows), as two e4m3 products of Q's exact split Q s = hi + lo (s a power of two per query
-  // row, hi and lo e4m3: a bf16 value is two e4m3 values of four significant bits each), so the
-  // producers convert only V. Per key that drops K's conversion (its load and two-byte store)
-  // and halves K's operand read: about 30% fewer shared-memory bytes, the pipe fp8 MQA is
-  // busiest on. The raw ring then holds four steps (a step's K is read until its S is done),
-  // the space of the converted K steps it no longer needs. false: K converted as V is. On the
-  // H200 fp8 MQA measured about 5% faster (not the 30% the bytes predicted), the group-32 fp8
-  // batches about 3% (experiments/decode_work_partition/README.md), so it is the default.
-  /* RowTileFp8RawKeys = */ static constexpr bool kRowTileFp8RawKeys = true;
-  // With the producer warpgroup, S and P V in series (not kRowTileOverlapPV): S = Q K^T of step
-  // j + 1 is issued right behind O += P V of step j, and the computing warps wait once for both
-  // (true), instead of waiting for P V before they take step j + 1 (false). The matrix unit then
-  // runs the two back to back, and a step's chain loses one round trip from the warps to the
-  // unit; step j is released once that wait is over, a step later.
-  /* RowTileSBehindPV = */ static constexpr bool kRowTileSBehindPV = false;
-  // Raw keys (kRowTileFp8RawKeys): a step's raw K slot goes back to the producers as soon as
-  // its S is done (a named barrier per raw step), and its V slot once they converted it, so
-  // the ring of four raw steps keeps three in flight, each issued a step sooner (true). false:
-  // a step's raw slots wait for its P V, two in flight.
-  /* RowTileKeysFreedAfterS = */ static constexpr bool kRowTileKeysFreedAfterS = false;
-  // fp8 KV in the warpgroup body (its P is an f16 operand): the softmax's exponentials as f16
-  // pairs (ex2.approx.f16x2 on the pair of exponents the P word holds), two a
-  // transcendental-unit instruction and no separate pack, a row's share of the sum added as f16
-  // pairs before it joins the f32 sum (true); or each in f32, then packed (false).
-  /* RowTileHalfExp2 = */ static constexpr bool kRowTileHalfExp2 = false;
-  // The warpgroup body's lean step whose 64 keys all lie in the range: where no lane of a warp
-  // holds a scaled score more than kRowTileMaxSlack (log2 units) above its row's running max,
-  // one vote says so and the step keeps that max as its exponents' offset. It then takes no
-  // cross-lane max (two shuffle rounds, each waited for, on the computing warps' chain of S,
-  // softmax and P V) and rescales nothing; P's values stay below 2^kRowTileMaxSlack, in f16's
-  // range, and the sum and O are the same up to rounding, since the online softmax's result
-  // does not depend on the offset (FlashAttention-4 rescales only past such a threshold).
-  // Otherwise, and always at 0, the step takes its rows' exact max as before. On the H200 the
-  // slack of 8 measured about 8% faster on fp8 MQA and 5% on the group-32 fp8 batches, no
-  // difference elsewhere (experiments/decode_work_partition/README.md), so it is the default.
-  /* RowTileMaxSlack = */ static constexpr int kRowTileMaxSlack = 8;
-  // The warpgroup body: when a warp issues the copies of its tile of step j it also asks L2 to
-  // fetch its tile of step j + kRowTileL2PrefetchSteps (one bulk prefetch each for K and V, no
-  // shared memory or registers held), so that copy, issued that many steps later, reads L2
-  // instead of waiting for the memory. With fp8 producers a CTA's shared memory holds two raw
-  // steps in flight beside two converted ones, and Nsight Compute found the producers' loads
-  // waiting on those copies once the computing warps asked sooner (kRowTileOverlapPV). 0: none.
-  /* RowTileL2PrefetchSteps = */ static constexpr int kRowTileL2PrefetchSteps = 0;
-  // How a CTA whose rows are each one warp's (row tiles: a warp per 16-row tile) writes its
-  // output or partial: each lane its own columns straight from its registers, scaled once per
-  // row (true); or, as a CTA whose warps split the keys of the same rows must, every warp's rows
-  // through shared memory and then an element per thread, with an exp2 and a division each
-  // (false). Nsight Compute put that round trip at about a tenth of fp8 MQA's warp samples.
-  /* RowsFromRegisters = */ static constexpr bool kRowsFromRegisters = true;
   /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only
+};
+
+// Named configurations the experiments derive their variants from, and the GPU tests run,
+// each spelled out member by member, so a variant keeps meaning the kernel it was timed as
+// whatever DecodePolicy's defaults become.
+//   SplitRows:         the split grid; a GQA group above 16 is one CTA of up to four row tiles,
+//                      computed as one warpgroup where the architecture has wgmma.
+//   TokenBalancedRows: the same CTAs over chunks planned from the lengths (partition_decode_work).
+//   ServingDecode:     TokenBalancedRows with the row-list combine (a warp a row) and filled
+//                      CTA slots: the configuration the serving figures are measured on.
+struct SplitRows : DecodePolicy {
+  /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::split;
+  /* MaxRowTiles = */ static constexpr int kMaxRowTiles = 4;
+  /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warpgroup;
+};
+struct TokenBalancedRows : SplitRows {
+  /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::token_balanced;
+};
+struct ServingDecode : TokenBalancedRows {
+  /* MaxInKernelMergeRowsPerWarp = */ static constexpr int kMaxInKernelMergeRowsPerWarp = 4;
+  /* CombineWarpPerRow = */ static constexpr bool kCombineWarpPerRow = true;
+  /* CombineRowList = */ static constexpr bool kCombineRowList = true;
+  /* FillSlots = */ static constexpr bool kFillSlots = true;
 };
 
 // Tokens per warp tile: one page at page size 16, so a tile never spans two pages.
@@ -271,23 +184,15 @@ constexpr int decode_smem_bytes(int head_dim, DType kv, gpu::GpuArch arch, bool 
   auto larger = [](int a, int b) { return a > b ? a : b; };
   if (group_body && Policy::kMaxRowTiles > 1 && Policy::kRowTileMma == RowTileMma::warpgroup &&
       gpu::has_warpgroup_mma(arch)) {
-    // kStages steps of K and V (16-bit: BoxTiles of all warps' tokens; fp8: each warp's raw
-    // tiles), fp8's converted 16-bit steps, then Q's BoxTile.
-    const bool ahead = fp8 && Policy::kRowTileConvertAhead;
-    const bool producers = fp8 && !ahead && Policy::kRowTileFp8Producers;
-    const int stages = Policy::kRowTileStages + (fp8 ? (ahead ? -1 : 1) : 0);
+    // kRowTileStages steps of 16-bit K and V BoxTiles of all warps' tokens, then Q's BoxTile.
+    // fp8: the raw ring (four steps of K and V; eight slots of one step's K or V tiles), then
+    // two converted steps (K and V; V alone where S reads the raw keys, head dim 128), then Q
+    // (raw keys: its two e4m3 parts, then each row's scale).
     const int box = warps * kDecodeTileTokens * head_dim * 2;  // BoxTile<warps x 16 rows, head_dim>
     const int q_box = warps * kDecodeMaxGroup * head_dim * 2;
-    // fp8: slots of one step's raw K or V tiles (kRowTileFp8RawSlots; 0: two a stage, or two
-    // steps' with producer warps)
-    const bool raw_keys = producers && Policy::kRowTileFp8RawKeys && !Policy::kRowTileOverlapPV && head_dim == 128;
-    const int slots = !fp8 ? 0
-                      : raw_keys ? 8
-                      : Policy::kRowTileFp8RawSlots > 0 && !ahead ? Policy::kRowTileFp8RawSlots
-                      : producers ? 4 : 2 * stages;
-    const int raw_bytes = fp8 ? slots * warps * raw_tile : stages * 2 * box;
-    // converted steps: K and V, or V alone with raw keys; after Q, raw keys' row scales
-    const int q_offset = raw_bytes + (fp8 ? (ahead || producers ? 2 : 1) * (raw_keys ? 1 : 2) * box : 0);
+    const bool raw_keys = fp8 && head_dim == 128;
+    const int raw_bytes = fp8 ? (raw_keys ? 8 : 4) * warps * raw_tile : Policy::kRowTileStages * 2 * box;
+    const int q_offset = raw_bytes + (fp8 ? 2 * (raw_keys ? 1 : 2) * box : 0);
     return larger(q_offset + q_box + (raw_keys ? warps * kDecodeMaxGroup * 4 : 0), combine);
   }
   // Per warp kKvBuffers K+V stages (twice as many of fp8's half-size tiles), then with bulk

@@ -56,8 +56,8 @@ inline const harness::TierAxes& decode_tiers() {
   return tiers;
 }
 
-// The ragged batches of decode_work_partition, only there (the other decode experiments keep
-// the tiers above). Each ragged batch sits beside a uniform batch of the same heads and total
+// The ragged batches of decode_work_partition and decode_partial_merge, only there (the other
+// decode experiments keep the tiers above). Each ragged batch sits beside a uniform batch of the same heads and total
 // keys (or one key fewer, where the total does not divide), so the bandwidth a ragged batch
 // reaches can be read against the uniform one from a single run:
 //   31x1024+1x51200 (one long among short, 82944 keys) beside batch 32 x 2592;
@@ -97,6 +97,27 @@ inline const harness::TierAxes& decode_ragged_tiers() {
                both + span_twin, both + one_long + page1, both + one_long_twin + page1, both + geometric,
                both + geometric_twin, both + "lengths=8x2048", both + mqa, both + group32 + one_long,
                both + group32 + one_long_twin, both + group32_gqa_twin},
+  };
+  return tiers;
+}
+
+// GQA groups above 16 (decode_row_tile_body), each beside a GQA 32/8 batch of the same KV bytes,
+// as in decode_ragged_tiers: MQA 64/1 batch 128 x 16384 beside the 32/8 headline; group 32
+// (64/2) on the one-long batch and its uniform twin, beside the 32/8 batch 8 x 2592.
+// Quick: MQA and its twin in bf16. Default: both KV dtypes of MQA and its twin, the group-32
+// batches in bf16. Full: the group-32 batches in both.
+inline const harness::TierAxes& decode_group_tiers() {
+  static const std::string mqa = "q_heads=64;kv_heads=1;batch=128;context=16384", mqa_twin = "batch=16;context=16384";
+  static const std::string group32 = "q_heads=64;kv_heads=2;";
+  static const std::string one_long = "lengths=31x1024+1x51200", one_long_twin = "batch=32;context=2592";
+  static const std::string group32_gqa_twin = "batch=8;context=2592";
+  static const std::string both = "kv_dtype=bf16,fp8_e4m3;", bf16 = "kv_dtype=bf16;";
+  static const harness::TierAxes tiers{
+      .quick = {bf16 + mqa, bf16 + mqa_twin},
+      .standard = {both + mqa, both + mqa_twin, bf16 + group32 + one_long, bf16 + group32 + one_long_twin,
+                   bf16 + group32_gqa_twin},
+      .full = {both + mqa, both + mqa_twin, both + group32 + one_long, both + group32 + one_long_twin,
+               both + group32_gqa_twin},
   };
   return tiers;
 }

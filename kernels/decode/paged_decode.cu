@@ -14,7 +14,7 @@
 namespace schedlab::kernels {
 
 DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits, TileSchedule schedule,
-                       int chunk_overhead_tiles, int max_row_tiles, bool merge_by_unit, int max_merge_rows_per_warp,
+                       int chunk_overhead_tiles, int max_row_tiles, int max_merge_rows_per_warp,
                        int combine_warp_row_parts, int max_merge_steps, bool fill_slots) {
   if (cta_slots < 1 || warps < 1) throw std::invalid_argument("plan_decode: no CTA slots or warps");
   if (max_merge_rows_per_warp < 1) throw std::invalid_argument("plan_decode: max_merge_rows_per_warp must be >= 1");
@@ -49,13 +49,13 @@ DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int for
     plan.work.reserve(4 * w.chunks.size() + w.partial_count.size());
     for (const DecodeWorkChunk& c : w.chunks) plan.work.insert(plan.work.end(), {c.seq * heads + c.head, c.first_tile, c.tiles, c.partial});
     // The most partials a unit's last CTA merges itself: a warp per row, one step per row and
-    // partial. A unit of more goes to the combine kernel (its count negated in the work list):
-    // with merge_by_unit that unit alone, else every cut unit once one needs it.
+    // partial. Once a unit has more, every cut unit goes to the combine kernel (its count negated
+    // in the work list): sending such units alone was measured too (decode_partial_merge's tried).
     const int unit_rows = std::min(p.q_heads / p.kv_heads, kDecodeMaxGroup * row_tiles);
     // (A unit of more rows a warp than max_merge_rows_per_warp merges nothing in the kernel.)
     const int rows_per_warp = (unit_rows + warps - 1) / warps;
     const int kernel_parts = rows_per_warp > max_merge_rows_per_warp ? 1 : std::max(1, max_merge_steps / rows_per_warp);
-    const bool all_to_combine = !merge_by_unit && w.max_partials > kernel_parts;
+    const bool all_to_combine = w.max_partials > kernel_parts;
     for (int parts : w.partial_count) {
       const bool combine = parts > 1 && (all_to_combine || parts > kernel_parts);
       plan.work.push_back(combine ? -parts : parts);

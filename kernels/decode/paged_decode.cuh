@@ -28,6 +28,7 @@
 #include "common/gpu/timeline.hpp"
 #include "common/gpu/warp_mma.hpp"
 #include "common/gpu/warpgroup.hpp"
+#include "common/harness/variant_list.hpp"
 #include "kernels/attention/pipeline.hpp"
 #include "kernels/common/element.hpp"
 #include "kernels/decode/decode_policy.hpp"
@@ -154,11 +155,9 @@ struct Smem {
   static constexpr int kBytes = kBarriers + (kBulk<Policy, kKv> ? kWarpsOf<Policy, kKv> * kStages<Policy, kKv> * 8 : 0);
 };
 
-// fp8 KV in the warpgroup body with a producer warpgroup beside the computing one
-// (DecodePolicy::kRowTileFp8Producers; not with conversion a step ahead).
+// fp8 KV in the warpgroup body has a producer warpgroup beside the computing one.
 template <class Policy, DType kKv>
-inline constexpr bool kFp8Producers =
-    kKv == DType::fp8_e4m3 && !Policy::kRowTileConvertAhead && Policy::kRowTileFp8Producers;
+inline constexpr bool kFp8Producers = kKv == DType::fp8_e4m3;
 
 // The warpgroup row-tile body (RowTileMma::warpgroup): where it runs, and its shared memory.
 // A step is one 16-token tile per warp, 64 keys; K and V of a step, and Q's 64 rows, are
@@ -167,37 +166,33 @@ inline constexpr bool kFp8Producers =
 template <class Policy, DType kKv>
 inline constexpr bool kWarpgroupRows =
     SCHEDLAB_GPU_HAS_WGMMA && Policy::kRowTileMma == RowTileMma::warpgroup && Policy::kMaxRowTiles > 1;
-// kStages steps (16-bit: K then V as BoxTiles; fp8: each warp's raw K then V tile), for fp8
-// the converted 16-bit steps, then Q; the warps' combine space (combine_warps) after the loop.
-// An fp8 step's raw bytes are a quarter of a 16-bit stage's: converting in the step
-// (kRowTileConvertAhead false) it gets one raw stage more beside its one converted step;
-// converting a step ahead it keeps two converted steps and one raw stage less (the same bytes:
-// two CTAs per SM at head dim 128 either way).
+// 16-bit KV: kStages steps of K then V as BoxTiles, then Q. fp8: a ring of raw slots (each
+// one step's K or V tiles of every warp), two converted 16-bit steps the producers write, then
+// Q. The warps' combine space (combine_warps) reuses the storage after the loop.
 template <class Policy, DType kKv, int kHeadDim>
 struct GroupSmem {
   static constexpr bool kFp8 = kKv == DType::fp8_e4m3;
-  static constexpr bool kConvertAhead = kFp8 && Policy::kRowTileConvertAhead;
   static constexpr bool kProducers = kFp8Producers<Policy, kKv>;
-  // S reads the raw e4m3 K tiles, Q split into e4m3 high and low parts (kRowTileFp8RawKeys): at
-  // head dim 128 a raw row is one 128-byte row of wgmma's swizzle, and a step's four raw K tiles
-  // lie one after another in a 1024-byte aligned slot, so the slot is the step's K operand.
-  static constexpr bool kRawKeys =
-      kProducers && Policy::kRowTileFp8RawKeys && !Policy::kRowTileOverlapPV && kHeadDim == 128;
-  static constexpr int kConvertedSteps = kConvertAhead || kProducers ? 2 : 1;
+  // fp8 at head dim 128: S = Q K^T reads the raw e4m3 K tiles as they landed (their per-lane
+  // swizzle is wgmma's 128-byte one at 128-byte rows; a step's four raw K tiles lie one after
+  // another in a 1024-byte aligned slot, so the slot is the step's K operand), as two e4m3
+  // products of Q's exact split Q s = hi + lo (store_q_split), and the producers convert only
+  // V. Per key that drops K's conversion and halves K's operand read. The raw ring then holds
+  // four steps (a step's K is read until its S is done) in the space of the converted K steps
+  // it no longer needs. Head dim 64 converts K as V (a raw row is not a 128-byte row there).
+  static constexpr bool kRawKeys = kProducers && kHeadDim == 128;
+  static constexpr int kConvertedSteps = 2;
   static constexpr int kWarps = kWarpsOf<Policy, kKv>;
-  static constexpr int kStages = Policy::kRowTileStages + (kFp8 ? (kConvertAhead ? -1 : 1) : 0);
+  static constexpr int kStages = Policy::kRowTileStages;  // 16-bit KV
   static constexpr int kTokens = kWarps * kDecodeTileTokens;
   using KV = BoxTile<kTokens, kHeadDim>;
   using Q = BoxTile<kWarps * kDecodeMaxGroup, kHeadDim>;
   using Q8 = BoxTile<kWarps * kDecodeMaxGroup, kHeadDim / 2>;  // raw keys: a part of Q, e4m3 as 8-bit pairs
   static constexpr int kRawTile = Tile<kKv, kHeadDim>::kRawBytes;  // fp8: one warp's 16 tokens of K (or V)
   static constexpr int kStageBytes = 2 * KV::kBytes;  // 16-bit: one step's K and V
-  // fp8: the ring of raw slots, each one step's K or V tiles of every warp (a stage is two).
-  static constexpr int kRawSlots = !kFp8                                                   ? 0
-                                   : kRawKeys                                          ? 8
-                                   : Policy::kRowTileFp8RawSlots > 0 && !kConvertAhead ? Policy::kRowTileFp8RawSlots
-                                   : kProducers                                        ? 4
-                                                                                       : 2 * kStages;
+  // fp8: the ring of raw slots, each one step's K or V tiles of every warp: two steps, four
+  // with raw keys.
+  static constexpr int kRawSlots = !kFp8 ? 0 : kRawKeys ? 8 : 4;
   static constexpr int kSlotBytes = kWarps * kRawTile;
   static constexpr int kConverted = kFp8 ? kRawSlots * kSlotBytes : kStages * kStageBytes;
   // A converted step: K then V (KV::kBytes each), or V alone with raw keys.
@@ -215,9 +210,7 @@ struct GroupSmem {
   static_assert(!kWarpgroupRows<Policy, kKv> || (kWarps == 4 && Policy::kMaxRowTiles == 4),
                 "the warpgroup body is one warpgroup of four warps, one 16-row tile each");
   static_assert(kStages >= 2, "a step is computed while the next one lands");
-  static_assert(!kFp8 || kRawSlots >= 3, "a step's K and V convert while the next step's K lands");
-  static_assert(!kConvertAhead || kRawSlots == 2 * kStages, "converting ahead keeps whole stages");
-  // Where warp w's raw K (kv 0) or V (kv 1) tile of step j lands (fp8, converting in the step).
+  // Where warp w's raw K (kv 0) or V (kv 1) tile of step j lands (fp8).
   static constexpr int raw_offset(int j, int kv, int w) {
     return ((2 * j + kv) % (kRawSlots > 0 ? kRawSlots : 1)) * kSlotBytes + w * kRawTile;  // 16-bit: unused
   }
@@ -320,20 +313,6 @@ __device__ __forceinline__ void issue_tile(const Params& a, unsigned char* k_buf
     const int dst = T::kFp8 ? T::raw_offset(row, col) : Dst::offset(row0 + row, col);
     if constexpr ((kParts & 1) != 0) gpu::async_copy_16(k_buf + dst, a.k_pool + src, valid);
     if constexpr ((kParts & 2) != 0) gpu::async_copy_16(v_buf + dst, a.v_pool + src, valid);
-  }
-}
-
-// A tile's K and V into L2 ahead of its copies (lane 0 alone; Policy::kRowTileL2PrefetchSteps).
-// Tokens past the sequence end come along; they are inside the page, so the prefetch never
-// leaves the pool. Pages smaller than a tile are not prefetched.
-template <class Policy, DType kKv, int kHeadDim, bool kPow2Pages = false>
-__device__ __forceinline__ void prefetch_tile_l2(const Params& a, int kvh, int tile, int page) {
-  using T = TileOf<Policy, kKv, kHeadDim>;
-  if (a.page_size < kDecodeTileTokens) return;  // the tile is not one contiguous run of the pool
-  const std::int64_t base = tile_base<Policy, kKv, kHeadDim, kPow2Pages>(a, kvh, tile, page);
-  if (gpu::lane_id() == 0) {
-    gpu::prefetch_l2(a.k_pool + base, T::kRawBytes);
-    gpu::prefetch_l2(a.v_pool + base, T::kRawBytes);
   }
 }
 
@@ -457,12 +436,10 @@ __device__ __forceinline__ void qk_scores(float (&s)[2][4], const std::uint32_t 
 // is the A layout of one k16 step). The warp body takes 16 keys at a time, the warpgroup body
 // 64. A dropped-tile fault masks the 16-key tile it hits (first_key and seq_len place it).
 // kMask false: every key is visible (the caller knows the step lies inside the range).
-// kLean (the warpgroup body's DecodePolicy::kRowTileLeanStep): the maximum is taken over the
-// unscaled scores and scaled once (the scale is > 0, validated on the host, so the two orders
-// give the same max), each exponent is one FFMA, and O *= corr is skipped when no row of the
-// warp moved its max (corr is then exactly 1).
-// deferred (lean only): O is left alone and its rescale returned there, for a caller whose
-// P V of the step before is still running on the matrix unit (apply_rescale once it is done).
+// kLean (the warpgroup body's step): the maximum is taken over the unscaled scores and scaled
+// once (the scale is > 0, validated on the host, so the two orders give the same max), each
+// exponent is one FFMA, and O *= corr is skipped when no row of the warp moved its max (corr is
+// then exactly 1).
 struct Rescale {
   float corr[2];
   bool moved;
@@ -477,16 +454,25 @@ __device__ __forceinline__ void apply_rescale(Softmax<kHeadDim>& st, const Resca
   }
 }
 // The softmax scale of a lane's row r (0: row g, 1: row g + 8): the same for every row, or one
-// per row (RowScales: S computed on queries scaled per row, kRowTileFp8RawKeys).
+// per row (RowScales: S computed on queries scaled per row, GroupSmem::kRawKeys).
 struct RowScales {
   float r[2];
 };
 __device__ __forceinline__ float row_scale(float s, int) { return s; }
 __device__ __forceinline__ float row_scale(const RowScales& s, int r) { return s.r[r]; }
+// The warpgroup body's lean step whose 64 keys all lie in the range: where no lane of a warp
+// holds a scaled score more than kMaxSlack (log2 units) above its row's running max, one vote
+// says so and the step keeps that max as its exponents' offset. It then takes no cross-lane max
+// (two shuffle rounds, each waited for, on the computing warps' chain of S, softmax and P V)
+// and rescales nothing; P's values stay below 2^kMaxSlack, in f16's range, and the sum and O
+// are the same up to rounding, since the online softmax's result does not depend on the offset
+// (FlashAttention-4 rescales only past such a threshold). Otherwise the step takes its rows'
+// exact max. The exact max every step was measured against it (experiments/decode_row_tile_body).
+inline constexpr int kMaxSlack = 8;
 template <class Policy, DType kKv, int kHeadDim, int kTiles, bool kMask = true, bool kLean = false, class Scale = float>
 __device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHeadDim>& st,
                                              std::uint32_t (&pa)[kTiles / 2][4], Scale scale_log2, int key0,
-                                             int first_key, int key_end, int seq_len, Rescale* deferred = nullptr) {
+                                             int first_key, int key_end, int seq_len) {
   const int t = gpu::mma::frag_lane() % 4;
   float tile_max[2] = {-INFINITY, -INFINITY};
 #pragma unroll
@@ -521,10 +507,10 @@ __device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHea
       tile_max[r] = tree(t, [](float x, float y) { return fmaxf(x, y); });
     }
   }
-  // The slack (Policy::kRowTileMaxSlack; a lean step whose keys are all visible): where every
-  // lane's scaled scores lie within it of their rows' running max, the warp keeps those maxima
-  // (one vote) and skips the rows' cross-lane max. No running max is -inf past a visible step.
-  constexpr bool kSlack = kLean && !kMask && kTiles >= 4 && Policy::kRowTileMaxSlack > 0;
+  // The slack (kMaxSlack; a lean step whose keys are all visible): where every lane's scaled
+  // scores lie within it of their rows' running max, the warp keeps those maxima (one vote) and
+  // skips the rows' cross-lane max. No running max is -inf past a visible step.
+  constexpr bool kSlack = kLean && !kMask && kTiles >= 4;
   bool keep_max = false;
   if constexpr (kSlack) {
     bool within = true;
@@ -532,7 +518,7 @@ __device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHea
     for (int r = 0; r < 2; ++r)
       within = within && st.m[r] != -INFINITY &&
                (Policy::kFault == DecodeFault::max_unchecked ||
-                tile_max[r] * row_scale(scale_log2, r) <= st.m[r] + float(Policy::kRowTileMaxSlack));
+                tile_max[r] * row_scale(scale_log2, r) <= st.m[r] + float(kMaxSlack));
     keep_max = gpu::warp_all(within);
   }
   float corr[2];
@@ -559,24 +545,6 @@ __device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHea
       }
     }
     const float m_use = st.m[r] == -INFINITY ? 0.f : st.m[r];
-    // f16 exponentials (kRowTileHalfExp2, f16 P, a warpgroup step): each P word straight from
-    // its pair's ex2.approx.f16x2, the row's words summed as f16 pairs.
-    if constexpr (kTiles >= 4 && Policy::kRowTileHalfExp2 && std::is_same_v<Operand<kKv>, gpu::mma::F16>) {
-      const float sc = row_scale(scale_log2, r);
-      std::uint32_t h[kTiles];
-#pragma unroll
-      for (int n = 0; n < kTiles; ++n) {
-        const float x0 = kLean ? fmaf(s[n][2 * r], sc, -m_use) : s[n][2 * r] - m_use;
-        const float x1 = kLean ? fmaf(s[n][2 * r + 1], sc, -m_use) : s[n][2 * r + 1] - m_use;
-        h[n] = pa[n / 2][(n % 2) * 2 + r] = gpu::mma::fast_exp2_f16x2(gpu::mma::pack2<gpu::mma::F16>(x0, x1));
-      }
-#pragma unroll
-      for (int w = kTiles / 2; w >= 1; w /= 2)
-#pragma unroll
-        for (int n = 0; n < w; ++n) h[n] = gpu::mma::add_f16x2(h[n], h[n + w]);
-      st.l[r] += gpu::mma::sum_f16x2(h[0]);
-      continue;
-    }
 #pragma unroll
     for (int n = 0; n < kTiles; ++n) {
       const float sc = row_scale(scale_log2, r);
@@ -592,11 +560,7 @@ __device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHea
     }
   }
   // A row whose max stayed has corr exactly 1 (and one still at -inf has O = 0 and l = 0).
-  if constexpr (kLean) {
-    if (deferred) *deferred = Rescale{{corr[0], corr[1]}, moved};
-    else apply_rescale<Policy>(st, Rescale{{corr[0], corr[1]}, moved});
-  }
-  if constexpr (kTiles >= 4 && Policy::kRowTileHalfExp2 && std::is_same_v<Operand<kKv>, gpu::mma::F16>) return;  // P is written
+  if constexpr (kLean) apply_rescale<Policy>(st, Rescale{{corr[0], corr[1]}, moved});
 #pragma unroll
   for (int kk = 0; kk < kTiles / 2; ++kk) {
     pa[kk][0] = gpu::mma::pack2<Operand<kKv>>(s[2 * kk][0], s[2 * kk][1]);
@@ -793,7 +757,7 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
   float* mine = smem + gpu::warp_id() * kDecodeMaxGroup * kStride;
   const int my_rows = rows - kDecodeMaxGroup * (gpu::warp_id() % kRowTiles);
   using E = Element<kQueryType<kKv>>;
-  if constexpr (kSameRows == 1 && !kOnWarpTile && Policy::kRowsFromRegisters) {
+  if constexpr (kSameRows == 1 && !kOnWarpTile) {
     // Every row is one warp's (row tiles, a warp per 16-row tile): nothing to merge, so each
     // lane writes its own columns of O straight from its registers, scaled once per row. The
     // round trip through shared memory below, an exp2 and a division per element, was about a
@@ -1300,11 +1264,10 @@ __device__ void decode_row_tiles(const Params& a, unsigned char* smem, gpu::Wait
 // softmax takes the step's 64 keys in the warp body's fragment layout (warp w holds rows
 // 16 w ..), and O += P V takes P from registers and V from shared memory. Tokens past the
 // range's end are zero-filled and masked, so a range need not be a multiple of a step.
-// Q is the A operand: from shared memory (q), or from registers (qa, kRowTileQInRegisters),
-// each warp holding its 16 rows' fragments for the whole loop.
-template <class G, class Op, int kHeadDim, int kTiles, bool kQRegs>
-__device__ __forceinline__ void group_qk(float (&s)[kTiles][4], const unsigned char* q,
-                                         const std::uint32_t (&qa)[kHeadDim / 16][4], const unsigned char* k) {
+// Q, the A operand, is read from shared memory (holding it in registers was measured too,
+// experiments/decode_row_tile_body).
+template <class G, class Op, int kHeadDim, int kTiles>
+__device__ __forceinline__ void group_qk(float (&s)[kTiles][4], const unsigned char* q, const unsigned char* k) {
   auto& d = reinterpret_cast<float (&)[kTiles * 4]>(s);
   const std::uint64_t k0 = gpu::wgmma::descriptor(k, 16, 1024), q0 = gpu::wgmma::descriptor(q, 16, 1024);
   gpu::wgmma::fence();
@@ -1312,14 +1275,11 @@ __device__ __forceinline__ void group_qk(float (&s)[kTiles][4], const unsigned c
   for (int kk = 0; kk < kHeadDim / 16; ++kk) {  // a k16 step: 32 bytes of a 128-byte box row
     const int box = kk / 4, in_row = (kk % 4) * 32;
     const std::uint64_t b = gpu::wgmma::advance(k0, box * G::KV::kBoxBytes + in_row);
-    if constexpr (kQRegs)
-      gpu::wgmma::mma_rs<kTiles * 8, Op, false>(d, qa[kk], b, kk > 0);  // K is K-major
-    else
-      gpu::wgmma::mma_ss<kTiles * 8, Op>(d, gpu::wgmma::advance(q0, box * G::Q::kBoxBytes + in_row), b, kk > 0);
+    gpu::wgmma::mma_ss<kTiles * 8, Op>(d, gpu::wgmma::advance(q0, box * G::Q::kBoxBytes + in_row), b, kk > 0);
   }
   gpu::wgmma::commit();
 }
-// Raw keys (kRowTileFp8RawKeys): S = (hi + lo) K^T, two e4m3 products per k32 step (32 bytes
+// Raw keys (GroupSmem::kRawKeys): S = (hi + lo) K^T, two e4m3 products per k32 step (32 bytes
 // of the 128-byte rows of Q's parts and of the raw K slot); the softmax divides by the row's s.
 template <class G, int kTiles, bool kHighOnly = false>
 __device__ __forceinline__ void group_qk_raw_keys(float (&s)[kTiles][4], const unsigned char* q8, const unsigned char* k) {
@@ -1396,15 +1356,8 @@ __device__ __forceinline__ void group_pv(Softmax<kHeadDim>& st, const std::uint3
 // Lane l takes chunk c of row l % 16: the 8 lanes of a 16-byte access phase are 8 rows of one
 // chunk, which both swizzles (the raw rows' and the BoxTile's) put in 8 bank groups; 8 chunks
 // of one row would land the two BoxTile boxes' even chunks on the same 4 groups. Fp8Rows holds
-// the two raw tiles between load() and store() (kParts: K, bit 0, and / or V, bit 1), so a
-// producer can publish K before it converts V.
-// In its place where no tile waits between the two (the same calls, no registers).
-struct NoFp8Rows {
-  template <int kParts = 3>
-  __device__ void load(const unsigned char*, const unsigned char*) {}
-  template <class KV, int kParts>
-  __device__ void store(unsigned char*, unsigned char*, int) const {}
-};
+// the two raw tiles between load() and store() (kParts: K, bit 0, and / or V, bit 1): with raw
+// keys the producers convert V alone.
 template <int kHeadDim>
 struct Fp8Rows {
   using T = Tile<DType::fp8_e4m3, kHeadDim>;
@@ -1449,15 +1402,10 @@ template <class Policy, DType kKv, int kHeadDim>
 __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu::WaitProbe& probe) {
   using G = GroupSmem<Policy, kKv, kHeadDim>;
   constexpr int kWarps = G::kWarps, kStagesHere = G::kStages, kTiles = G::kTokens / 8;
-  constexpr bool kFp8 = G::kFp8, kLean = Policy::kRowTileLeanStep, kQRegs = Policy::kRowTileQInRegisters;
-  // kProducers: warps kWarps .. 2 kWarps - 1 copy and convert (warp kWarps + w the tiles warp w
-  // would), warps 0 .. kWarps - 1 compute.
+  constexpr bool kFp8 = G::kFp8;
+  // kProducers (fp8): warps kWarps .. 2 kWarps - 1 copy and convert (warp kWarps + w the tiles
+  // warp w would), warps 0 .. kWarps - 1 compute.
   constexpr bool kProducers = G::kProducers;
-  // kOverlapPV: the computing warps issue S of step j + 1 before P V of step j (with producers).
-  constexpr bool kOverlapPV = kProducers && Policy::kRowTileOverlapPV;
-  static_assert(!Policy::kRowTileOverlapPV || !kFp8 || kProducers, "the P V overlap is built on the producer warpgroup");
-  static_assert(!kOverlapPV || kLean, "the P V overlap defers the lean step's rescale");
-  static_assert(!(kProducers && kQRegs), "with producer warps Q stays in shared memory");
   const int unit_rows = kDecodeMaxGroup * a.row_tiles;
   const int chunks = (a.q_heads / a.kv_heads + unit_rows - 1) / unit_rows;
   const CtaWork cw = cta_work<Policy>(a, a.kv_heads * chunks);
@@ -1471,15 +1419,16 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   auto k_stage = [&](int b) { return smem + G::k_offset(b); };  // 16-bit: stage b
   unsigned char* converted = smem + G::kConverted;                   // fp8: the step as f16 operands
   // Warp w's tile of step j is range tile j kWarps + w; its page id is fetched a step ahead.
+  // Page sizes are powers of two here (the lean step's shift and mask).
   auto own = [&](int j) { return range.x + j * kWarps + w; };
-  auto page_at = [&](int j) { return own(j) < range.y ? page_of<Policy, kLean>(a, u.seq, own(j)) : 0; };
-  // One commit group per step, empty past the last: 16-bit K and V into stage j, fp8 with an
-  // even ring into their slots (a step's K and V land and free together).
+  auto page_at = [&](int j) { return own(j) < range.y ? page_of<Policy, true>(a, u.seq, own(j)) : 0; };
+  // One commit group per step, empty past the last: 16-bit K and V into stage j, fp8 into their
+  // ring slots (a step's K and V land and free together).
   // The tile a copy of `tile` reads (and `page` its page): a stale-tile fault copies the tile
   // two before in its place.
   auto source = [&](int tile, int& page) {
     if (tile < range.y && fault_hits<Policy, DecodeFault::stale_tile>(tile, u.first_key, u.seq_len) && tile >= 2) {
-      page = page_of<Policy, kLean>(a, u.seq, tile - 2);
+      page = page_of<Policy, true>(a, u.seq, tile - 2);
       return tile - 2;
     }
     return tile;
@@ -1490,77 +1439,27 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       const int copied = source(tile, page);
       unsigned char* k = kFp8 ? smem + G::raw_offset(j, 0, w) : k_stage(j % kStagesHere);
       unsigned char* v = kFp8 ? smem + G::raw_offset(j, 1, w) : k + G::kVOffset;
-      issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean>(a, k, v, u.kvh, copied, page, valid_to,
-                                                                w * kDecodeTileTokens);
+      issue_tile<Policy, kKv, kHeadDim, typename G::KV, true>(a, k, v, u.kvh, copied, page, valid_to,
+                                                               w * kDecodeTileTokens);
     }
     gpu::async_commit();
-  };
-  // fp8 with an odd ring (kRowTileFp8RawSlots 3): half-tile t is the K (t even) or V (t odd)
-  // tile of step t / 2, one commit group each; a V is issued after its K and copies the same
-  // tile from the same page.
-  constexpr bool kHalves = kFp8 && G::kRawSlots % 2 == 1;
-  int k_page = 0, k_copied = 0;
-  auto issue_half = [&](int t, int page) {
-    const int j = t / 2, kv = t % 2;
-    if (j < steps) {
-      const int tile = own(j), valid_to = tile < range.y ? u.seq_len : 0;  // 0: zero-fill the whole tile
-      if (kv == 0) {
-        k_copied = source(tile, page);
-        k_page = page;
-      }
-      unsigned char* dst = smem + G::raw_offset(j, kv, w);
-      if (kv == 0)
-        issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean, 1>(a, dst, nullptr, u.kvh, k_copied, k_page, valid_to);
-      else
-        issue_tile<Policy, kKv, kHeadDim, typename G::KV, kLean, 2>(a, nullptr, dst, u.kvh, k_copied, k_page, valid_to);
-    }
-    gpu::async_commit();
-  };
-  // kL2Ahead (Policy::kRowTileL2PrefetchSteps): with the copies of step j, this warp's tile of
-  // step j + kL2Ahead is prefetched into L2, its page id fetched a step before (l2_page).
-  constexpr int kL2Ahead = Policy::kRowTileL2PrefetchSteps;
-  static_assert(kL2Ahead == 0 || !kHalves, "L2 prefetches follow whole steps' copies");
-  int l2_page = 0;
-  auto prefetch_l2 = [&](int j) {  // step j's tile, if in the range
-    if (own(j) < range.y) prefetch_tile_l2<Policy, kKv, kHeadDim, kLean>(a, u.kvh, own(j), l2_page);
-    l2_page = page_at(j + 1);
   };
   // The first steps' page ids are fetched together and their copies issued before Q is loaded,
   // so a short range does not wait for block-table and Q round trips one after another before
   // its first copy; later page ids are fetched a step ahead of their copies.
-  // fp8 refills a raw slot as soon as its tile is converted, so its first copies fill every
-  // slot; a 16-bit stage is refilled once the step before it is read, one stage fewer.
-  // Raw keys: a step's slots are refilled once its S and P V are done, two steps later, or
-  // once its S is done, a step later (kRowTileKeysFreedAfterS).
-  constexpr bool kKeysFreedAfterS = G::kRawKeys && Policy::kRowTileKeysFreedAfterS;
-  static_assert(!kKeysFreedAfterS || !Policy::kRowTileSBehindPV, "the S-behind-P V loop releases whole steps");
-  constexpr int kIssuedAhead = G::kRawKeys ? G::kRawSlots / 2 - (kKeysFreedAfterS ? 1 : 2)
+  // fp8 refills a step's raw slots once its tiles are converted (raw keys: once its S and P V
+  // are done, two steps later); a 16-bit stage is refilled once the step before it is read.
+  constexpr int kIssuedAhead = G::kRawKeys ? G::kRawSlots / 2 - 2
                                : kFp8      ? (G::kRawSlots + 1) / 2
                                            : kStagesHere - 1;  // steps with a copy issued
   int next_page = 0;
   if (!kProducers || producer) {
-    int pages[kIssuedAhead], l2_pages[kL2Ahead > 0 ? kIssuedAhead : 1];
+    int pages[kIssuedAhead];
 #pragma unroll
     for (int j = 0; j < kIssuedAhead; ++j) pages[j] = page_at(j);
-    if constexpr (kL2Ahead > 0) {
 #pragma unroll
-      for (int j = 0; j < kIssuedAhead; ++j) l2_pages[j] = page_at(j + kL2Ahead);
-    }
-    if constexpr (kHalves) {
-#pragma unroll
-      for (int t = 0; t < G::kRawSlots; ++t) issue_half(t, pages[t / 2]);
-    } else {
-#pragma unroll
-      for (int j = 0; j < kIssuedAhead; ++j) issue(j, pages[j]);
-    }
+    for (int j = 0; j < kIssuedAhead; ++j) issue(j, pages[j]);
     next_page = page_at(kIssuedAhead);
-    if constexpr (kL2Ahead > 0) {  // steps kL2Ahead .. kL2Ahead + kIssuedAhead - 1; later ones beside their copies' issue
-#pragma unroll
-      for (int j = 0; j < kIssuedAhead; ++j) {
-        l2_page = l2_pages[j];
-        prefetch_l2(j + kL2Ahead);
-      }
-    }
   }
   // Q's 64 rows (past the unit's rows: zeros) in shared memory as the operand type (fp8 KV:
   // bf16 queries to f16, as the warp body does), made visible to wgmma below.
@@ -1593,261 +1492,105 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       *reinterpret_cast<uint4*>(q_smem + G::Q::offset(i / kChunks, i % kChunks)) = v[c];
     }
   }
-  // kQRegs: each warp's 16 rows of Q as A fragments (ldmatrix: lane l gives row l % 8 of
-  // matrix l / 8: rows +8 for matrices 1 and 3, columns +8 for 2 and 3).
-  std::uint32_t qa[kHeadDim / 16][4];
-  if constexpr (kQRegs) {
-    gpu::block_sync_shared();  // every warp's Q rows are written
-    const int lane = gpu::lane_id(), row = kDecodeMaxGroup * w + lane % 8 + 8 * ((lane / 8) % 2);
-#pragma unroll
-    for (int kk = 0; kk < kHeadDim / 16; ++kk) gpu::mma::ldmatrix_x4(qa[kk], q_smem + G::Q::offset(row, 2 * kk + lane / 16));
-  }
   Softmax<kHeadDim> st;
   float s[kTiles][4];
   std::uint32_t pa[kTiles / 2][4];
   // Raw keys: S is in units of each row's 1 / s, taken into the row's softmax scale once Q is in.
   std::conditional_t<G::kRawKeys, RowScales, float> sm_scale{};
   if constexpr (!G::kRawKeys) sm_scale = scale_log2;
-  // The softmax of step j (S landed) into P; deferred: O's rescale returned there (lean only).
-  auto softmax = [&](int j, Rescale* deferred) {
+  // The softmax of step j (S landed) into P.
+  auto softmax = [&](int j) {
     const int key0 = (range.x + j * kWarps) * kDecodeTileTokens;  // the step's first key
     // A lean step masks only where a key can be hidden: the range's ends, or a dropped-tile fault.
-    const bool whole = kLean && Policy::kFault != DecodeFault::drop_tile && key0 >= u.first_key &&
-                       key0 + G::kTokens <= key_end;
+    const bool whole = Policy::kFault != DecodeFault::drop_tile && key0 >= u.first_key && key0 + G::kTokens <= key_end;
     if (whole)
-      softmax_keys<Policy, kKv, kHeadDim, kTiles, false, kLean>(s, st, pa, sm_scale, key0, u.first_key, key_end,
-                                                                u.seq_len, deferred);
+      softmax_keys<Policy, kKv, kHeadDim, kTiles, false, true>(s, st, pa, sm_scale, key0, u.first_key, key_end, u.seq_len);
     else
-      softmax_keys<Policy, kKv, kHeadDim, kTiles, true, kLean>(s, st, pa, sm_scale, key0, u.first_key, key_end,
-                                                               u.seq_len, deferred);
+      softmax_keys<Policy, kKv, kHeadDim, kTiles, true, true>(s, st, pa, sm_scale, key0, u.first_key, key_end, u.seq_len);
   };
   auto products = [&](int j, const unsigned char* v) {  // S of step j issued: softmax, O += P V
     gpu::wgmma::wait<0>();
     gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kTiles * 4]>(s));
-    softmax(j, nullptr);
+    softmax(j);
     group_pv<G, Operand<kKv>, kHeadDim, kTiles>(st, pa, v);
     gpu::wgmma::wait<0>();
     gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kHeadDim / 2]>(st.o));
   };
   if constexpr (kFp8) {
-    // Step c's converted K and V (16-bit BoxTiles, V at kVOffset = KV::kBytes).
+    // Step c's converted K and V (16-bit BoxTiles, V at kVOffset = KV::kBytes; V alone with raw keys).
     auto converted_step = [&](int c) { return converted + (c % G::kConvertedSteps) * G::kConvertedStepBytes; };
     auto converted_v = [&](int c) { return converted_step(c) + (G::kRawKeys ? 0 : G::KV::kBytes); };
-    // This warp's raw tiles of step c to f16 rows of converted step c; their two raw slots are
-    // then refilled with the next two half-tiles at once (its lanes read each other's bytes:
-    // warp barriers on both sides), and the writes fenced for wgmma (the async proxy). Before
-    // step c, 2 c + kRawSlots half-tiles were issued: those after c's two may be in flight.
-    // (In steps: kRawSlots / 2 groups were issued before step c, those after c's may be in flight.)
-    // parts: K (1), V (2) or both (3). A K alone waits for the step's copies and loads both
-    // tiles (one shared-memory round trip), a V alone (after its K) converts the V it holds and
-    // refills the raw slots.
-    constexpr std::integral_constant<int, 3> kBoth{};
-    // K and V converted apart (kOverlapPV) keep the tiles here in between.
-    [[maybe_unused]] std::conditional_t<kOverlapPV, Fp8Rows<kHeadDim>, NoFp8Rows> rows;
-    auto convert = [&](int c, auto parts) {
-      constexpr int kParts = decltype(parts)::value;
-      constexpr int kChunks = TileOf<Policy, kKv, kHeadDim>::kRawChunksPerLane;
-      if constexpr (kParts & 1) {
-        probe.before();
-        if constexpr (kHalves) gpu::async_wait<G::kRawSlots - 2, kChunks>();  // own tiles of step c
-        else gpu::async_wait<G::kRawSlots / 2 - 1, 2 * kChunks>();
-        gpu::warp_sync();
-        probe.after(gpu::WaitPoint::AsyncCopy);
-      }
-      if constexpr (kParts == 3) {  // both at once: the tiles in this warp's registers no longer
-        convert_fp8_rows<kHeadDim, typename G::KV>(converted_step(c), smem + G::raw_offset(c, 0, w),
-                                                   smem + G::raw_offset(c, 1, w), w * kDecodeTileTokens);
-      } else {
-        if constexpr (kParts & 1) rows.load(smem + G::raw_offset(c, 0, w), smem + G::raw_offset(c, 1, w));
-        rows.template store<typename G::KV, kParts>(converted_step(c), converted_step(c) + G::KV::kBytes,
-                                                    w * kDecodeTileTokens);
-      }
-      if constexpr (!(kParts & 2)) {
-        gpu::fence_proxy_async_smem();
-        return;
-      }
+    // This warp's raw tiles of step c to f16 rows of converted step c once they landed; their
+    // two raw slots are then refilled with step c + kRawSlots / 2's copies (its lanes read each
+    // other's bytes: warp barriers on both sides), and the writes fenced for wgmma (the async
+    // proxy). Before step c, kRawSlots / 2 groups were issued: those after c's may be in flight.
+    constexpr int kChunks = TileOf<Policy, kKv, kHeadDim>::kRawChunksPerLane;
+    auto convert = [&](int c) {
+      probe.before();
+      gpu::async_wait<G::kRawSlots / 2 - 1, 2 * kChunks>();
       gpu::warp_sync();
-      if constexpr (kHalves) {
-#pragma unroll
-        for (int i = 0; i < 2; ++i) {
-          const int t = G::kRawSlots + 2 * c + i;
-          issue_half(t, next_page);
-          if ((G::kRawSlots + i) % 2 == 0) next_page = page_at(t / 2 + 1);  // a K took it: the next step's
-        }
-      } else {
-        issue(c + G::kRawSlots / 2, next_page);
-        next_page = page_at(c + G::kRawSlots / 2 + 1);
-        if constexpr (kL2Ahead > 0) prefetch_l2(c + G::kRawSlots / 2 + kL2Ahead);
-      }
+      probe.after(gpu::WaitPoint::AsyncCopy);
+      convert_fp8_rows<kHeadDim, typename G::KV>(converted_step(c), smem + G::raw_offset(c, 0, w),
+                                                 smem + G::raw_offset(c, 1, w), w * kDecodeTileTokens);
+      gpu::warp_sync();
+      issue(c + G::kRawSlots / 2, next_page);
+      next_page = page_at(c + G::kRawSlots / 2 + 1);
       gpu::fence_proxy_async_smem();
     };
-    auto barrier = [&] {
-      probe.before();
-      gpu::block_sync_shared();
-      probe.after(gpu::WaitPoint::BlockBarrier);
-    };
-    if constexpr (kProducers) {
-      // The converted steps are a ring between the two warpgroups on named barriers 1-4
-      // (full: the producers wrote and fenced the step; empty: the computing warps' products of
-      // it are done); barrier 5 is Q's, among the computing warps.
-      using Ring = attention::NamedBarrierPipeline<G::kConvertedSteps, 1, 2 * kWarps * kWarpSize>;
-      constexpr int kQReady = Ring::kEmpty + G::kConvertedSteps;
-      // kOverlapPV: Ring carries the steps' K halves alone and VRing (barriers 7-10, above the
-      // CTA sync's 6) their V halves, each freed as soon as its product is done.
-      using VRing = attention::NamedBarrierPipeline<G::kConvertedSteps, CtaSync<0>::kBarrier + 1, 2 * kWarps * kWarpSize>;
-      // kKeysFreedAfterS: the raw steps' slots, each released once its S is done (barriers 11-14,
-      // the empty half of a ring above the CTA sync's; its full half is unused).
-      using KRing = attention::NamedBarrierPipeline<G::kRawSlots / 2, CtaSync<0>::kBarrier + 1, 2 * kWarps * kWarpSize>;
-      if (producer && kOverlapPV) {
-        gpu::regs_decrease<Policy::kRowTileProducerRegs>();
-        for (int c = 0; c < steps; ++c) {
-          probe.before();
-          Ring::producer_acquire(c);
-          probe.after(gpu::WaitPoint::BlockBarrier);
-          convert(c, std::integral_constant<int, 1>{});
-          Ring::producer_commit(c);
-          probe.before();
-          VRing::producer_acquire(c);
-          probe.after(gpu::WaitPoint::BlockBarrier);
-          convert(c, std::integral_constant<int, 2>{});
-          VRing::producer_commit(c);
-        }
-      } else if (!producer && kOverlapPV) {
-        // S of step j is issued, then P V of step j - 1 behind it; the softmax of step j runs
-        // while that product is on the matrix unit, and O takes step j's rescale once it is done.
-        gpu::regs_increase<Policy::kRowTileConsumerRegs>();
-        gpu::fence_proxy_async_smem();  // Q, written by these warps, before wgmma reads it
-        gpu::named_barrier_sync(kQReady, kWarps * kWarpSize);
-        std::uint32_t p_prev[kTiles / 2][4];
-        auto& p_flat = reinterpret_cast<std::uint32_t (&)[kTiles * 2]>(p_prev);
-        for (int j = 0; j < steps; ++j) {
-          probe.before();
-          Ring::consumer_wait(j);
-          probe.after(gpu::WaitPoint::BlockBarrier);
-          group_qk<G, Operand<kKv>, kHeadDim, kTiles, kQRegs>(s, q_smem, qa, converted_step(j));
-          if (j > 0) {
-            VRing::consumer_wait(j - 1);
-            group_pv<G, Operand<kKv>, kHeadDim, kTiles>(st, p_prev, converted_step(j - 1) + G::KV::kBytes);
-            gpu::wgmma::wait<1>();  // S of step j; P V of step j - 1 may still run
-          } else {
-            gpu::wgmma::wait<0>();
-          }
-          gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kTiles * 4]>(s));
-          Ring::consumer_release(j, steps);  // K of step j is read
-          Rescale r;
-          softmax(j, &r);
-          gpu::wgmma::wait<0>();
-          gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kHeadDim / 2]>(st.o));
-          gpu::wgmma::fence_operands(p_flat);  // P of step j - 1 was read until here
-          if (j > 0) VRing::consumer_release(j - 1, steps);
-          apply_rescale<Policy>(st, r);
-#pragma unroll
-          for (int i = 0; i < kTiles * 2; ++i) p_flat[i] = reinterpret_cast<std::uint32_t (&)[kTiles * 2]>(pa)[i];
-        }
-        if (steps > 0) {
-          VRing::consumer_wait(steps - 1);
-          group_pv<G, Operand<kKv>, kHeadDim, kTiles>(st, p_prev, converted_step(steps - 1) + G::KV::kBytes);
-          gpu::wgmma::wait<0>();
-          gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kHeadDim / 2]>(st.o));
-        }
-      } else if (producer && G::kRawKeys) {
-        // Step c: its copies landed; once step c - 2 is read (its raw K by S, its converted V by
-        // P V) its slots take step c + 2's copies; V converted; K's landed bytes and V's stores
-        // fenced for wgmma and handed over together.
-        gpu::regs_decrease<Policy::kRowTileProducerRegs>();
-        for (int c = 0; c < steps; ++c) {
-          probe.before();
-          gpu::async_wait<kIssuedAhead - 1, 2 * TileOf<Policy, kKv, kHeadDim>::kRawChunksPerLane>();
-          gpu::warp_sync();  // the lanes convert each other's bytes
-          probe.after(gpu::WaitPoint::AsyncCopy);
-          probe.before();
-          Ring::producer_acquire(c);
-          probe.after(gpu::WaitPoint::BlockBarrier);
-          if constexpr (!kKeysFreedAfterS) {
-            issue(c + kIssuedAhead, next_page);
-            next_page = page_at(c + kIssuedAhead + 1);
-          }
-          Fp8Rows<kHeadDim> rows_v;
-          rows_v.template load<2>(nullptr, smem + G::raw_offset(c, 1, w));
-          rows_v.template store<typename G::KV, 2>(nullptr, converted_v(c), w * kDecodeTileTokens);
-          gpu::fence_proxy_async_smem();
-          Ring::producer_commit(c);
-          if constexpr (kKeysFreedAfterS) {  // step c - 1's K read by its S, its V converted above
-            probe.before();
-            if (c + kIssuedAhead < steps) KRing::producer_acquire(c + kIssuedAhead);
-            probe.after(gpu::WaitPoint::BlockBarrier);
-            issue(c + kIssuedAhead, next_page);
-            next_page = page_at(c + kIssuedAhead + 1);
-          }
-        }
-      } else if (producer) {
-        gpu::regs_decrease<Policy::kRowTileProducerRegs>();
-        for (int c = 0; c < steps; ++c) {
-          probe.before();
-          Ring::producer_acquire(c);
-          probe.after(gpu::WaitPoint::BlockBarrier);
-          convert(c, kBoth);
-          Ring::producer_commit(c);
-        }
-      } else {
-        gpu::regs_increase<Policy::kRowTileConsumerRegs>();
-        gpu::fence_proxy_async_smem();  // Q, written by these warps, before wgmma reads it
-        gpu::named_barrier_sync(kQReady, kWarps * kWarpSize);
-        if constexpr (G::kRawKeys) {  // this lane's rows 16 w + g and + 8 (g = lane / 4)
-          const float* inv = reinterpret_cast<const float*>(smem + G::kRowScales) + kDecodeMaxGroup * w + gpu::lane_id() / 4;
-          sm_scale = RowScales{{scale_log2 * inv[0], scale_log2 * inv[8]}};
-        }
-        auto issue_s = [&](int j) {  // step j converted and landed: S = Q K^T
-          probe.before();
-          Ring::consumer_wait(j);
-          probe.after(gpu::WaitPoint::BlockBarrier);
-          if constexpr (G::kRawKeys) group_qk_raw_keys<G, kTiles, Policy::kFault == DecodeFault::q_high_only>(s, q_smem, smem + G::raw_offset(j, 0, 0));
-          else group_qk<G, Operand<kKv>, kHeadDim, kTiles, kQRegs>(s, q_smem, qa, converted_step(j));
-        };
-        if constexpr (Policy::kRowTileSBehindPV) {
-          auto& p_flat = reinterpret_cast<std::uint32_t (&)[kTiles * 2]>(pa);
-          if (steps > 0) issue_s(0);
-          for (int j = 0; j < steps; ++j) {
-            gpu::wgmma::wait<0>();  // S of step j, and P V of step j - 1 ahead of it
-            gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kTiles * 4]>(s));
-            gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kHeadDim / 2]>(st.o));
-            gpu::wgmma::fence_operands(p_flat);  // P of step j - 1 was read until here
-            if (j > 0) Ring::consumer_release(j - 1, steps);
-            softmax(j, nullptr);
-            group_pv<G, Operand<kKv>, kHeadDim, kTiles>(st, pa, converted_v(j));
-            if (j + 1 < steps) issue_s(j + 1);
-          }
-          gpu::wgmma::wait<0>();
-          gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kHeadDim / 2]>(st.o));
-          gpu::wgmma::fence_operands(p_flat);
-        } else {
-          for (int j = 0; j < steps; ++j) {
-            issue_s(j);
-            if constexpr (kKeysFreedAfterS) {  // step j's raw K is read
-              gpu::wgmma::wait<0>();
-              KRing::consumer_release(j, steps);
-            }
-            products(j, converted_v(j));
-            Ring::consumer_release(j, steps);
-          }
-        }
+    // The converted steps are a ring between the two warpgroups on named barriers 1-4 (full:
+    // the producers wrote and fenced the step; empty: the computing warps' products of it are
+    // done); barrier 5 is Q's, among the computing warps.
+    using Ring = attention::NamedBarrierPipeline<G::kConvertedSteps, 1, 2 * kWarps * kWarpSize>;
+    constexpr int kQReady = Ring::kEmpty + G::kConvertedSteps;
+    if (producer && G::kRawKeys) {
+      // Step c: its copies landed; once step c - 2 is read (its raw K by S, its converted V by
+      // P V) its slots take step c + 2's copies; V converted; K's landed bytes and V's stores
+      // fenced for wgmma and handed over together.
+      gpu::regs_decrease<Policy::kRowTileProducerRegs>();
+      for (int c = 0; c < steps; ++c) {
+        probe.before();
+        gpu::async_wait<kIssuedAhead - 1, 2 * kChunks>();
+        gpu::warp_sync();  // the lanes convert each other's bytes
+        probe.after(gpu::WaitPoint::AsyncCopy);
+        probe.before();
+        Ring::producer_acquire(c);
+        probe.after(gpu::WaitPoint::BlockBarrier);
+        issue(c + kIssuedAhead, next_page);
+        next_page = page_at(c + kIssuedAhead + 1);
+        Fp8Rows<kHeadDim> rows_v;
+        rows_v.template load<2>(nullptr, smem + G::raw_offset(c, 1, w));
+        rows_v.template store<typename G::KV, 2>(nullptr, converted_v(c), w * kDecodeTileTokens);
+        gpu::fence_proxy_async_smem();
+        Ring::producer_commit(c);
       }
-    }
-    if constexpr (G::kConvertAhead) {
-      if (steps > 0) convert(0, kBoth);
-      barrier();  // step 0 converted by every warp
-    }
-    for (int j = 0; j < steps && !kProducers; ++j) {
-      if constexpr (!G::kConvertAhead) {
-        convert(j, kBoth);
-        barrier();  // every warp's rows of step j are written
+    } else if (producer) {
+      gpu::regs_decrease<Policy::kRowTileProducerRegs>();
+      for (int c = 0; c < steps; ++c) {
+        probe.before();
+        Ring::producer_acquire(c);
+        probe.after(gpu::WaitPoint::BlockBarrier);
+        convert(c);
+        Ring::producer_commit(c);
       }
-      group_qk<G, Operand<kKv>, kHeadDim, kTiles, kQRegs>(s, q_smem, qa, converted_step(j));
-      if (G::kConvertAhead && j + 1 < steps) convert(j + 1, kBoth);  // while S of step j runs
-      products(j, converted_step(j) + G::KV::kBytes);
-      // Every product of step j done (its converted step is overwritten next), and with
-      // conversion ahead every warp's rows of step j + 1 written.
-      barrier();
+    } else {
+      gpu::regs_increase<Policy::kRowTileConsumerRegs>();
+      gpu::fence_proxy_async_smem();  // Q, written by these warps, before wgmma reads it
+      gpu::named_barrier_sync(kQReady, kWarps * kWarpSize);
+      if constexpr (G::kRawKeys) {  // this lane's rows 16 w + g and + 8 (g = lane / 4)
+        const float* inv = reinterpret_cast<const float*>(smem + G::kRowScales) + kDecodeMaxGroup * w + gpu::lane_id() / 4;
+        sm_scale = RowScales{{scale_log2 * inv[0], scale_log2 * inv[8]}};
+      }
+      for (int j = 0; j < steps; ++j) {  // step j converted and landed: S = Q K^T, then its products
+        probe.before();
+        Ring::consumer_wait(j);
+        probe.after(gpu::WaitPoint::BlockBarrier);
+        if constexpr (G::kRawKeys)
+          group_qk_raw_keys<G, kTiles, Policy::kFault == DecodeFault::q_high_only>(s, q_smem, smem + G::raw_offset(j, 0, 0));
+        else
+          group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, converted_step(j));
+        products(j, converted_v(j));
+        Ring::consumer_release(j, steps);
+      }
     }
   } else {
     for (int j = 0; j < steps; ++j) {
@@ -1859,10 +1602,9 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       probe.before();
       gpu::block_sync_shared();  // step j has landed; every product of step j - 1 is done
       probe.after(gpu::WaitPoint::BlockBarrier);
-      group_qk<G, Operand<kKv>, kHeadDim, kTiles, kQRegs>(s, q_smem, qa, k);
+      group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, k);
       issue(j + kStagesHere - 1, next_page);  // into step j - 1's stage, while S is computed
       next_page = page_at(j + kStagesHere);
-      if constexpr (kL2Ahead > 0) prefetch_l2(j + kStagesHere - 1 + kL2Ahead);
       products(j, k + G::kVOffset);
     }
   }
@@ -2049,9 +1791,7 @@ constexpr bool smem_counted_on_host() {
 
 template <class Policy, DType kKv, int kHeadDim, DecodeBody kBody, class Dyn>
 __global__ void __launch_bounds__((kThreadsOf<Policy, kKv, kBody>),
-                                  (kBody == DecodeBody::warpgroup_rows && kKv == DType::fp8_e4m3
-                                       ? Policy::kMinCtasPerSmRowTilesFp8
-                                       : kBody == DecodeBody::row_tiles || kBody == DecodeBody::warpgroup_rows
+                                  (kBody == DecodeBody::row_tiles || kBody == DecodeBody::warpgroup_rows
                                        ? Policy::kMinCtasPerSmRowTiles
                                        : kMinCtas<Policy, kKv>))
     paged_decode_kernel(const SCHEDLAB_GRID_CONSTANT Params a) {
@@ -2411,10 +2151,8 @@ DecodePlan plan_for(const DecodeProblem& p, int forced_splits) {
   }
   if (slots == 0) slots = slots_of.template operator()<kBody>();
   constexpr int kOverhead = kKv == DType::fp8_e4m3 ? Policy::kChunkOverheadTilesFp8 : Policy::kChunkOverheadTiles;
-  static_assert(Policy::kPlanWaves >= 1, "a plan cuts for at least one wave");
-  if (Policy::kTileSchedule == TileSchedule::token_balanced) slots *= Policy::kPlanWaves;
   return plan_decode(p, slots, kWarpsOf<Policy, kKv>, forced_splits, Policy::kTileSchedule, kOverhead,
-                     Policy::kMaxRowTiles, Policy::kMergeByUnit, Policy::kMaxInKernelMergeRowsPerWarp,
+                     Policy::kMaxRowTiles, Policy::kMaxInKernelMergeRowsPerWarp,
                      Policy::kCombineRowList ? Policy::kCombineWarpRowMaxPartials : 0, Policy::kMaxInKernelMergeSteps,
                      Policy::kFillSlots);
 }
@@ -2432,5 +2170,25 @@ void launch_paged_decode(const DecodeArgs& args, const DecodePlan& plan, gpu::ap
   dispatch(*args.problem,
            [&]<DType kKv, int kHeadDim>() { launch_for<Policy, kKv, kHeadDim>(args, plan, stream); });
 }
+
+// The plan and the launch of every policy of an experiment's variant list, instantiated by the
+// experiment's kernels.cu (`template struct DecodeInstances<Variants>;`), the kernels of each
+// with them; its benchmark calls them through the declarations in paged_decode.hpp.
+template <class List>
+struct DecodeInstances;
+template <class... Policies>
+struct DecodeInstances<harness::VariantList<Policies...>> {
+  // Tables defined out of the class: their explicit instantiation emits them, and with them
+  // every function they point to (a use that left no code or data would emit nothing).
+  static void (*const launches[])(const DecodeArgs&, const DecodePlan&, gpu::api::stream_t);
+  static DecodePlan (*const plans[])(const DecodeProblem&, int);
+};
+template <class... Policies>
+void (*const DecodeInstances<harness::VariantList<Policies...>>::launches[])(const DecodeArgs&, const DecodePlan&,
+                                                                             gpu::api::stream_t) = {
+    &launch_paged_decode<Policies>...};
+template <class... Policies>
+DecodePlan (*const DecodeInstances<harness::VariantList<Policies...>>::plans[])(const DecodeProblem&, int) = {
+    &plan_paged_decode<Policies>...};
 
 }  // namespace schedlab::kernels

@@ -65,9 +65,9 @@ struct DecodePlan {
   std::vector<int> work;
   int work_chunks = 0;
   // Token-balanced: a unit cut into several chunks is merged in the decode kernel by its last
-  // chunk to finish (counted on one arrival counter per unit), unless that merge would be too
-  // long for one CTA (kMaxInKernelMergeSteps): then the combine kernel merges it, and the work
-  // list holds its partial count negated. Which units go there: DecodePolicy::kMergeByUnit.
+  // chunk to finish (counted on one arrival counter per unit), unless some unit's merge would be
+  // too long for one CTA (kMaxInKernelMergeSteps): then the combine kernel merges every cut unit,
+  // and the work list holds their partial counts negated.
   bool kernel_merges = false;   // some unit is merged in the decode kernel
   bool combine_merges = false;  // some unit is merged by the combine kernel
   // With a combine row list (DecodePolicy::kCombineRowList): after the partial counts, the rows
@@ -123,8 +123,7 @@ inline constexpr int kDynamicJoins = 16;
 // forced_splits > 0 forces the (split, head, sequence) grid with that many splits, for any
 // schedule (a persistent one then runs as shared_tail).
 // max_row_tiles: DecodePolicy::kMaxRowTiles (1: a group above 16 is cut into 16-row CTAs).
-// merge_by_unit, max_merge_rows_per_warp: DecodePolicy::kMergeByUnit,
-// DecodePolicy::kMaxInKernelMergeRowsPerWarp.
+// max_merge_rows_per_warp: DecodePolicy::kMaxInKernelMergeRowsPerWarp.
 // combine_warp_row_parts > 0 (DecodePolicy::kCombineRowList): a token-balanced plan lists the
 // rows its combine kernel merges, those of more partials than combine_warp_row_parts first
 // (DecodePolicy::kCombineWarpRowMaxPartials).
@@ -132,7 +131,6 @@ inline constexpr int kDynamicJoins = 16;
 DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits = 0,
                        TileSchedule schedule = TileSchedule::split,
                        int chunk_overhead_tiles = DecodePolicy::kChunkOverheadTiles, int max_row_tiles = 1,
-                       bool merge_by_unit = DecodePolicy::kMergeByUnit,
                        int max_merge_rows_per_warp = DecodePolicy::kMaxInKernelMergeRowsPerWarp,
                        int combine_warp_row_parts = 0, int max_merge_steps = kMaxInKernelMergeSteps,
                        bool fill_slots = DecodePolicy::kFillSlots);

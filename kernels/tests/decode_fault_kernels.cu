@@ -7,15 +7,13 @@
 namespace schedlab::kernels {
 namespace {
 
-// Row tiles as decode_work_partition's split and token_balanced: a group above 16 runs the
-// warpgroup row-tile body, 16 or fewer the body as before (fp8 at head dim 128: S on the raw K
-// tiles, Q split into e4m3 high and low parts, which the high-part fault spoils).
+// Row tiles as SplitRows and TokenBalancedRows: a group above 16 runs the warpgroup row-tile
+// body, 16 or fewer the body as before (fp8 at head dim 128: S on the raw K tiles, Q split into
+// e4m3 high and low parts, which the high-part fault spoils).
 template <DecodeFault kF, TileSchedule kS>
-struct Faulty : DecodePolicy {
+struct Faulty : SplitRows {
   /* Fault = */ static constexpr DecodeFault kFault = kF;
   /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = kS;
-  /* MaxRowTiles = */ static constexpr int kMaxRowTiles = 4;
-  /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warpgroup;
 };
 
 template <class F>

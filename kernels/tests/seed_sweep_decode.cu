@@ -1,10 +1,11 @@
 // The decode GPU test binary's seed sweep mode (schedlab_gpu_tests_decode --seed_sweep [flags];
 // without that first flag the binary runs its gtests): the decode row-tile bodies' accuracy
 // gate over many seeds. Every row-tile variant the GPU tests run
-// (kernels/tests/decode_row_tile_variants.hpp: the warpgroup body and its knobs, the warp body),
+// (kernels/tests/decode_row_tile_variants.hpp: the warpgroup body under each work partition and
+// partial merge, the warp body),
 // bf16 and fp8 e4m3 KV, on a few small shapes that exercise the gate (among them the one that
-// failed once: 7 sequences up to 20000, MQA 32/1, head dim 128, fp8, forced splits 3, on
-// token_balanced_exact_max). For each (variant, dtype, shape) it records the worst relative row
+// failed once: 7 sequences up to 20000, MQA 32/1, head dim 128, fp8, forced splits 3, on a
+// variant that took the exact row max every step). For each (variant, dtype, shape) it records the worst relative row
 // error seen, the gate, their ratio and the seed that gave it, in
 // results/<device>/seed_sweep/<stamp>-<commit>.json with the build's and device's provenance.
 // A gate holds with margin when the worst seen is at most kMarginShare of it; the sweep lists

@@ -19,6 +19,8 @@
 #include "experiments/decode_page_prefetch/policy.hpp"
 #include "experiments/decode_stage_priority/policy.hpp"
 #include "experiments/decode_tile_schedule/policy.hpp"
+#include "experiments/decode_partial_merge/policy.hpp"
+#include "experiments/decode_row_tile_body/policy.hpp"
 #include "experiments/decode_work_partition/policy.hpp"
 #include "kernels/decode/decode_case.hpp"
 #include "kernels/tests/decode_row_tile_variants.hpp"
@@ -262,47 +264,14 @@ INSTANTIATE_TEST_SUITE_P(RowTiles, DecodeGpuRowTileVariant, ::testing::ValuesIn(
 // The same shapes with the row tiles computed warp by warp (RowTileMma::warp), the body the
 // warpgroup one replaced for 16-bit KV on sm_90a and the one fp8 KV and AMD still run.
 TEST(DecodeGpuRowTiles, WarpRowsMatchReference) {
-  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_warp_rows>(true);
-}
-// fp8 tiles converted a step ahead of the step that uses them (kRowTileConvertAhead).
-TEST(DecodeGpuRowTiles, ConvertAheadMatchesReference) {
-  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_convert_ahead>(true);
-}
-// S = Q K^T with Q's fragments in registers (kRowTileQInRegisters).
-TEST(DecodeGpuRowTiles, QRegsMatchesReference) {
-  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_q_regs>(true);
-}
-// fp8 raw tiles in a ring of three one-step slots, three CTAs per SM (kRowTileFp8RawSlots).
-TEST(DecodeGpuRowTiles, Fp8ThreeSlotsMatchReference) {
-  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_fp8_three_ctas>(true);
-}
-// fp8 converted by the computing warps (kRowTileFp8Producers false; the default, tested above,
-// has a producer warpgroup hand converted steps over through named barriers).
-TEST(DecodeGpuRowTiles, Fp8InWarpsMatchReference) {
-  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_fp8_in_warps>(true);
-}
-// Only the units whose merge is too long for one CTA go to the combine kernel
-// (kMergeByUnit): the row-tile shapes, then a batch whose plan mixes the two merges (a long
-// sequence cut into dozens of chunks, two of middle length into a few, short ones whole).
-TEST(DecodeGpuRowTiles, MergeByUnitMatchesReference) {
-  using Policy = experiments::decode_work_partition::token_balanced_merge_by_unit;
-  expect_row_tiles_match_reference<Policy>(true);
-  std::uint64_t seed = test_seed();
-  for (DType kv : {DType::bf16, DType::fp8_e4m3}) {
-    const DecodeProblem p = make_decode_problem(5, 64, 2, 128, 16, {20000, 1000, 1000, 1, 200}, kv, ++seed,
-                                                /*spare_pages=*/3);
-    const std::string where = "group 32, mixed merges, " + std::string(dtype_name(kv));
-    DecodeCase c(p, DecodeKernel::of<Policy>());
-    EXPECT_TRUE(c.plan().kernel_merges && c.plan().combine_merges) << where << ": both merges in one plan";
-    launch_twice_and_check(c, seed, where);
-  }
+  expect_row_tiles_match_reference<experiments::decode_row_tile_body::token_balanced_warp_rows>(true);
 }
 // The combine kernel a warp per row (kCombineWarpPerRow), every row-tile unit cut into chunks
 // merged there, and forced splits (a partial per split of every row) through the same kernel.
 // Last, 36 query heads (groups of 18): the last combine CTA of each sequence has 4 warps with
 // no row.
 TEST(DecodeGpuRowTiles, WarpCombineMatchesReference) {
-  using Policy = experiments::decode_work_partition::token_balanced_warp_combine;
+  using Policy = experiments::decode_partial_merge::token_balanced_warp_combine;
   expect_row_tiles_match_reference<Policy>(true);
   std::uint64_t seed = test_seed();
   for (DType kv : {DType::bf16, DType::fp8_e4m3})
@@ -319,7 +288,7 @@ TEST(DecodeGpuRowTiles, WarpCombineMatchesReference) {
 // one sequence cut into more chunks than a CTA row loads in one round; 36/2 (rows of a unit
 // short of its tiles); and forced splits, which keep the (sequence, slice) grid.
 TEST(DecodeGpuRowTiles, CombineRowListMatchesReference) {
-  using Policy = experiments::decode_work_partition::token_balanced_row_list;
+  using Policy = experiments::decode_partial_merge::token_balanced_row_list;
   expect_row_tiles_match_reference<Policy>(true);
   std::uint64_t seed = test_seed();
   struct Batch {
@@ -344,44 +313,6 @@ TEST(DecodeGpuRowTiles, CombineRowListMatchesReference) {
         }
         launch_twice_and_check(c, seed, where);
       }
-}
-// Units of more than eight partials (a row a warp at 32/8) merged by the combine over its row
-// list, the others in their last CTA (kMaxInKernelMergeSteps 8, kMergeByUnit): 32/8 batches
-// whose plans mix the two merges, in bf16 and fp8, then the row-tile shapes.
-TEST(DecodeGpuTokenBalanced, ShortMergesMatchReference) {
-  using Policy = experiments::decode_work_partition::token_balanced_short_merges;
-  std::uint64_t seed = test_seed();
-  for (DType kv : {DType::bf16, DType::fp8_e4m3})
-    for (int page : {16, 32}) {
-      const DecodeProblem p = make_decode_problem(6, 32, 8, 128, page, {32768, 3000, 2048, 1, 128, 700}, kv, ++seed,
-                                                  /*spare_pages=*/3);
-      const std::string where = "32/8 mixed merges, " + std::string(dtype_name(kv)) + ", page " + std::to_string(page);
-      DecodeCase c(p, DecodeKernel::of<Policy>());
-      EXPECT_TRUE(c.plan().combine_merges) << where << ": the long sequence merged by the combine";
-      EXPECT_GT(c.plan().combine_cta_rows, 0) << where;
-      launch_twice_and_check(c, seed, where);
-    }
-  expect_row_tiles_match_reference<Policy>(true);
-}
-// The plan cut for two and four waves of the slots (kPlanWaves): more chunks a unit than the
-// same batch cut for one wave, merged as the row-list combine's plan merges them, bf16 and fp8.
-template <class Policy, class OneWave>
-void expect_waves_match_reference(int waves) {
-  std::uint64_t seed = test_seed();
-  for (DType kv : {DType::bf16, DType::fp8_e4m3}) {
-    const DecodeProblem p = make_decode_problem(8, 32, 8, 128, 32, {1, 16, 256, 2048, 8192, 16384, 32768, 3000}, kv,
-                                                ++seed, /*spare_pages=*/3);
-    const std::string where = std::to_string(waves) + " waves, " + std::string(dtype_name(kv));
-    DecodeCase c(p, DecodeKernel::of<Policy>());
-    ASSERT_TRUE(c.plan().balanced()) << where;
-    EXPECT_GT(c.plan().work_chunks, plan_paged_decode<OneWave>(p, 0).work_chunks) << where << ": not cut finer";
-    launch_twice_and_check(c, seed, where);
-  }
-}
-TEST(DecodeGpuTokenBalanced, PlanWavesMatchReference) {
-  namespace x = experiments::decode_work_partition;
-  expect_waves_match_reference<x::token_balanced_two_waves, x::token_balanced_row_list>(2);
-  expect_waves_match_reference<x::token_balanced_four_waves, x::token_balanced_row_list>(4);
 }
 // Slots filled evenly (kFillSlots): a unit's chunks of different sizes, listed by when the plan
 // starts them, on ragged batches whose filled plan differs from the even cut (the long-tailed
@@ -412,61 +343,16 @@ TEST(DecodeGpuTokenBalanced, FilledSlotsMatchReference) {
       // earlier in the plan's model: it must be the filled one there (the plan tests check the
       // same at those slots). The other batches keep the even cut, the filled plan having more
       // partials a unit or the even cut one wave.
-      const bool filled = c.plan().work != plan_paged_decode<x::token_balanced_row_list>(p, 0).work;
+      const bool filled = c.plan().work != plan_paged_decode<experiments::decode_partial_merge::token_balanced_row_list>(p, 0).work;
       if (gpu::device_info().sm_count == 132)
         EXPECT_EQ(filled, &b == &batches.front() && kv == DType::fp8_e4m3) << where;
       launch_twice_and_check(c, seed, where);
     }
 }
-// fp8: S of step j + 1 issued before P V of step j, its softmax under that product, K and V
-// of a converted step freed through rings of their own (kRowTileOverlapPV).
-TEST(DecodeGpuRowTiles, OverlapPVMatchesReference) {
-  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_overlap_pv>(true);
-}
 // Units of more than four rows a warp merged by the combine kernel
 // (kMaxInKernelMergeRowsPerWarp 4): every row-tile unit cut into chunks.
 TEST(DecodeGpuRowTiles, RowTilesCombineMatchesReference) {
-  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_row_tiles_combine>(true);
-}
-// Each warp's tile of two (four) steps later prefetched into L2 beside its copies
-// (kRowTileL2PrefetchSteps); the copies still read every tile, so only a fault in the
-// prefetch's place (a copy skipped or moved) could show here.
-TEST(DecodeGpuRowTiles, L2PrefetchMatchesReference) {
-  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_l2_prefetch>(true);
-  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_l2_prefetch4>(true);
-}
-// fp8's S on K converted to f16 as V is (kRowTileFp8RawKeys false; the default, which the other
-// row-tile tests run, reads the raw e4m3 K tiles at head dim 128 with Q split into e4m3 high and
-// low parts per row).
-TEST(DecodeGpuRowTiles, ConvertedKeysMatchReference) {
-  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_converted_keys>(true);
-}
-// A step's raw slots refilled once its S is done, three raw steps in flight
-// (kRowTileKeysFreedAfterS).
-TEST(DecodeGpuRowTiles, KeysFreedMatchReference) {
-  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_keys_freed>(true);
-}
-// The softmax's exponentials as f16 pairs straight into P (kRowTileHalfExp2).
-TEST(DecodeGpuRowTiles, HalfExp2MatchReference) {
-  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_half_exp2>(true);
-}
-// Every step's exact row max (kRowTileMaxSlack 0; the default keeps the running max within
-// the slack).
-TEST(DecodeGpuRowTiles, ExactMaxMatchesReference) {
-  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_exact_max>(true);
-}
-// Each step's S issued behind the step before's P V, one wait for both (kRowTileSBehindPV).
-TEST(DecodeGpuRowTiles, SBehindPVMatchesReference) {
-  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_s_behind_pv>(true);
-}
-// A row-tile CTA's rows written through shared memory, an element per thread
-// (kRowsFromRegisters false; the default writes each lane's columns from its registers).
-TEST(DecodeGpuRowTiles, StagedRowsMatchReference) {
-  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_staged_rows>(true);
-}
-// The warpgroup step with the warp body's instructions (kRowTileLeanStep false).
-TEST(DecodeGpuRowTiles, PlainStepMatchesReference) {
-  expect_row_tiles_match_reference<experiments::decode_work_partition::token_balanced_plain_step>(true);
+  expect_row_tiles_match_reference<experiments::decode_partial_merge::token_balanced_row_tiles_combine>(true);
 }
 
 // The device memory a case states (the harness refuses a case over the device's free memory
@@ -568,7 +454,7 @@ void expect_every_fault_fails(TileSchedule schedule, const DecodeKernel& shipped
   const Fault q_high_only{"q_high_only", decode_fault_kernel(DecodeFault::q_high_only, schedule)};
   // The running max's faults exist only in the warpgroup body's lean step, which the row tiles
   // run: a skipped rescale, and a step that keeps a max its scores passed by more than the
-  // slack (kRowTileMaxSlack). At the default scale a row's max never rises by the slack past a
+  // slack (kMaxSlack). At the default scale a row's max never rises by the slack past a
   // chunk's first step, which rescales an empty O, so these run on sharp scores (below).
   const Fault stale_max{"stale_max", decode_fault_kernel(DecodeFault::stale_max, schedule)};
   const Fault max_unchecked{"max_unchecked", decode_fault_kernel(DecodeFault::max_unchecked, schedule)};

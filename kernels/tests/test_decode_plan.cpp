@@ -11,7 +11,6 @@
 
 #include "experiments/decode_lds_buffers/policy.hpp"
 #include "experiments/decode_tile_schedule/policy.hpp"
-#include "experiments/decode_work_partition/policy.hpp"
 #include "kernels/decode/decode_shapes.hpp"
 #include "kernels/decode/paged_decode.hpp"
 
@@ -80,7 +79,7 @@ TEST(DecodePlan, GroupChunksAreUnits) {
 
 // ---- row tiles: a GQA group above 16 in one CTA ----
 
-constexpr int kRowTiles = 4;  // decode_work_partition's split and token_balanced
+constexpr int kRowTiles = SplitRows::kMaxRowTiles;
 
 DecodePlan plan_with_row_tiles(const DecodeProblem& p, TileSchedule schedule, int forced_splits = 0) {
   return plan_decode(p, kSlots, kWarps, forced_splits, schedule, DecodePolicy::kChunkOverheadTiles, kRowTiles);
@@ -454,48 +453,6 @@ TEST(DecodePlan, TokenBalancedUploadsItsWorkList) {
   EXPECT_FALSE(plan_decode(p, kSlots, kWarps, 3, TileSchedule::token_balanced).balanced());
 }
 
-// DecodePolicy::kMergeByUnit: only the units whose merge is too long for one CTA go to the
-// combine kernel (count negated); the other cut units still merge in the decode kernel, so the
-// plan needs both the arrival counters and the combine. Group 32 in units of two row tiles
-// (16 rows a warp: at most 8 partials merged in the kernel), a long sequence cut into dozens
-// of chunks, two of middle length into a few, and short ones whole.
-TEST(DecodePlan, MergeByUnitSendsOnlyLongMergesToTheCombine) {
-  const DecodeProblem p = make_decode_problem(5, 64, 2, 128, 16, {20000, 1000, 1000, 1, 200}, DType::bf16, 1);
-  const DecodePlan by_unit = plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced,
-                                         DecodePolicy::kChunkOverheadTiles, 4, /*merge_by_unit=*/true);
-  const DecodePlan all = plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced,
-                                     DecodePolicy::kChunkOverheadTiles, 4, /*merge_by_unit=*/false);
-  ASSERT_TRUE(by_unit.balanced() && all.balanced());
-  ASSERT_EQ(by_unit.row_tiles, 2);
-  const int kernel_parts = kMaxInKernelMergeSteps / (2 * kDecodeMaxGroup / kWarps);
-  const int units = decode_work_pairs(p, by_unit.row_tiles);
-  int to_kernel = 0, to_combine = 0, whole = 0;
-  for (int u = 0; u < units; ++u) {
-    const int parts = by_unit.work[4 * by_unit.work_chunks + u];
-    const int parts_all = all.work[4 * all.work_chunks + u];
-    EXPECT_EQ(std::abs(parts), std::abs(parts_all)) << "unit " << u << ": the same cut either way";
-    EXPECT_NE(parts, 0) << "unit " << u;
-    if (parts == 1) {
-      ++whole;
-    } else if (parts > 1) {
-      ++to_kernel;
-      EXPECT_LE(parts, kernel_parts) << "unit " << u;
-    } else {
-      ++to_combine;
-      EXPECT_GT(-parts, kernel_parts) << "unit " << u;
-    }
-    if (parts_all != 1) {
-      EXPECT_LT(parts_all, -1) << "unit " << u << ": every cut unit to the combine";
-    }
-  }
-  EXPECT_GT(to_kernel, 0);
-  EXPECT_GT(to_combine, 0);
-  EXPECT_GT(whole, 0);
-  EXPECT_TRUE(by_unit.kernel_merges && by_unit.combine_merges);
-  EXPECT_TRUE(by_unit.needs_schedule() && by_unit.needs_combine());
-  EXPECT_TRUE(all.combine_merges && !all.kernel_merges && !all.needs_schedule());
-}
-
 // DecodePolicy::kMaxInKernelMergeRowsPerWarp: a unit of more query rows a warp than that
 // merges in the combine kernel whatever its partials. The uniform group-32 batch (units of 32
 // rows, 8 a warp, cut in four) merges in its last CTAs by default, in the combine kernel at a
@@ -504,8 +461,7 @@ TEST(DecodePlan, RowsPerWarpLimitSendsRowTileMergesToTheCombine) {
   const DecodeProblem g32 = make_decode_problem(32, 64, 2, 128, 16, std::vector<int>(32, 2592), DType::bf16, 1);
   const DecodeProblem g4 = make_decode_problem(8, 32, 8, 128, 16, std::vector<int>(8, 2592), DType::bf16, 1);
   auto plan = [](const DecodeProblem& p, int rows) {
-    return plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced, DecodePolicy::kChunkOverheadTiles, 4,
-                       false, rows);
+    return plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced, DecodePolicy::kChunkOverheadTiles, 4, rows);
   };
   const DecodePlan g32_kernel = plan(g32, DecodePolicy::kMaxInKernelMergeRowsPerWarp), g32_combine = plan(g32, 4);
   ASSERT_EQ(g32_kernel.row_tiles, 2);
@@ -528,11 +484,11 @@ TEST(DecodePlan, RowsPerWarpLimitSendsRowTileMergesToTheCombine) {
 // makes 64 CTAs of the long sequence's rows and at most 248 of the short ones', where the
 // (sequence, slice) grid has 2304 CTAs.
 TEST(DecodePlan, CombineRowListHoldsTheCombinedRowsLongFirst) {
-  using x = experiments::decode_work_partition::token_balanced_row_list;
+  using x = ServingDecode;  // the row-list combine
   constexpr int kWarpParts = x::kCombineWarpRowMaxPartials;
   auto plan = [](const DecodeProblem& p, int warp_parts) {
     return plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced, DecodePolicy::kChunkOverheadTiles,
-                       x::kMaxRowTiles, x::kMergeByUnit, x::kMaxInKernelMergeRowsPerWarp, warp_parts);
+                       x::kMaxRowTiles, x::kMaxInKernelMergeRowsPerWarp, warp_parts);
   };
   std::vector<int> one_long(31, 1024);
   one_long.push_back(51200);
@@ -583,37 +539,37 @@ TEST(DecodePlan, CombineRowListHoldsTheCombinedRowsLongFirst) {
   EXPECT_THROW(plan(problems[0], -1), std::invalid_argument);
 }
 
-// DecodePolicy::kMaxInKernelMergeSteps with kMergeByUnit (token_balanced_short_merges): on the
-// long-tailed fp8 batch (32/8, a row a warp) the long sequence's units, cut into more than
-// eight chunks (26 at three CTAs an SM), go to the combine kernel, whose row list holds
-// exactly their rows; the units cut into fewer still merge in their last CTA. At the default
-// limit every unit merges there.
-TEST(DecodePlan, MergeStepLimitSendsLongUnitsToTheCombine) {
-  using x = experiments::decode_work_partition::token_balanced_short_merges;
+// DecodePolicy::kMaxInKernelMergeSteps: on the long-tailed fp8 batch (32/8, a row a warp) the
+// long sequence's units are cut into more than eight chunks (26 at three CTAs an SM). At a limit
+// of eight steps their merges are too long for one CTA, so every cut unit goes to the combine
+// kernel, whose row list holds exactly their rows; at the default limit every unit merges in
+// its last CTA.
+TEST(DecodePlan, MergeStepLimitSendsCutUnitsToTheCombine) {
   std::vector<int> lens;
   for (auto [n, len] : {std::pair{16, 128}, {8, 512}, {4, 2048}, {2, 8192}, {1, 32768}}) lens.insert(lens.end(), n, len);
   const DecodeProblem p = make_decode_problem(static_cast<int>(lens.size()), 32, 8, 128, 16, lens, DType::fp8_e4m3, 1);
   constexpr int kSlots3 = 396;  // fp8: three CTAs an SM
-  auto plan = [&](int steps, bool by_unit) {
+  constexpr int kWarpParts = DecodePolicy::kCombineWarpRowMaxPartials;
+  auto plan = [&](int steps) {
     return plan_decode(p, kSlots3, kWarps, 0, TileSchedule::token_balanced, DecodePolicy::kChunkOverheadTilesFp8, 1,
-                       by_unit, x::kMaxInKernelMergeRowsPerWarp, x::kCombineWarpRowMaxPartials, steps);
+                       DecodePolicy::kMaxInKernelMergeRowsPerWarp, kWarpParts, steps);
   };
-  const DecodePlan limited = plan(x::kMaxInKernelMergeSteps, x::kMergeByUnit), plain = plan(kMaxInKernelMergeSteps, false);
+  const DecodePlan limited = plan(8), plain = plan(kMaxInKernelMergeSteps);
   ASSERT_EQ(limited.work_chunks, plain.work_chunks);  // the same cut
-  const int kernel_parts = x::kMaxInKernelMergeSteps / 1;  // a row a warp: 4 query heads a KV head, 4 warps
-  ASSERT_EQ(kernel_parts, 8);
-  int listed = 0;
+  int listed = 0, longest = 0;
   for (int u = 0; u < decode_work_pairs(p); ++u) {
     const int parts = limited.work[4 * limited.work_chunks + u], plain_parts = plain.work[4 * plain.work_chunks + u];
     EXPECT_EQ(std::abs(parts), plain_parts) << "unit " << u;
-    EXPECT_EQ(parts < 0, plain_parts > kernel_parts) << "unit " << u << ": " << plain_parts << " partials";
+    EXPECT_EQ(parts < 0, plain_parts > 1) << "unit " << u << ": " << plain_parts << " partials";
     if (parts < 0) listed += 4;  // 4 query heads a KV head: its rows
+    longest = std::max(longest, plain_parts);
   }
+  EXPECT_GT(longest, 8);
   EXPECT_GT(listed, 0);
-  EXPECT_TRUE(limited.kernel_merges && limited.combine_merges);
+  EXPECT_TRUE(!limited.kernel_merges && limited.combine_merges);
   EXPECT_EQ(limited.combine_cta_rows + limited.combine_warp_rows, listed);
   EXPECT_TRUE(plain.kernel_merges && !plain.combine_merges);
-  EXPECT_THROW(plan(0, true), std::invalid_argument);
+  EXPECT_THROW(plan(0), std::invalid_argument);
 }
 
 std::int64_t total_keys(const DecodeShape& s) {
@@ -734,15 +690,14 @@ TEST(DecodeSmem, BytesOfTheExperimentPolicies) {
   EXPECT_EQ(decode_smem_bytes<Bulk>(128, DType::bf16, GpuArch::sm_90a), 64 * 1024 + 4 * 2 * 8);
   EXPECT_EQ(decode_smem_bytes<Bulk>(128, DType::bf16, GpuArch::gfx950), 64 * 1024);
   // The warpgroup row-tile body (sm_90a): three 64-key steps of K and V and Q's 64 rows, 112 KiB;
-  // fp8 with K converted as V is (two raw steps, two converted ones) the same; fp8 reading its raw
-  // K (the default at head dim 128): four raw steps, two converted V steps, Q's two e4m3 parts and
-  // the rows' 64 scales, 112 KiB and 256 bytes. On AMD a group above 16 runs the warps' own stages.
-  using Wg = experiments::decode_work_partition::token_balanced;
+  // fp8 at head dim 128, reading its raw K: four raw steps, two converted V steps, Q's two e4m3
+  // parts and the rows' 64 scales, 112 KiB and 256 bytes; fp8 at head dim 64, K converted as V is
+  // (two raw steps, two converted ones): half of the bf16 body's 112 KiB at head dim 128. On AMD a
+  // group above 16 runs the warps' own stages.
+  using Wg = TokenBalancedRows;
   EXPECT_EQ(decode_smem_bytes<Wg>(128, DType::bf16, GpuArch::sm_90a, true), 112 * 1024);
   EXPECT_EQ(decode_smem_bytes<Wg>(128, DType::fp8_e4m3, GpuArch::sm_90a, true), 112 * 1024 + 64 * 4);
-  EXPECT_EQ(decode_smem_bytes<experiments::decode_work_partition::token_balanced_converted_keys>(
-                128, DType::fp8_e4m3, GpuArch::sm_90a, true),
-            112 * 1024);
+  EXPECT_EQ(decode_smem_bytes<Wg>(64, DType::fp8_e4m3, GpuArch::sm_90a, true), 56 * 1024);
   EXPECT_EQ(decode_smem_bytes<Wg>(128, DType::bf16, GpuArch::gfx942, true),
             decode_smem_bytes<Wg>(128, DType::bf16, GpuArch::gfx942));
 }

@@ -40,7 +40,7 @@ import resource_report  # noqa: E402
 TARGETS = ("gfx942", "gfx950")
 SOURCES = {e: ROOT / "experiments" / e / "kernels.cu"
            for e in ("decode_kv_streaming", "decode_lds_buffers", "decode_page_prefetch", "decode_stage_priority",
-                     "decode_tile_schedule", "decode_work_partition")}
+                     "decode_tile_schedule", "decode_work_partition", "decode_partial_merge", "decode_row_tile_body")}
 SOURCES["decode_faults"] = ROOT / "kernels" / "tests" / "decode_fault_kernels.cu"
 # DType: f16 = 1, bf16 = 2, fp8_e4m3 = 3 (common/dtype.hpp).
 MFMA_OF_DTYPE = {1: "v_mfma_f32_16x16x16_f16", 2: "v_mfma_f32_16x16x16_bf16", 3: "v_mfma_f32_16x16x16_f16"}
