@@ -170,7 +170,7 @@ inline constexpr int kDecodeTileTokens = 16;
 inline constexpr int kDecodeMaxGroup = 16;
 
 // Shared memory of the paged decode kernel for a policy at a head dim and KV dtype on an
-// architecture, in the layout of its storage (kernels/decode/paged_decode.cuh, whose kernel
+// architecture, in the layout of its storage (kernels/decode/decode_storage.cuh; the kernel
 // asserts that its storage has exactly this size on every architecture the build holds), so
 // the plan can refuse a policy that does not fit before anything is launched.
 // `group_body`: the body a GQA group above 16 runs under a row-tile policy (the warpgroup

@@ -1,9 +1,9 @@
 // The paged decode kernel's per-tile stages on the architecture's attention warp tile
 // (common/gpu/attention_tile{,_fp8}.hpp, gpu::attn), for a backend whose m16n8k16 fragments
 // are not native (kOnWarpTile: AMD, where gpu::mma only emulates them with VALU arithmetic).
-// Each stage here overloads the one of paged_decode.cuh with the same signature: this one
+// Each stage here overloads the one of decode_warp_math.cuh with the same signature: this one
 // requires kOnWarpTile, that one its negation, so exactly one is viable. On NVIDIA nothing
-// here is instantiated and the m16n8k16 stages compile exactly as before. paged_decode.cuh
+// here is instantiated and the m16n8k16 stages compile exactly as before. decode_warp_math.cuh
 // includes this file after the types it uses (Params, Tile, Softmax, ...) and before the
 // stages' callers.
 //
