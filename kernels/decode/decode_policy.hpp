@@ -138,6 +138,14 @@ struct DecodePolicy {
   // conversion in 64).
   /* RowTileProducerRegs = */ static constexpr int kRowTileProducerRegs = 96;
   /* RowTileConsumerRegs = */ static constexpr int kRowTileConsumerRegs = 160;
+  // fp8 at head dim 128, S on the raw e4m3 keys as (hi + lo) K^T: the order of its eight e4m3
+  // wgmma steps into one accumulator. An e4m3 wgmma aligns its products and the accumulator to
+  // their largest exponent and keeps 13 bits below it, truncated (DeepSeek-V3 report,
+  // arXiv:2412.19437, 3.5.2), so lo's products (2^-4 of hi's or less), issued after hi's step of
+  // the same k32 columns (false), lose their low bits to the running sum; issued first, all four
+  // of lo's steps before hi's (true), they are summed among themselves. The same instructions;
+  // kernels/decode/tests/raw_keys_numerics.py models both orders.
+  /* RawKeysLowFirst = */ static constexpr bool kRawKeysLowFirst = false;
   /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only
 };
 

@@ -29,19 +29,31 @@ __device__ __forceinline__ void group_qk(float (&s)[kTiles][4], const unsigned c
   }
   gpu::wgmma::commit();
 }
-// Raw keys (GroupSmem::kRawKeys): S = (hi + lo) K^T, two e4m3 products per k32 step (32 bytes
-// of the 128-byte rows of Q's parts and of the raw K slot); the softmax divides by the row's s.
-template <class G, int kTiles, bool kHighOnly = false>
+// Raw keys (GroupSmem::kRawKeys): S = (hi + lo) K^T, one e4m3 product per part and k32 step
+// (32 bytes of the 128-byte rows of Q's part and of the raw K slot); the softmax divides by the
+// row's s. kLowFirst (DecodePolicy::kRawKeysLowFirst): lo's four steps, then hi's; else hi and lo
+// at each k32 step in turn. kHighOnly (the fault q_high_only): hi's steps alone.
+template <class G, int kTiles, bool kLowFirst, bool kHighOnly = false>
 __device__ __forceinline__ void group_qk_raw_keys(float (&s)[kTiles][4], const unsigned char* q8, const unsigned char* k) {
+  constexpr int kHigh = 0, kLow = 1;  // Q's parts, kQPartBytes apart
   auto& d = reinterpret_cast<float (&)[kTiles * 4]>(s);
   const std::uint64_t k0 = gpu::wgmma::descriptor(k, 16, 1024), q0 = gpu::wgmma::descriptor(q8, 16, 1024);
+  auto step = [&](int part, int kk, bool accumulate) {
+    gpu::wgmma::mma_ss<kTiles * 8, gpu::wgmma::E4m3>(d, gpu::wgmma::advance(q0, part * G::kQPartBytes + kk * 32),
+                                                     gpu::wgmma::advance(k0, kk * 32), accumulate);
+  };
   gpu::wgmma::fence();
+  if constexpr (kLowFirst && !kHighOnly) {
 #pragma unroll
-  for (int kk = 0; kk < 4; ++kk)
+    for (int part = kLow; part >= kHigh; --part)
 #pragma unroll
-    for (int part = 0; part < (kHighOnly ? 1 : 2); ++part)
-      gpu::wgmma::mma_ss<kTiles * 8, gpu::wgmma::E4m3>(d, gpu::wgmma::advance(q0, part * G::kQPartBytes + kk * 32),
-                                                       gpu::wgmma::advance(k0, kk * 32), kk + part > 0);
+      for (int kk = 0; kk < 4; ++kk) step(part, kk, part != kLow || kk > 0);
+  } else {
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk)
+#pragma unroll
+      for (int part = kHigh; part <= (kHighOnly ? kHigh : kLow); ++part) step(part, kk, kk + part > 0);
+  }
   gpu::wgmma::commit();
 }
 // Raw keys: one thread's chunk of a query row (8 bf16 values, chunk `chunk` of 16; the 16 lanes
@@ -335,7 +347,8 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
         Ring::consumer_wait(j);
         probe.after(gpu::WaitPoint::BlockBarrier);
         if constexpr (G::kRawKeys)
-          group_qk_raw_keys<G, kTiles, Policy::kFault == DecodeFault::q_high_only>(s, q_smem, smem + G::raw_offset(j, 0, 0));
+          group_qk_raw_keys<G, kTiles, Policy::kRawKeysLowFirst, Policy::kFault == DecodeFault::q_high_only>(
+              s, q_smem, smem + G::raw_offset(j, 0, 0));
         else
           group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, converted_step(j));
         products(j, converted_v(j));

@@ -32,6 +32,7 @@ inline std::vector<NamedDecodeKernel> decode_row_tile_variants() {
   add.operator()<merge::token_balanced_warp_combine>();
   add.operator()<merge::token_balanced_row_list>();
   add.operator()<body::token_balanced_warp_rows>();
+  add.operator()<body::token_balanced_low_first>();
   return all;
 }
 

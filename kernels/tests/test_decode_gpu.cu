@@ -266,6 +266,10 @@ INSTANTIATE_TEST_SUITE_P(RowTiles, DecodeGpuRowTileVariant, ::testing::ValuesIn(
 TEST(DecodeGpuRowTiles, WarpRowsMatchReference) {
   expect_row_tiles_match_reference<experiments::decode_row_tile_body::token_balanced_warp_rows>(true);
 }
+// fp8 raw keys with Q's low part's e4m3 steps first (kRawKeysLowFirst).
+TEST(DecodeGpuRowTiles, LowFirstMatchesReference) {
+  expect_row_tiles_match_reference<experiments::decode_row_tile_body::token_balanced_low_first>(true);
+}
 // The combine kernel a warp per row (kCombineWarpPerRow), every row-tile unit cut into chunks
 // merged there, and forced splits (a partial per split of every row) through the same kernel.
 // Last, 36 query heads (groups of 18): the last combine CTA of each sequence has 4 warps with
