@@ -126,7 +126,7 @@ class Dataset:
             samp = load.samples(self.latest) if len(self.latest) else pd.DataFrame(
                 columns=["source_file", "benchmark", "time_us", "from_aggregate"])
             samp = samp[~samp["from_aggregate"].astype(bool)]
-            self._samples = {k: g["time_us"].to_numpy(float) for k, g in samp.groupby(["source_file", "benchmark"])}
+            self._samples = load.times_by_record(samp)
         return self._samples
 
     def noise_floor(self, device_slug: str, experiment: str, run: str) -> float:

@@ -413,6 +413,19 @@ def samples(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+RECORD_KEY = ["source_file", "benchmark"]
+
+
+def times_by_record(samp: pd.DataFrame) -> dict[tuple[str, str], np.ndarray]:
+    """(source_file, benchmark) -> the ``time_us`` of ``samp``'s rows of that record, in row
+    order. Positions from ``groupby.indices``: a frame per group (iterating the groupby) costs
+    milliseconds each, and a results tree has thousands of records."""
+    if samp.empty:
+        return {}
+    times = samp["time_us"].to_numpy(float)
+    return {k: times[i] for k, i in samp.groupby(RECORD_KEY, sort=False).indices.items()}
+
+
 def aggregate_stddev(df: pd.DataFrame) -> dict[tuple[str, str], float]:
     """(source_file, benchmark) -> the stddev aggregate in us, where the run reported one."""
     sd = df[(df["run_type"] == "aggregate") & (df["aggregate_name"] == "stddev")]

@@ -91,7 +91,7 @@ def _run_of(experiment: str, run_file: str):
     raw = ds.results[(ds.results["experiment"] == experiment) & (ds.results["run"] == view.run)]
     samp = load.samples(raw)
     samp = samp[~samp["from_aggregate"].astype(bool)]
-    times = {k: g["time_us"].to_numpy(float) for k, g in samp.groupby(["source_file", "benchmark"])}
+    times = load.times_by_record(samp)
     return view, times
 
 
