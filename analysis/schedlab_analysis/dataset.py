@@ -97,7 +97,7 @@ class Dataset:
         self.latest = load.select_runs(results)
         self.summary = stats.summarize(self.latest)
         self.stalls = load.attach_records(stalls, results)
-        self.unattached = load.unattached_records(stalls, results)
+        self.unattached = load.unattached_records(stalls, results, attached=self.stalls)
         self.probes = probes
         self.resources = resources
         self.seed = seed

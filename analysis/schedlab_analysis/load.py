@@ -352,16 +352,18 @@ def run_table(df: pd.DataFrame) -> pd.DataFrame:
     cols = ["device_slug", "experiment", "run", "clean", "configs", "run_time", "files"]
     if df.empty:
         return pd.DataFrame(columns=cols)
-    out = []
-    for (device, experiment, run), g in df.groupby(["device_slug", "experiment", "run"], dropna=False, sort=True):
-        ok = g[g["status"] == "ok"]
-        commits = g.get("ctx_schedlab_commit", pd.Series("unknown", index=g.index)).astype(str)
-        dirty = g.get("ctx_schedlab_dirty", pd.Series("", index=g.index)).astype(str)
-        clean = bool(((dirty == "false") & ~commits.isin(["unknown", "", "nan"])).all())
-        out.append(dict(device_slug=device, experiment=experiment, run=run, clean=clean,
-                        configs=ok["benchmark"].nunique(),
-                        run_time=g["run_time"].max(), files=tuple(sorted(set(g["source_file"])))))
-    return pd.DataFrame(out, columns=cols)
+    commits = df.get("ctx_schedlab_commit", pd.Series("unknown", index=df.index)).astype(str)
+    dirty = df.get("ctx_schedlab_dirty", pd.Series("", index=df.index)).astype(str)
+    # Whole-column operations grouped once: a results tree holds a thousand runs.
+    g = pd.DataFrame({
+        "clean": (dirty == "false") & ~commits.isin(["unknown", "", "nan"]),
+        "ok_benchmark": df["benchmark"].where(df["status"] == "ok"),
+        "run_time": df["run_time"], "source_file": df["source_file"],
+    }).groupby([df["device_slug"], df["experiment"], df["run"]], dropna=False, sort=True)
+    out = pd.DataFrame({"clean": g["clean"].all(), "configs": g["ok_benchmark"].nunique(),
+                        "run_time": g["run_time"].max(),
+                        "files": g["source_file"].agg(lambda f: tuple(sorted(set(f))))}).reset_index()
+    return out[cols]
 
 
 def select_runs(df: pd.DataFrame) -> pd.DataFrame:
@@ -568,10 +570,13 @@ def _legacy_same_call(record: pd.Series, result: pd.Series, files: pd.DataFrame)
     return bool((between.get("ctx_schedlab_commit", pd.Series(dtype=object)).astype(str) == commit).all())
 
 
-def unattached_records(records: pd.DataFrame, results: pd.DataFrame) -> list[str]:
-    """The record files that belong to no run of ``results`` (see ``attach_records``)."""
-    attached = set(attach_records(records, results)["source_file"])
-    return sorted(set(records["source_file"]) - attached) if not records.empty else []
+def unattached_records(records: pd.DataFrame, results: pd.DataFrame, attached: pd.DataFrame | None = None) -> list[str]:
+    """The record files that belong to no run of ``results`` (see ``attach_records``; pass its
+    answer as ``attached`` where it is at hand)."""
+    if records.empty:
+        return []
+    attached = attach_records(records, results) if attached is None else attached
+    return sorted(set(records["source_file"]) - set(attached["source_file"]))
 
 
 def load_resources(paths: Iterable[Path | str] | Path | str) -> pd.DataFrame:
