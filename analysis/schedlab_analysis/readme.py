@@ -124,9 +124,16 @@ def readmes(root: Path = REPO) -> list[Path]:
 
 # ------------------------------------------------------------------------------ rendering
 
-@lru_cache(maxsize=None)
 def _dataset(files: tuple[str, ...]) -> Dataset:
-    return Dataset.load([REPO / f for f in files if load.is_results_name(f)])
+    """The results files among ``files`` (relative to the repository or absolute), loaded once
+    per set of files however they are spelled or ordered (a Dataset does not depend on the
+    order): the status rows name absolute paths, the sections relative ones."""
+    return _dataset_of(tuple(sorted({str((REPO / f).resolve()) for f in files if load.is_results_name(str(f))})))
+
+
+@lru_cache(maxsize=None)
+def _dataset_of(paths: tuple[str, ...]) -> Dataset:
+    return Dataset.load([Path(p) for p in paths])
 
 
 @lru_cache(maxsize=None)
