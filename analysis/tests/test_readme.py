@@ -314,9 +314,12 @@ def test_a_set_of_files_is_loaded_once_however_it_is_spelled():
 
 
 def test_a_loaded_set_of_files_is_reused_only_while_the_files_are_unchanged(tmp_path):
-    f = synth.experiment_run(tmp_path / "results", "decode_x", "decode", "a", {"a": 1.0}, synth.DECODE_CONFIGS[:1])
+    def write(variants):
+        return synth.experiment_run(tmp_path / "results", "decode_x", "decode", "a", variants, synth.DECODE_CONFIGS[:1])
+
+    f = write({"a": 1.0})
     first = readme._dataset((str(f),))
     assert readme._dataset((str(f),)) is first
-    synth.experiment_run(tmp_path / "results", "decode_x", "decode", "a", {"a": 1.0, "b": 0.5}, synth.DECODE_CONFIGS[:1])
+    assert write({"a": 1.0, "b": 0.5}) == f
     again = readme._dataset((str(f),))  # the same path, rewritten: another size and time
     assert again is not first and set(again.results["variant"]) == {"a", "b"}
