@@ -17,7 +17,7 @@ from the same run, else from their own most complete run.
 from __future__ import annotations
 
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields, replace
 
 import numpy as np
 from pathlib import Path
@@ -97,7 +97,7 @@ class Dataset:
         self.latest = load.select_runs(results)
         self.summary = stats.summarize(self.latest)
         self.stalls = load.attach_records(stalls, results)
-        self.unattached = load.unattached_records(stalls, results)
+        self.unattached = load.unattached_records(stalls, results, attached=self.stalls)
         self.probes = probes
         self.resources = resources
         self.seed = seed
@@ -126,7 +126,7 @@ class Dataset:
             samp = load.samples(self.latest) if len(self.latest) else pd.DataFrame(
                 columns=["source_file", "benchmark", "time_us", "from_aggregate"])
             samp = samp[~samp["from_aggregate"].astype(bool)]
-            self._samples = {k: g["time_us"].to_numpy(float) for k, g in samp.groupby(["source_file", "benchmark"])}
+            self._samples = load.times_by_record(samp)
         return self._samples
 
     def noise_floor(self, device_slug: str, experiment: str, run: str) -> float:
@@ -163,6 +163,20 @@ class Dataset:
         return stats.summarize(rows)
 
     def view(self, device_slug: str, experiment: str, run: str | None = None) -> ExperimentView:
+        """One experiment in one run (by default ``select_runs``' run). Computed once per
+        (device, experiment, run) and handed out as a copy (frames copy on write): a README
+        asks for the same run's view once per row of its tables, and each costs a summary
+        and a bootstrap over every configuration."""
+        cache = self.__dict__.setdefault("_views", {})
+        key = (device_slug, experiment, run)
+        if key not in cache:
+            cache[key] = self._view(device_slug, experiment, run)
+        view = cache[key]
+        return replace(view, config_columns=list(view.config_columns), label_columns=list(view.label_columns),
+                       **{f.name: getattr(view, f.name).copy(deep=False) for f in fields(view)
+                          if isinstance(getattr(view, f.name), pd.DataFrame)})
+
+    def _view(self, device_slug: str, experiment: str, run: str | None) -> ExperimentView:
         s = self.summary
         if run is None:
             own = s[(s["device_slug"] == device_slug) & (s["experiment"] == experiment)].reset_index(drop=True)

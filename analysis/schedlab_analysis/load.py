@@ -35,6 +35,7 @@ import re
 import sys
 import warnings
 from datetime import datetime, timezone
+from functools import lru_cache
 from pathlib import Path
 from typing import Iterable
 
@@ -178,6 +179,13 @@ def parse_value(text: str) -> object:
 
 def parse_label(label: str | None) -> dict[str, object]:
     """'family=decode;variant=streaming;peer=0' -> {'family': 'decode', ..., 'peer': 0}."""
+    return dict(_parsed_label(label))
+
+
+# Every repetition of a benchmark repeats its label and name: parsed once per text (the callers
+# below read the cached dicts and never change them).
+@lru_cache(maxsize=1 << 16)
+def _parsed_label(label: str | None) -> dict[str, object]:
     out: dict[str, object] = {}
     for part in (label or "").split(";"):
         key, sep, value = part.partition("=")
@@ -188,6 +196,11 @@ def parse_label(label: str | None) -> dict[str, object]:
 
 def name_axes(name: str) -> dict[str, object]:
     """Google Benchmark ArgNames segments: 'x/batch:16/context:1024' -> {'batch': 16, ...}."""
+    return dict(_name_axes(name))
+
+
+@lru_cache(maxsize=1 << 16)
+def _name_axes(name: str) -> dict[str, object]:
     out: dict[str, object] = {}
     for seg in name.split("/"):
         key, sep, value = seg.partition(":")
@@ -257,33 +270,42 @@ def benchmark_rows(path: Path, data: dict) -> list[dict]:
     if not isinstance(benchmarks, list):
         raise ResultsFileError(path, "'benchmarks' is not a list")
     ctx = {f"ctx_{k}": _context_value(v) for k, v in context.items()}
-    run_time = _run_time(path, context)
+    # The same for every record of the file (the device slug for each experiment named).
+    run_time, source_file, run = _run_time(path, context), str(path), run_of(path, context)
+    binary_sha256 = str(context.get("binary_sha256") or "")
+    device_slugs: dict[object, str] = {}
     rows = []
     for i, record in enumerate(benchmarks):
         if not isinstance(record, dict) or not isinstance(record.get("name"), str):
             raise ResultsFileError(path, f"benchmarks[{i}] is not a record with a 'name'")
         row: dict[str, object] = dict(ctx)
-        label = parse_label(record.get("label"))
+        label = _parsed_label(record.get("label"))
         row.update(label)
         row.update(record)  # a record field wins over a label key of the same name
-        axes = name_axes(record["name"])
+        axes = _name_axes(record["name"])
         for key, value in axes.items():
             row.setdefault(key, value)
-        numeric = {k for k, v in record.items() if isinstance(v, (int, float)) and not isinstance(v, bool)}
+        # JSON numbers are exactly int or float (a bool is no number here).
+        numeric = {k for k, v in record.items() if type(v) in _JSON_NUMBERS}
         row["axes"] = ",".join(sorted((numeric - NON_AXIS_FIELDS) | set(axes)))
         row["name_axes"] = ",".join(sorted(axes))
-        row["experiment"] = label.get("experiment") or context.get("experiment") or path.parent.name
+        experiment = row["experiment"] = label.get("experiment") or context.get("experiment") or path.parent.name
         row["peer"] = int(label.get("peer", 0) or 0)
         row["benchmark"] = strip_manual_time(str(record.get("run_name") or record["name"]))
         row["status"], row["error_message"] = _status(record)
         row["time_us"] = _time_us(record, row["status"], path)
-        row["source_file"] = str(path)
-        row["device_slug"] = _device_slug(path, row["experiment"], context)
+        row["source_file"] = source_file
+        if experiment not in device_slugs:
+            device_slugs[experiment] = _device_slug(path, experiment, context)
+        row["device_slug"] = device_slugs[experiment]
         row["run_time"] = run_time
-        row["run"] = run_of(path, context)
-        row["binary_sha256"] = str(context.get("binary_sha256") or "")
+        row["run"] = run
+        row["binary_sha256"] = binary_sha256
         rows.append(row)
     return rows
+
+
+_JSON_NUMBERS = (int, float)
 
 
 def run_of(path: Path | str, context: dict) -> str:
@@ -330,16 +352,18 @@ def run_table(df: pd.DataFrame) -> pd.DataFrame:
     cols = ["device_slug", "experiment", "run", "clean", "configs", "run_time", "files"]
     if df.empty:
         return pd.DataFrame(columns=cols)
-    out = []
-    for (device, experiment, run), g in df.groupby(["device_slug", "experiment", "run"], dropna=False, sort=True):
-        ok = g[g["status"] == "ok"]
-        commits = g.get("ctx_schedlab_commit", pd.Series("unknown", index=g.index)).astype(str)
-        dirty = g.get("ctx_schedlab_dirty", pd.Series("", index=g.index)).astype(str)
-        clean = bool(((dirty == "false") & ~commits.isin(["unknown", "", "nan"])).all())
-        out.append(dict(device_slug=device, experiment=experiment, run=run, clean=clean,
-                        configs=ok["benchmark"].nunique(),
-                        run_time=g["run_time"].max(), files=tuple(sorted(set(g["source_file"])))))
-    return pd.DataFrame(out, columns=cols)
+    commits = df.get("ctx_schedlab_commit", pd.Series("unknown", index=df.index)).astype(str)
+    dirty = df.get("ctx_schedlab_dirty", pd.Series("", index=df.index)).astype(str)
+    # Whole-column operations grouped once: a results tree holds a thousand runs.
+    g = pd.DataFrame({
+        "clean": (dirty == "false") & ~commits.isin(["unknown", "", "nan"]),
+        "ok_benchmark": df["benchmark"].where(df["status"] == "ok"),
+        "run_time": df["run_time"], "source_file": df["source_file"],
+    }).groupby([df["device_slug"], df["experiment"], df["run"]], dropna=False, sort=True)
+    out = pd.DataFrame({"clean": g["clean"].all(), "configs": g["ok_benchmark"].nunique(),
+                        "run_time": g["run_time"].max(),
+                        "files": g["source_file"].agg(lambda f: tuple(sorted(set(f))))}).reset_index()
+    return out[cols]
 
 
 def select_runs(df: pd.DataFrame) -> pd.DataFrame:
@@ -413,6 +437,19 @@ def samples(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
+RECORD_KEY = ["source_file", "benchmark"]
+
+
+def times_by_record(samp: pd.DataFrame) -> dict[tuple[str, str], np.ndarray]:
+    """(source_file, benchmark) -> the ``time_us`` of ``samp``'s rows of that record, in row
+    order. Positions from ``groupby.indices``: a frame per group (iterating the groupby) costs
+    milliseconds each, and a results tree has thousands of records."""
+    if samp.empty:
+        return {}
+    times = samp["time_us"].to_numpy(float)
+    return {k: times[i] for k, i in samp.groupby(RECORD_KEY, sort=False).indices.items()}
+
+
 def aggregate_stddev(df: pd.DataFrame) -> dict[tuple[str, str], float]:
     """(source_file, benchmark) -> the stddev aggregate in us, where the run reported one."""
     sd = df[(df["run_type"] == "aggregate") & (df["aggregate_name"] == "stddev")]
@@ -436,7 +473,8 @@ def load_records(paths: Iterable[Path | str] | Path | str, kind: str) -> pd.Data
     ``experiment``, ``device_slug`` and ``run_time``. ``wait_points`` dicts become
     ``wait_<point>`` columns."""
     rows = []
-    for path in iter_json_files(paths):
+    # file_kind names a records file by its name's prefix: other files are not read.
+    for path in (p for p in iter_json_files(paths) if p.name.startswith(kind + "-")):
         data = read_json(path)
         if file_kind(path, data) != kind:
             continue
@@ -532,16 +570,19 @@ def _legacy_same_call(record: pd.Series, result: pd.Series, files: pd.DataFrame)
     return bool((between.get("ctx_schedlab_commit", pd.Series(dtype=object)).astype(str) == commit).all())
 
 
-def unattached_records(records: pd.DataFrame, results: pd.DataFrame) -> list[str]:
-    """The record files that belong to no run of ``results`` (see ``attach_records``)."""
-    attached = set(attach_records(records, results)["source_file"])
-    return sorted(set(records["source_file"]) - attached) if not records.empty else []
+def unattached_records(records: pd.DataFrame, results: pd.DataFrame, attached: pd.DataFrame | None = None) -> list[str]:
+    """The record files that belong to no run of ``results`` (see ``attach_records``; pass its
+    answer as ``attached`` where it is at hand)."""
+    if records.empty:
+        return []
+    attached = attach_records(records, results) if attached is None else attached
+    return sorted(set(records["source_file"]) - set(attached["source_file"]))
 
 
 def load_resources(paths: Iterable[Path | str] | Path | str) -> pd.DataFrame:
     """The static resource report(s) (``resources.json``): one row per (kernel, target)."""
     rows = []
-    for path in iter_json_files(paths):
+    for path in (p for p in iter_json_files(paths) if p.name == "resources.json"):  # file_kind's name rule
         data = read_json(path)
         if file_kind(path, data) != "resources":
             continue

@@ -63,6 +63,7 @@ prose that states a figure or a direction).
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import shlex
 import sys
@@ -124,15 +125,41 @@ def readmes(root: Path = REPO) -> list[Path]:
 
 # ------------------------------------------------------------------------------ rendering
 
-@lru_cache(maxsize=None)
+def _signature(paths: list[str]) -> tuple[tuple[str, int, int], ...]:
+    """(path, size, modification time) of each file: a load is reused only while its files are
+    as they were (a missing file reads -1, -1, and Dataset.load treats it as empty)."""
+    out = []
+    for p in paths:
+        try:
+            st = os.stat(p)
+            out.append((p, st.st_size, st.st_mtime_ns))
+        except FileNotFoundError:
+            out.append((p, -1, -1))
+    return tuple(out)
+
+
 def _dataset(files: tuple[str, ...]) -> Dataset:
-    return Dataset.load([REPO / f for f in files if load.is_results_name(f)])
+    """The results files among ``files`` (relative to the repository or absolute), loaded once
+    per set of files however they are spelled or ordered (a Dataset does not depend on the
+    order): the status rows name absolute paths, the sections relative ones."""
+    return _dataset_of(_signature(sorted({str((REPO / f).resolve()) for f in files if load.is_results_name(str(f))})))
 
 
 @lru_cache(maxsize=None)
+def _dataset_of(signature: tuple[tuple[str, int, int], ...]) -> Dataset:
+    return Dataset.load([Path(p) for p, _, _ in signature])
+
+
 def _tree() -> Dataset:
-    """Everything under results/ (profiles are attached against every run on the device)."""
-    return Dataset.load(REPO / "results")
+    """Everything under results/ (profiles are attached against every run on the device), loaded
+    once while its files are unchanged."""
+    root = REPO / "results"
+    return _tree_of(str(root), _signature(sorted(map(str, load.json_files_of(root))) if root.is_dir() else []))
+
+
+@lru_cache(maxsize=None)
+def _tree_of(root: str, signature: tuple[tuple[str, int, int], ...]) -> Dataset:
+    return Dataset.load(Path(root))
 
 
 def _pct(x: float) -> str:

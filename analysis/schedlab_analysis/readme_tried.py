@@ -19,6 +19,7 @@ from __future__ import annotations
 import csv
 import re
 import sys
+from functools import lru_cache
 from pathlib import Path
 
 import numpy as np
@@ -78,8 +79,10 @@ def read_tried(path: Path) -> list[dict[str, str]]:
     return rows
 
 
+@lru_cache(maxsize=None)
 def _run_of(experiment: str, run_file: str):
-    """(view, per-repetition samples) of the one run of ``experiment`` in ``run_file``."""
+    """(view, per-repetition samples) of the one run of ``experiment`` in ``run_file``; once per
+    pair, since a tried table names the same run on most of its rows (the callers only read it)."""
     ds = _dataset((run_file,))
     pairs = [(d, e) for d, e in ds.experiments() if e == experiment]
     if not pairs:
@@ -91,7 +94,7 @@ def _run_of(experiment: str, run_file: str):
     raw = ds.results[(ds.results["experiment"] == experiment) & (ds.results["run"] == view.run)]
     samp = load.samples(raw)
     samp = samp[~samp["from_aggregate"].astype(bool)]
-    times = {k: g["time_us"].to_numpy(float) for k, g in samp.groupby(["source_file", "benchmark"])}
+    times = load.times_by_record(samp)
     return view, times
 
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import numpy as np
 import pandas as pd
 
+from . import load
 from .load import aggregate_stddev, config_columns, samples as repetition_samples
 
 DEFAULT_SEED = 20241120
@@ -105,9 +106,16 @@ def _centre_and_spread(values: np.ndarray) -> tuple[float, float, float]:
     return float(q50), float(q25), float(q75)
 
 
-def _first(series: pd.Series) -> object:
-    values = series.dropna()
-    return values.iloc[0] if len(values) else float("nan")
+_WORK = ("flops", "bytes", "mismatch_pct", "rel_l2_err", "max_abs_err")
+
+
+def _first_of_each(df: pd.DataFrame, columns: list[str]) -> dict[tuple[str, str], list]:
+    """(source_file, benchmark) -> the first non-missing value of each of ``columns`` among
+    that record's rows of ``df`` (NaN when it has none)."""
+    if df.empty or not columns:
+        return {}
+    first = df.groupby(load.RECORD_KEY, sort=False)[columns].first()
+    return dict(zip(first.index, first.to_numpy(dtype=object).tolist()))
 
 
 def summarize(df: pd.DataFrame) -> pd.DataFrame:
@@ -115,30 +123,42 @@ def summarize(df: pd.DataFrame) -> pd.DataFrame:
     ``n`` (repetitions), ``time_us`` median with ``time_lo``/``time_hi``, ``spread_kind``,
     and, where the record declares ``flops``/``bytes``, ``tflops`` and ``gbps`` with their
     own lo/hi (rates are computed per repetition from the declared work and the measured
-    time, not read from the rate counters)."""
+    time, not read from the rate counters).
+
+    The per-record work is done on arrays keyed by record (``groupby`` positions and firsts),
+    not on a sub-frame per record: a results tree holds thousands of records."""
     if df.empty:
         extra = [c for c in SUMMARY_COLUMNS if c not in df.columns]
         return pd.DataFrame(columns=list(df.columns) + extra)
+    key = load.RECORD_KEY
+    df = df[df[key].notna().all(axis=1).to_numpy()]  # groupby leaves out rows with a missing key
     samp = repetition_samples(df)
-    by_key = {k: g for k, g in samp.groupby(["source_file", "benchmark"])}
+    times_of = load.times_by_record(samp)
+    from_agg = {k: bool(v) for k, v in samp.groupby(key, sort=False)["from_aggregate"].any().items()} \
+        if len(samp) else {}
+    works = [w for w in _WORK if w in df.columns]
+    work_of_samples, work_of_rows = _first_of_each(samp, works), _first_of_each(df, works)
+    bad = df[df["status"] != "ok"].drop_duplicates(key)
+    bad_status = {k: (s, m) for k, s, m in zip(zip(bad[key[0]], bad[key[1]]), bad["status"], bad["error_message"])}
     stddev = aggregate_stddev(df)
+    firsts = df[~df.duplicated(key).to_numpy()]
+    firsts = firsts.drop(columns=[c for c in _PER_ROW if c in firsts.columns])
     out = []
-    for key, rows in df.groupby(["source_file", "benchmark"], sort=False):
-        row = rows.iloc[0].drop(labels=[c for c in _PER_ROW if c in rows.columns]).to_dict()
-        bad = rows[rows["status"] != "ok"]
-        if len(bad):
-            row["status"], row["error_message"] = bad["status"].iloc[0], bad["error_message"].iloc[0]
-        g = by_key.get(key)
-        times = g["time_us"].to_numpy(float) if g is not None and row["status"] == "ok" else np.array([])
-        from_agg = g is not None and bool(g["from_aggregate"].any())
-        source = g if g is not None else rows
-        for work in ("flops", "bytes", "mismatch_pct", "rel_l2_err", "max_abs_err"):
-            row[work] = _first(source[work]) if work in source else float("nan")
-        row["n"] = 0 if from_agg else int(times.size)
+    for row in firsts.to_dict("records"):
+        k = (row[key[0]], row[key[1]])
+        if k in bad_status:
+            row["status"], row["error_message"] = bad_status[k]
+        in_samples = k in times_of
+        times = times_of[k] if in_samples and row["status"] == "ok" else np.array([])
+        agg = in_samples and from_agg[k]
+        firsts_of_work = (work_of_samples if in_samples else work_of_rows).get(k)
+        for work in _WORK:
+            row[work] = firsts_of_work[works.index(work)] if work in works else float("nan")
+        row["n"] = 0 if agg else int(times.size)
         centre, lo, hi = _centre_and_spread(times)
         kind = SPREAD_IQR if times.size > 1 else (SPREAD_NONE if times.size else "")
-        if from_agg and key in stddev and np.isfinite(stddev[key]):
-            lo, hi, kind = centre - stddev[key], centre + stddev[key], SPREAD_STDDEV
+        if agg and k in stddev and np.isfinite(stddev[k]):
+            lo, hi, kind = centre - stddev[k], centre + stddev[k], SPREAD_STDDEV
         row.update(time_us=centre, time_lo=lo, time_hi=hi, spread_kind=kind)
         for rate, work, scale in (("tflops", "flops", 1e12), ("gbps", "bytes", 1e9)):
             amount = row[work]
@@ -193,8 +213,7 @@ def speedups(summary: pd.DataFrame, df: pd.DataFrame, *, seed: int = DEFAULT_SEE
     if ok.empty:
         return pd.DataFrame(columns=cols)
     samp = repetition_samples(df)
-    times = {k: g["time_us"].to_numpy(float) for k, g in samp[~samp["from_aggregate"]].groupby(
-        ["source_file", "benchmark"])}
+    times = load.times_by_record(samp[~samp["from_aggregate"]])
     out = []
     for (device, experiment, run), exp in ok.groupby(["device_slug", "experiment", "run"], sort=True):
         ccols = config_columns(exp)

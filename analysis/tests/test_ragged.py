@@ -1,8 +1,8 @@
-"""schedlab_analysis.ragged on the committed decode results: every ragged batch of the
-work-partition experiment finds its uniform twin (same KV dtype, page and heads, nearest total
-keys), the share is the bandwidth ratio, and the peer ratio compares times on the same batch.
-On a constructed view: twins of other heads are not taken, and a large GQA group (MQA) is set
-beside the GQA 32/8 batch of its KV bytes."""
+"""schedlab_analysis.ragged on committed decode results (the run the work-partition README
+cites): every ragged batch of the work-partition experiment finds its uniform twin (same KV
+dtype, page and heads, nearest total keys), the share is the bandwidth ratio, and the peer ratio
+compares times on the same batch. On a constructed view: twins of other heads are not taken, and
+a large GQA group (MQA) is set beside the GQA 32/8 batch of its KV bytes."""
 from __future__ import annotations
 
 import math
@@ -10,7 +10,7 @@ import math
 import pandas as pd
 import pytest
 
-from schedlab_analysis import notebook, ragged
+from schedlab_analysis import ragged, readme
 
 
 def test_total_keys_of_lists_repeats_and_uniform_batches():
@@ -21,10 +21,14 @@ def test_total_keys_of_lists_repeats_and_uniform_batches():
 
 @pytest.fixture(scope="module")
 def view():
-    data, pairs = notebook.load("decode")
-    if ("h200", "decode_work_partition") not in pairs:
-        pytest.skip("no committed decode_work_partition results")
-    return data.view("h200", "decode_work_partition")
+    """The run (and the peers of its device call) that the work-partition README's shares section
+    cites: the ragged batches and their twins of one run, without reading the whole results tree.
+    The same files the README test regenerates that section from, loaded once for both."""
+    path = readme.REPO / "experiments" / "decode_work_partition" / "README.md"
+    files = next((s.files for s in readme.sections(path) if s.args[:1] == ["shares"]), None) if path.is_file() else None
+    if not files:
+        pytest.skip("no shares section in the decode_work_partition README")
+    return readme._dataset(tuple(files)).view("h200", "decode_work_partition")
 
 
 def test_a_list_of_equal_lengths_is_no_ragged_batch():
@@ -35,7 +39,7 @@ def test_a_list_of_equal_lengths_is_no_ragged_batch():
 def test_every_ragged_batch_has_its_twin(view):
     shares = ragged.ragged_shares(view, "token_balanced")
     ragged_configs = {c for c, l in zip(view.ok["config"], view.ok["lengths"]) if ragged.is_ragged(l)}
-    assert set(shares["config"]) == ragged_configs
+    assert ragged_configs and set(shares["config"]) == ragged_configs
     assert not any("8x2048" in c for c in shares["config"])  # a uniform batch written as a list
     for _, r in shares.iterrows():
         assert r["dtype"] in r["twin"] and "lengths" not in r["twin"]

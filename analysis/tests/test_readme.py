@@ -91,8 +91,9 @@ def test_every_cited_results_path_exists(path):
 
 def test_the_table_command_prints_what_the_readme_quotes():
     from schedlab_analysis import table
-    from schedlab_analysis.dataset import Dataset
-    printed = table.render(Dataset.load(readme.REPO / "results"), "h200", "decode_tile_schedule")
+    # What `schedlab-table results` loads, Dataset.load(results/): the tree the README test's ncu
+    # rows read as well, loaded once (its views are copies, so sharing it changes nothing).
+    printed = table.render(readme._tree(), "h200", "decode_tile_schedule")
     quoted = (readme.REPO / "experiments" / "decode_tile_schedule" / "README.md").read_text(encoding="utf-8")
     assert printed in quoted
 
@@ -303,3 +304,22 @@ def test_newest_files_cites_the_newest_run_of_each_figure(tmp_path):
     found = readme_status.newest_files(tmp_path / "results" / "h200")
     assert found == sorted(files["20261120T110000Z"] + files["20261120T120000Z"])
     readme.render(["status"], found)  # every file it names is used by a row
+
+
+def test_a_set_of_files_is_loaded_once_however_it_is_spelled():
+    # The status rows name absolute paths, the README's marker relative ones, in another order.
+    files = _section_files(readme.REPO / "README.md", "status")
+    ds = readme._dataset(tuple(files))
+    assert readme._dataset(tuple(str((readme.REPO / f).resolve()) for f in reversed(files))) is ds
+
+
+def test_a_loaded_set_of_files_is_reused_only_while_the_files_are_unchanged(tmp_path):
+    def write(variants):
+        return synth.experiment_run(tmp_path / "results", "decode_x", "decode", "a", variants, synth.DECODE_CONFIGS[:1])
+
+    f = write({"a": 1.0})
+    first = readme._dataset((str(f),))
+    assert readme._dataset((str(f),)) is first
+    assert write({"a": 1.0, "b": 0.5}) == f
+    again = readme._dataset((str(f),))  # the same path, rewritten: another size and time
+    assert again is not first and set(again.results["variant"]) == {"a", "b"}

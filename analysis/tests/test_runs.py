@@ -189,3 +189,22 @@ def test_load_returns_the_frame_in_one_call(tmp_path):
     df = schedlab_analysis.load(root)
     assert isinstance(df, pd.DataFrame) and {"run", "binary_sha256", "time_us"} <= set(df.columns)
     assert np.isfinite(df["time_us"]).any()
+
+
+def test_a_view_is_computed_once_and_handed_out_as_a_copy(tmp_path, monkeypatch):
+    root = tmp_path / "results"
+    two_calls(root, run_ids=("call-1", "call-2"))
+    ds = Dataset.load(root)
+    calls = []
+    real = stats.speedups
+    monkeypatch.setattr(stats, "speedups", lambda *a, **k: calls.append(1) or real(*a, **k))
+    first = ds.view("h200", "decode_x", run="call-1")
+    first.summary["time_us"] = 0.0  # a caller changing its copy
+    first.speedups.loc[:, "speedup"] = 0.0
+    first.label_columns.append("x")
+    again = ds.view("h200", "decode_x", run="call-1")
+    assert len(calls) == 1
+    assert (again.summary["time_us"] > 0).all() and (again.speedups["speedup"] > 0).all()
+    assert "x" not in again.label_columns
+    ds.view("h200", "decode_x")  # the default run is a view of its own
+    assert len(calls) == 2

@@ -87,3 +87,19 @@ def test_speedups_pair_across_a_plan_counter_that_differs(tmp_path):
     decode = sp[sp["experiment"] == "decode_kv_streaming"]
     # 4 configs; one baseline skipped and one variant failed leave 2 comparable pairs.
     assert len(decode) == 2 and (decode["speedup"] > 1.05).all() and (decode["ci_low"] > 1.0).all()
+
+
+def test_summary_takes_each_records_first_declared_work_and_first_failure(tmp_path):
+    lab = "family=f;experiment=e;variant={v};baseline=a;dtype=bf16"
+    late = synth.benchmark_records("e/b/bf16/n:1", lab.format(v="b"), [20.0, 21.0, 22.0], {"n": 1, "bytes": 2e9})
+    del late[0]["bytes"]  # the first repetition lacks the declared bytes; the second has them
+    failing = synth.benchmark_records("e/c/bf16/n:1", lab.format(v="c"), [30.0, 31.0], {"n": 1, "bytes": 1e9})
+    failing.insert(1, dict(failing[0], error_occurred=True, error_message="accuracy: mismatch"))
+    rec = synth.benchmark_records("e/a/bf16/n:1", lab.format(v="a"), [10.0, 12.0], {"n": 1}) + late + failing
+    synth.write_results_file(tmp_path / "h200" / "e" / "20261120T000000Z-x.json", synth.DEVICE_CONTEXT, rec)
+    s = stats.summarize(load.load_results(tmp_path)).set_index("variant")
+    assert list(s.index) == ["a", "b", "c"]  # records in the order the file lists them
+    assert s.loc["b", "bytes"] == 2e9 and s.loc["b", "gbps"] == pytest.approx(2e9 / 21e-6 / 1e9)
+    assert np.isnan(s.loc["a", "bytes"]) and np.isnan(s.loc["a", "gbps"]) and s.loc["a", "time_us"] == 11.0
+    assert s.loc["c", "status"] == "failed" and s.loc["c", "error_message"] == "accuracy: mismatch"
+    assert s.loc["c", "n"] == 0 and np.isnan(s.loc["c", "time_us"])
