@@ -7,10 +7,14 @@
 namespace schedlab::experiments::decode_kv_streaming {
 
 struct resident : kernels::DecodePolicy {
-  /* StreamKv = */ static constexpr bool kStreamKv = false;
+  struct Warp : kernels::DecodePolicy::Warp {
+    /* StreamKv = */ static constexpr bool kStreamKv = false;
+  };
 };
 struct streaming : kernels::DecodePolicy {
-  /* StreamKv = */ static constexpr bool kStreamKv = true;
+  struct Warp : kernels::DecodePolicy::Warp {
+    /* StreamKv = */ static constexpr bool kStreamKv = true;
+  };
 };
 
 }  // namespace schedlab::experiments::decode_kv_streaming

@@ -6,10 +6,14 @@
 namespace schedlab::experiments::decode_page_prefetch {
 
 struct load_on_use : kernels::DecodePolicy {
-  /* PrefetchPageIndex = */ static constexpr bool kPrefetchPageIndex = false;
+  struct Warp : kernels::DecodePolicy::Warp {
+    /* PrefetchPageIndex = */ static constexpr bool kPrefetchPageIndex = false;
+  };
 };
 struct prefetch : kernels::DecodePolicy {
-  /* PrefetchPageIndex = */ static constexpr bool kPrefetchPageIndex = true;
+  struct Warp : kernels::DecodePolicy::Warp {
+    /* PrefetchPageIndex = */ static constexpr bool kPrefetchPageIndex = true;
+  };
 };
 
 }  // namespace schedlab::experiments::decode_page_prefetch

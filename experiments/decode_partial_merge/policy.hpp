@@ -17,15 +17,21 @@ struct token_balanced : kernels::TokenBalancedRows {
 };
 struct token_balanced_row_tiles_combine : token_balanced {
   static constexpr const char* kName = "token_balanced_row_tiles_combine";
-  /* MaxInKernelMergeRowsPerWarp = */ static constexpr int kMaxInKernelMergeRowsPerWarp = 4;
+  struct Merge : token_balanced::Merge {
+    /* MaxInKernelMergeRowsPerWarp = */ static constexpr int kMaxInKernelMergeRowsPerWarp = 4;
+  };
 };
 struct token_balanced_warp_combine : token_balanced_row_tiles_combine {
   static constexpr const char* kName = "token_balanced_warp_combine";
-  /* CombineWarpPerRow = */ static constexpr bool kCombineWarpPerRow = true;
+  struct Merge : token_balanced_row_tiles_combine::Merge {
+    /* CombineWarpPerRow = */ static constexpr bool kCombineWarpPerRow = true;
+  };
 };
 struct token_balanced_row_list : token_balanced_warp_combine {
   static constexpr const char* kName = "token_balanced_row_list";
-  /* CombineRowList = */ static constexpr bool kCombineRowList = true;
+  struct Merge : token_balanced_warp_combine::Merge {
+    /* CombineRowList = */ static constexpr bool kCombineRowList = true;
+  };
 };
 struct token_balanced_filled : kernels::ServingDecode {
   static constexpr const char* kName = "token_balanced_filled";

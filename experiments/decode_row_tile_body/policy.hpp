@@ -18,14 +18,18 @@ struct token_balanced : kernels::TokenBalancedRows {
 };
 struct token_balanced_warp_rows : token_balanced {
   static constexpr const char* kName = "token_balanced_warp_rows";
-  /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warp;
+  struct RowTiles : token_balanced::RowTiles {
+    /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warp;
+  };
 };
 // fp8 at head dim 128: S on the raw keys with Q's low part's four e4m3 steps before its high
 // part's, so the low products are summed before the e4m3 accumulator's truncation meets them
 // (kRawKeysLowFirst); every other kernel is token_balanced's.
 struct token_balanced_low_first : token_balanced {
   static constexpr const char* kName = "token_balanced_low_first";
-  /* RawKeysLowFirst = */ static constexpr bool kRawKeysLowFirst = true;
+  struct RowTiles : token_balanced::RowTiles {
+    /* RawKeysLowFirst = */ static constexpr bool kRawKeysLowFirst = true;
+  };
 };
 
 using Variants = harness::VariantList<token_balanced, token_balanced_warp_rows, token_balanced_low_first>;

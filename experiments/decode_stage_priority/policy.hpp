@@ -7,10 +7,14 @@
 namespace schedlab::experiments::decode_stage_priority {
 
 struct plain : kernels::DecodePolicy {
-  /* StageHints = */ static constexpr bool kStageHints = false;
+  struct Warp : kernels::DecodePolicy::Warp {
+    /* StageHints = */ static constexpr bool kStageHints = false;
+  };
 };
 struct stage_priority : kernels::DecodePolicy {
-  /* StageHints = */ static constexpr bool kStageHints = true;
+  struct Warp : kernels::DecodePolicy::Warp {
+    /* StageHints = */ static constexpr bool kStageHints = true;
+  };
 };
 
 }  // namespace schedlab::experiments::decode_stage_priority

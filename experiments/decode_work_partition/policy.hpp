@@ -25,7 +25,9 @@ struct token_balanced_filled : kernels::ServingDecode {
 // Sixteen-row CTAs (no row tiles), as decode_tile_schedule's persistent grid.
 struct persistent : kernels::DecodePolicy {
   static constexpr const char* kName = "persistent";
-  /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;
+  struct Partition : kernels::DecodePolicy::Partition {
+    /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::persistent;
+  };
 };
 
 using Variants = harness::VariantList<split, token_balanced, persistent, token_balanced_filled>;

@@ -154,7 +154,7 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
 // the grid's splits.
 template <class Policy>
 __device__ __forceinline__ int unit_parts(const Params& a, int unit) {
-  if constexpr (Policy::kTileSchedule == TileSchedule::token_balanced)
+  if constexpr (Policy::Partition::kTileSchedule == TileSchedule::token_balanced)
     if (a.unit_partials) return a.unit_partials[unit];
   return a.num_splits;
 }

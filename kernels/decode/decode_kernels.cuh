@@ -7,7 +7,7 @@ namespace schedlab::kernels::decode_detail {
 
 // The body a kernel runs: the (split or chunk, KV head x chunk, sequence) grid of 16-row units,
 // the persistent grid, or the same grid over units of several row tiles (a group above 16),
-// computed by warps or by the CTA as one warpgroup (Policy::kRowTileMma).
+// computed by warps or by the CTA as one warpgroup (Policy::RowTiles::kRowTileMma).
 enum class DecodeBody { split, dynamic, row_tiles, warpgroup_rows };
 // The body of a group above 16 under this policy and KV type.
 template <class Policy, DType kKv>
@@ -32,7 +32,7 @@ constexpr bool smem_counted_on_host() {
 template <class Policy, DType kKv, int kHeadDim, DecodeBody kBody, class Dyn>
 __global__ void __launch_bounds__((kThreadsOf<Policy, kKv, kBody>),
                                   (kBody == DecodeBody::row_tiles || kBody == DecodeBody::warpgroup_rows
-                                       ? Policy::kMinCtasPerSmRowTiles
+                                       ? Policy::RowTiles::kMinCtasPerSmRowTiles
                                        : kMinCtas<Policy, kKv>))
     paged_decode_kernel(const SCHEDLAB_GRID_CONSTANT Params a) {
   static_assert(Dyn::kBytes == kSmemBytes<Policy, kKv, kHeadDim, kBody>, "launch and kernel disagree on shared memory");
@@ -118,14 +118,14 @@ __device__ void merge_row_in_cta(const Params& a, std::size_t row, int parts, fl
 // splits, showed 11 us outside the decode CTAs, most of it the old one-thread-per-column
 // walk). Launched dependent on the decode kernel: its launch overlaps that kernel's tail.
 // kRowTiles: units of 16 x a.row_tiles query heads (the row-tile body's), else of 16.
-// kWarpPerRow (DecodePolicy::kCombineWarpPerRow): a row of at most kWarpRowParts partials is
+// kWarpPerRow (DecodePolicy::Merge::kCombineWarpPerRow): a row of at most kWarpRowParts partials is
 // merged by one warp instead, walking them in series (merge_row_in_warp), the first
 // ceil(heads / kCombineWarps) CTAs of a sequence holding a warp per head; the CTAs after them,
 // one per head and launched only where the plan has a row of more partials, merge only those
 // rows and return at once for the others. For
 // many rows of few partials, where a CTA per row leaves most of its warps idle and its grid of
 // batch x heads CTAs (2048 at group 32, batch 32) takes more than one wave.
-// kRowList (DecodePolicy::kCombineRowList, with kWarpPerRow): the grid is the plan's row list,
+// kRowList (DecodePolicy::Merge::kCombineRowList, with kWarpPerRow): the grid is the plan's row list,
 // a CTA for each of its first a.combine_cta_rows rows, then a warp for each of the others.
 template <DType kQ, int kHeadDim, bool kRowTiles, bool kWarpPerRow = false, int kWarpRowParts = 0,
           bool kRowList = false>

@@ -28,14 +28,14 @@ gpu::api::TensorMap pool_tensor_map(const void* pool, const DecodeProblem& p) {
 template <class Policy, DType kKv, int kHeadDim>
 void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream_t stream) {
   const DecodeProblem& p = *args.problem;
-  if (plan.dynamic() && Policy::kTileSchedule != TileSchedule::persistent)
+  if (plan.dynamic() && Policy::Partition::kTileSchedule != TileSchedule::persistent)
     throw std::invalid_argument("paged decode: a persistent plan for a policy without a persistent schedule");
   if (plan.needs_schedule() && !args.schedule) throw std::invalid_argument("paged decode: the plan needs the schedule counters");
-  if (plan.balanced() && (Policy::kTileSchedule != TileSchedule::token_balanced || !args.work))
+  if (plan.balanced() && (Policy::Partition::kTileSchedule != TileSchedule::token_balanced || !args.work))
     throw std::invalid_argument("paged decode: a token-balanced plan needs a token-balanced policy and its uploaded work list");
-  if (plan.row_tiles < 1 || plan.row_tiles > Policy::kMaxRowTiles || (plan.row_tiles > 1 && plan.dynamic()))
+  if (plan.row_tiles < 1 || plan.row_tiles > Policy::RowTiles::kMaxRowTiles || (plan.row_tiles > 1 && plan.dynamic()))
     throw std::invalid_argument("paged decode: a plan of " + std::to_string(plan.row_tiles) +
-                                " row tiles for a policy of at most " + std::to_string(Policy::kMaxRowTiles));
+                                " row tiles for a policy of at most " + std::to_string(Policy::RowTiles::kMaxRowTiles));
   const int* work = plan.balanced() ? args.work : nullptr;
   Params a{args.q,      static_cast<const unsigned char*>(args.k_pool), static_cast<const unsigned char*>(args.v_pool),
            args.block_table, args.context_lens, args.k_scale, args.v_scale, args.o, args.partial_o, args.partial_lse, args.probe_slots,
@@ -59,28 +59,28 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
     (void)smem_set;
     gpu::launch("paged_decode", kernel, gpu::LaunchConfig{grid, block, kBytes, stream}, a);
   };
-  if constexpr (Policy::kTileSchedule == TileSchedule::persistent) {
+  if constexpr (Policy::Partition::kTileSchedule == TileSchedule::persistent) {
     if (plan.dynamic()) run.template operator()<DecodeBody::dynamic>(dim3(plan.ctas));
   }
   const dim3 grid = plan.balanced() ? dim3(plan.work_chunks)
                                     : dim3(plan.num_splits, p.kv_heads * decode_group_chunks(p, plan.row_tiles), p.batch);
   bool row_tiles = false;
-  if constexpr (Policy::kMaxRowTiles > 1) row_tiles = plan.row_tiles > 1;
+  if constexpr (Policy::RowTiles::kMaxRowTiles > 1) row_tiles = plan.row_tiles > 1;
   if (row_tiles) {
-    if constexpr (Policy::kMaxRowTiles > 1) run.template operator()<kRowTileBody<Policy, kKv>>(grid);
+    if constexpr (Policy::RowTiles::kMaxRowTiles > 1) run.template operator()<kRowTileBody<Policy, kKv>>(grid);
   } else if (!plan.dynamic()) {
     run.template operator()<DecodeBody::split>(grid);
   }
   if (plan.needs_combine()) {
-    constexpr bool kWarpPerRow = Policy::kCombineWarpPerRow;
-    constexpr int kParts = kWarpPerRow ? Policy::kCombineWarpRowMaxPartials : 0;
-    constexpr bool kRowList = Policy::kCombineRowList;
+    constexpr bool kWarpPerRow = Policy::Merge::kCombineWarpPerRow;
+    constexpr int kParts = kWarpPerRow ? Policy::Merge::kCombineWarpRowMaxPartials : 0;
+    constexpr bool kRowList = Policy::Merge::kCombineRowList;
     static_assert(!kRowList || kWarpPerRow, "a combine row list needs the combine a warp per row");
     // A token-balanced plan's own list of rows; forced splits (a partial per split of every
     // row) keep the (sequence, slice) grid.
     const bool listed = kRowList && plan.balanced();
     auto combine = decode_combine_kernel<kQueryType<kKv>, kHeadDim, false, kWarpPerRow, kParts>;
-    if constexpr (Policy::kMaxRowTiles > 1) {
+    if constexpr (Policy::RowTiles::kMaxRowTiles > 1) {
       if (row_tiles) combine = decode_combine_kernel<kQueryType<kKv>, kHeadDim, true, kWarpPerRow, kParts>;
     }
     if constexpr (kRowList) {
@@ -145,8 +145,8 @@ DecodePlan plan_for(const DecodeProblem& p, int forced_splits) {
   if (kBulk<Policy, kKv> && p.page_size < kDecodeTileTokens)
     throw UnsupportedProblem("paged decode: bulk copies need pages of at least " + std::to_string(kDecodeTileTokens) +
                              " keys (page_size " + std::to_string(p.page_size) + ")");
-  static_assert(Policy::kMaxRowTiles == 1 || Policy::kTileSchedule == TileSchedule::split ||
-                    Policy::kTileSchedule == TileSchedule::token_balanced,
+  static_assert(Policy::RowTiles::kMaxRowTiles == 1 || Policy::Partition::kTileSchedule == TileSchedule::split ||
+                    Policy::Partition::kTileSchedule == TileSchedule::token_balanced,
                 "row tiles are built for the split and token-balanced schedules only");
   auto slots_of = [&]<DecodeBody kBody>() {
     constexpr int kBodyBytes = kSmemBytes<Policy, kKv, kHeadDim, kBody>;  // checked by require_decode_fits
@@ -154,18 +154,18 @@ DecodePlan plan_for(const DecodeProblem& p, int forced_splits) {
     gpu::set_max_dynamic_smem(kernel, kBodyBytes);
     return dev.sm_count * gpu::max_active_blocks(kernel, kThreadsOf<Policy, kKv, kBody>, kBodyBytes);
   };
-  constexpr DecodeBody kBody = Policy::kTileSchedule == TileSchedule::persistent ? DecodeBody::dynamic : DecodeBody::split;
+  constexpr DecodeBody kBody = Policy::Partition::kTileSchedule == TileSchedule::persistent ? DecodeBody::dynamic : DecodeBody::split;
   int slots = 0;
-  if constexpr (Policy::kMaxRowTiles > 1) {
-    if (decode_row_tiles(p, Policy::kTileSchedule, Policy::kMaxRowTiles) > 1)
+  if constexpr (Policy::RowTiles::kMaxRowTiles > 1) {
+    if (decode_row_tiles(p, Policy::Partition::kTileSchedule, Policy::RowTiles::kMaxRowTiles) > 1)
       slots = slots_of.template operator()<kRowTileBody<Policy, kKv>>();
   }
   if (slots == 0) slots = slots_of.template operator()<kBody>();
-  constexpr int kOverhead = kKv == DType::fp8_e4m3 ? Policy::kChunkOverheadTilesFp8 : Policy::kChunkOverheadTiles;
-  return plan_decode(p, slots, kWarpsOf<Policy, kKv>, forced_splits, Policy::kTileSchedule, kOverhead,
-                     Policy::kMaxRowTiles, Policy::kMaxInKernelMergeRowsPerWarp,
-                     Policy::kCombineRowList ? Policy::kCombineWarpRowMaxPartials : 0, Policy::kMaxInKernelMergeSteps,
-                     Policy::kFillSlots);
+  constexpr int kOverhead = kKv == DType::fp8_e4m3 ? Policy::Partition::kChunkOverheadTilesFp8 : Policy::Partition::kChunkOverheadTiles;
+  return plan_decode(p, slots, kWarpsOf<Policy, kKv>, forced_splits, Policy::Partition::kTileSchedule, kOverhead,
+                     Policy::RowTiles::kMaxRowTiles, Policy::Merge::kMaxInKernelMergeRowsPerWarp,
+                     Policy::Merge::kCombineRowList ? Policy::Merge::kCombineWarpRowMaxPartials : 0, Policy::Merge::kMaxInKernelMergeSteps,
+                     Policy::Partition::kFillSlots);
 }
 }  // namespace decode_detail
 

@@ -54,12 +54,12 @@ __device__ inline int starters_of(const Params& a, int unit, int total) {
 __device__ inline int joiner_slots(const Params& a, int unit, int total) {
   return a.num_splits - starters_of(a, unit, total);
 }
-// Tiles of a unit of n split statically among its starters (Policy::kStaticPercent, rounded
+// Tiles of a unit of n split statically among its starters (Policy::Partition::kStaticPercent, rounded
 // down to a multiple of the starters); the counter hands out the rest.
 template <class Policy>
 __device__ inline int static_share(const Params& a, int unit, int total, int n) {
   const int starters = starters_of(a, unit, total);
-  return starters > 0 ? n * Policy::kStaticPercent / 100 / starters * starters : 0;
+  return starters > 0 ? n * Policy::Partition::kStaticPercent / 100 / starters * starters : 0;
 }
 
 // The unit a warp moves to when its own has no tiles left: the one with the most tiles not

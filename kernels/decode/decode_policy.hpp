@@ -41,111 +41,123 @@ enum class DecodeFault {
 };
 
 struct DecodePolicy {
-  /* Warps = */ static constexpr int kWarps = 4;            // each streams its own 16-token tiles
-  /* WarpsFp8 = */ static constexpr int kWarpsFp8 = 4;       // the same, with fp8 KV
-  /* KvBuffers = */ static constexpr int kKvBuffers = 2;     // shared K/V tiles per warp; 1 = seed 000's choice
-  /* PrefetchPageIndex = */ static constexpr bool kPrefetchPageIndex = true;  // next page id one tile ahead (seed 000)
-  /* StageHints = */ static constexpr bool kStageHints = false;  // issue(1) / qk_softmax(0) / pv(1) priorities (seed 000)
-  /* StreamKv = */ static constexpr bool kStreamKv = true;   // K fragments streamed into the dot, V on demand (seed 002)
-  // Bulk tensor copies (sm_90 TMA: two 64-column boxes per K or V tile, completed on an
-  // mbarrier) instead of 16-byte per-lane async copies; 16-bit KV only (fp8 and AMD keep the
-  // per-lane copies).
-  /* BulkCopy = */ static constexpr bool kBulkCopy = false;
-  // Who computes which tiles (TileSchedule, above).
-  /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::split;
-  // With a shared tail or a persistent grid: the share of each (sequence, KV head)'s tiles split
-  // statically among its warps; only the rest pass through its counter.
-  /* StaticPercent = */ static constexpr int kStaticPercent = 85;
-  // CTAs per SM asked of the compiler (__launch_bounds__), which caps registers. Measured on
-  // the H200 (kernels/decode/LOG.md): fp8, which waits on latency rather than on memory,
-  // gains from 3 CTAs (12 warps) per SM (151 -> 139 us at batch 16, 16k); 16-bit KV is
-  // memory-bound and prefers 2, with fewer, longer splits (batch 1, 64k: 79 -> 76.5 us).
-  /* MinCtasPerSm = */ static constexpr int kMinCtasPerSm = 2;
-  /* MinCtasPerSmFp8 = */ static constexpr int kMinCtasPerSmFp8 = 3;
-  // With a token-balanced schedule: cut so that every CTA slot gets about the same tiles
-  // (partition_decode_work's filled partition), instead of even chunks handed out longest first.
-  // A batch of a few long sequences among short ones, cut evenly, leaves the slots of the short
-  // ones idle for most of the kernel, and a second wave of short chunks runs on only part of
-  // the GPU after the first: in a per-CTA timeline of the long-tailed fp8 batch the last CTAs
-  // started at 34 us and the kernel ended at 49 us, with 17% of the SMs' time idle at the end.
-  // Taken only where the even cut runs in more than one wave and the filled plan cuts no unit
-  // into more partials (on the H200 it was slower elsewhere: experiments/decode_work_partition).
-  /* FillSlots = */ static constexpr bool kFillSlots = false;
-  // With a token-balanced schedule: what a CTA's start and its partial cost, in tiles' time, in
-  // the partition's model (partition_decode_work). 16-bit KV streams at the memory's pace, so a
-  // tile is long next to a CTA's ramp. fp8 tiles are short and its warps wait on latency, so a
-  // short chunk is mostly ramp: on the H200 a uniform fp8 batch (32 x 2592, page 16) cut into
-  // four waves of 27-tile chunks ran slower than one wave of its whole 162-tile sequences, and a
-  // batch with one long sequence cut in one wave (its long chunks on too few warps) ran slower
-  // than the uniform one (kernels/decode/LOG.md). From about 20 tiles the model keeps that
-  // uniform batch whole; up to about 36 it still cuts the long sequence into two waves' worth.
-  /* ChunkOverheadTiles = */ static constexpr int kChunkOverheadTiles = 4;
-  /* ChunkOverheadTilesFp8 = */ static constexpr int kChunkOverheadTilesFp8 = 24;
-  // The longest merge a token-balanced unit's last CTA does itself, in steps of one warp (one
-  // query row of one partial, head_dim columns over the lanes): rows per warp x partials. Each
-  // step waits on its loads, so a unit of many rows cut into many chunks (a group of 32 on one
-  // long sequence: 8 rows a warp x 70 partials) would leave one CTA merging long after the rest
-  // of the grid is done; the combine kernel spreads that merge over one CTA per query row instead.
-  /* MaxInKernelMergeSteps = */ static constexpr int kMaxInKernelMergeSteps = 128;
-  // The most query rows a warp merges in series in a unit's last CTA: a unit of more rows per
-  // warp (a row-tile unit: 8 at a group of 32, 16 at MQA) goes to the combine kernel whatever
-  // its partials, which spreads its rows over a CTA each. On the uniform group-32 batch the
-  // split grid (combine kernel) and the token-balanced plan (merged in its last CTAs) cut the
-  // same chunks, and the split grid was the faster.
-  /* MaxInKernelMergeRowsPerWarp = */ static constexpr int kMaxInKernelMergeRowsPerWarp = 16;
-  // The combine kernel's shape: a CTA of kCombineWarps warps per (sequence, query head), the
-  // row's partials spread over the warps (false), or a warp per row, eight rows a CTA, each
-  // warp walking its row's partials in series (true; rows of many partials keep a CTA). A CTA
-  // per row suits few rows of many partials (batch 1 cut into dozens of splits); a warp per
-  // row suits many rows of few (a group of 32 at batch 32 is 2048 rows, most of two partials:
-  // 2048 CTAs, more than a wave).
-  /* CombineWarpPerRow = */ static constexpr bool kCombineWarpPerRow = false;
-  // With a warp per row: the most partials a warp merges alone; a row of more keeps a CTA
-  // (on the group-32 one-long batch, rows of about 70 partials merged by a warp each made the
-  // combine about 10 us longer than a CTA each).
-  /* CombineWarpRowMaxPartials = */ static constexpr int kCombineWarpRowMaxPartials = 8;
-  // With a warp per row and a token-balanced plan: the combine's grid is the plan's list of the
-  // rows it merges (DecodePlan::work), the CTAs of long rows first, instead of every (sequence,
-  // head) of the batch, most of which return at once when a few long units are all it merges
-  // (the group-32 one-long batch: 64 rows of 2304 CTAs). A long row's warps then load all their
-  // partials before any arithmetic (a running maximum per warp, no separate pass for it), so
-  // the merge waits on about one round of loads instead of one per four partials.
-  /* CombineRowList = */ static constexpr bool kCombineRowList = false;
-  // Query rows one CTA covers, in 16-row tiles of the matrix instruction. A GQA group larger
-  // than 16 (MQA: 64 query heads on one KV head) is otherwise cut into CTAs of 16 rows that
-  // each read the whole KV again. Above 1, such a group is one CTA of up to kMaxRowTiles row
-  // tiles: its warps copy each K/V tile once into the stages they share and every row tile is
-  // computed from it (split and token_balanced schedules; a second instantiation of the body,
-  // launched only for groups above 16, so the kernel of smaller groups is unchanged). Must
-  // divide the warp count of each KV type.
-  /* MaxRowTiles = */ static constexpr int kMaxRowTiles = 1;
-  // CTAs per SM asked of the compiler for the row-tile body (kMaxRowTiles > 1). Its warps each
-  // compute every copied tile for their 16 query rows, four times a GQA warp's matrix and
-  // softmax work per byte; 3 CTAs per SM (168 registers, a few words spilled at head dim 128)
-  // were expected to hide that work's latency but measured no faster than 2 on MQA 64/1 and
-  // slower on the group-32 batches (kernels/decode/LOG.md), so the row-tile body keeps 2.
-  /* MinCtasPerSmRowTiles = */ static constexpr int kMinCtasPerSmRowTiles = 2;
-  // The row-tile body's matrix unit (RowTileMma, above), and the warpgroup form's stages of
-  // 64-key K and V steps (32 KiB each at head dim 128, bf16; with Q's 16 KiB, 3 stages leave
-  // two CTAs per SM on the H200, and two steps in flight while one is computed; fp8 takes one
-  // stage more of its smaller raw tiles beside the converted step).
-  /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warp;
-  /* RowTileStages = */ static constexpr int kRowTileStages = 3;
-  // fp8 KV in the warpgroup form has a second warpgroup of producer warps that copy each step's
-  // raw tiles and convert V for the computing warpgroup (paged_decode_warpgroup.cuh). Registers
-  // move by setmaxnreg: these to the producers and to the computing warps, 256 a thread pair in
-  // all so two CTAs of 256 threads fit an SM (ptxas 13.0 fails to allocate the producers'
-  // conversion in 64).
-  /* RowTileProducerRegs = */ static constexpr int kRowTileProducerRegs = 96;
-  /* RowTileConsumerRegs = */ static constexpr int kRowTileConsumerRegs = 160;
-  // fp8 at head dim 128, S on the raw e4m3 keys as (hi + lo) K^T: the order of its eight e4m3
-  // wgmma steps into one accumulator. An e4m3 wgmma aligns its products and the accumulator to
-  // their largest exponent and keeps 13 bits below it, truncated (DeepSeek-V3 report,
-  // arXiv:2412.19437, 3.5.2), so lo's products (2^-4 of hi's or less), issued after hi's step of
-  // the same k32 columns (false), lose their low bits to the running sum; issued first, all four
-  // of lo's steps before hi's (true), they are summed among themselves. The same instructions;
-  // kernels/decode/tests/raw_keys_numerics.py models both orders.
-  /* RawKeysLowFirst = */ static constexpr bool kRawKeysLowFirst = false;
+  // The warp body: a CTA's warps, each streaming its own 16-token tiles through its own stages.
+  struct Warp {
+    /* Warps = */ static constexpr int kWarps = 4;            // each streams its own 16-token tiles
+    /* WarpsFp8 = */ static constexpr int kWarpsFp8 = 4;       // the same, with fp8 KV
+    /* KvBuffers = */ static constexpr int kKvBuffers = 2;     // shared K/V tiles per warp; 1 = seed 000's choice
+    /* PrefetchPageIndex = */ static constexpr bool kPrefetchPageIndex = true;  // next page id one tile ahead (seed 000)
+    /* StageHints = */ static constexpr bool kStageHints = false;  // issue(1) / qk_softmax(0) / pv(1) priorities (seed 000)
+    /* StreamKv = */ static constexpr bool kStreamKv = true;   // K fragments streamed into the dot, V on demand (seed 002)
+    // Bulk tensor copies (sm_90 TMA: two 64-column boxes per K or V tile, completed on an
+    // mbarrier) instead of 16-byte per-lane async copies; 16-bit KV only (fp8 and AMD keep the
+    // per-lane copies).
+    /* BulkCopy = */ static constexpr bool kBulkCopy = false;
+    // CTAs per SM asked of the compiler (__launch_bounds__), which caps registers. Measured on
+    // the H200 (kernels/decode/LOG.md): fp8, which waits on latency rather than on memory,
+    // gains from 3 CTAs (12 warps) per SM (151 -> 139 us at batch 16, 16k); 16-bit KV is
+    // memory-bound and prefers 2, with fewer, longer splits (batch 1, 64k: 79 -> 76.5 us).
+    /* MinCtasPerSm = */ static constexpr int kMinCtasPerSm = 2;
+    /* MinCtasPerSmFp8 = */ static constexpr int kMinCtasPerSmFp8 = 3;
+  };
+  // Who computes which tiles: the grid and, for a token-balanced plan, how the host cuts it.
+  struct Partition {
+    // Who computes which tiles (TileSchedule, above).
+    /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::split;
+    // With a shared tail or a persistent grid: the share of each (sequence, KV head)'s tiles split
+    // statically among its warps; only the rest pass through its counter.
+    /* StaticPercent = */ static constexpr int kStaticPercent = 85;
+    // With a token-balanced schedule: cut so that every CTA slot gets about the same tiles
+    // (partition_decode_work's filled partition), instead of even chunks handed out longest first.
+    // A batch of a few long sequences among short ones, cut evenly, leaves the slots of the short
+    // ones idle for most of the kernel, and a second wave of short chunks runs on only part of
+    // the GPU after the first: in a per-CTA timeline of the long-tailed fp8 batch the last CTAs
+    // started at 34 us and the kernel ended at 49 us, with 17% of the SMs' time idle at the end.
+    // Taken only where the even cut runs in more than one wave and the filled plan cuts no unit
+    // into more partials (on the H200 it was slower elsewhere: experiments/decode_work_partition).
+    /* FillSlots = */ static constexpr bool kFillSlots = false;
+    // With a token-balanced schedule: what a CTA's start and its partial cost, in tiles' time, in
+    // the partition's model (partition_decode_work). 16-bit KV streams at the memory's pace, so a
+    // tile is long next to a CTA's ramp. fp8 tiles are short and its warps wait on latency, so a
+    // short chunk is mostly ramp: on the H200 a uniform fp8 batch (32 x 2592, page 16) cut into
+    // four waves of 27-tile chunks ran slower than one wave of its whole 162-tile sequences, and a
+    // batch with one long sequence cut in one wave (its long chunks on too few warps) ran slower
+    // than the uniform one (kernels/decode/LOG.md). From about 20 tiles the model keeps that
+    // uniform batch whole; up to about 36 it still cuts the long sequence into two waves' worth.
+    /* ChunkOverheadTiles = */ static constexpr int kChunkOverheadTiles = 4;
+    /* ChunkOverheadTilesFp8 = */ static constexpr int kChunkOverheadTilesFp8 = 24;
+  };
+  // Where the partials of a unit cut among CTAs are merged, and the combine kernel's shape.
+  struct Merge {
+    // The longest merge a token-balanced unit's last CTA does itself, in steps of one warp (one
+    // query row of one partial, head_dim columns over the lanes): rows per warp x partials. Each
+    // step waits on its loads, so a unit of many rows cut into many chunks (a group of 32 on one
+    // long sequence: 8 rows a warp x 70 partials) would leave one CTA merging long after the rest
+    // of the grid is done; the combine kernel spreads that merge over one CTA per query row instead.
+    /* MaxInKernelMergeSteps = */ static constexpr int kMaxInKernelMergeSteps = 128;
+    // The most query rows a warp merges in series in a unit's last CTA: a unit of more rows per
+    // warp (a row-tile unit: 8 at a group of 32, 16 at MQA) goes to the combine kernel whatever
+    // its partials, which spreads its rows over a CTA each. On the uniform group-32 batch the
+    // split grid (combine kernel) and the token-balanced plan (merged in its last CTAs) cut the
+    // same chunks, and the split grid was the faster.
+    /* MaxInKernelMergeRowsPerWarp = */ static constexpr int kMaxInKernelMergeRowsPerWarp = 16;
+    // The combine kernel's shape: a CTA of kCombineWarps warps per (sequence, query head), the
+    // row's partials spread over the warps (false), or a warp per row, eight rows a CTA, each
+    // warp walking its row's partials in series (true; rows of many partials keep a CTA). A CTA
+    // per row suits few rows of many partials (batch 1 cut into dozens of splits); a warp per
+    // row suits many rows of few (a group of 32 at batch 32 is 2048 rows, most of two partials:
+    // 2048 CTAs, more than a wave).
+    /* CombineWarpPerRow = */ static constexpr bool kCombineWarpPerRow = false;
+    // With a warp per row: the most partials a warp merges alone; a row of more keeps a CTA
+    // (on the group-32 one-long batch, rows of about 70 partials merged by a warp each made the
+    // combine about 10 us longer than a CTA each).
+    /* CombineWarpRowMaxPartials = */ static constexpr int kCombineWarpRowMaxPartials = 8;
+    // With a warp per row and a token-balanced plan: the combine's grid is the plan's list of the
+    // rows it merges (DecodePlan::work), the CTAs of long rows first, instead of every (sequence,
+    // head) of the batch, most of which return at once when a few long units are all it merges
+    // (the group-32 one-long batch: 64 rows of 2304 CTAs). A long row's warps then load all their
+    // partials before any arithmetic (a running maximum per warp, no separate pass for it), so
+    // the merge waits on about one round of loads instead of one per four partials.
+    /* CombineRowList = */ static constexpr bool kCombineRowList = false;
+  };
+  // A GQA group above 16 in one CTA of several 16-row tiles, and how that CTA computes.
+  struct RowTiles {
+    // Query rows one CTA covers, in 16-row tiles of the matrix instruction. A GQA group larger
+    // than 16 (MQA: 64 query heads on one KV head) is otherwise cut into CTAs of 16 rows that
+    // each read the whole KV again. Above 1, such a group is one CTA of up to kMaxRowTiles row
+    // tiles: its warps copy each K/V tile once into the stages they share and every row tile is
+    // computed from it (split and token_balanced schedules; a second instantiation of the body,
+    // launched only for groups above 16, so the kernel of smaller groups is unchanged). Must
+    // divide the warp count of each KV type.
+    /* MaxRowTiles = */ static constexpr int kMaxRowTiles = 1;
+    // CTAs per SM asked of the compiler for the row-tile body (kMaxRowTiles > 1). Its warps each
+    // compute every copied tile for their 16 query rows, four times a GQA warp's matrix and
+    // softmax work per byte; 3 CTAs per SM (168 registers, a few words spilled at head dim 128)
+    // were expected to hide that work's latency but measured no faster than 2 on MQA 64/1 and
+    // slower on the group-32 batches (kernels/decode/LOG.md), so the row-tile body keeps 2.
+    /* MinCtasPerSmRowTiles = */ static constexpr int kMinCtasPerSmRowTiles = 2;
+    // The row-tile body's matrix unit (RowTileMma, above), and the warpgroup form's stages of
+    // 64-key K and V steps (32 KiB each at head dim 128, bf16; with Q's 16 KiB, 3 stages leave
+    // two CTAs per SM on the H200, and two steps in flight while one is computed; fp8 takes one
+    // stage more of its smaller raw tiles beside the converted step).
+    /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warp;
+    /* RowTileStages = */ static constexpr int kRowTileStages = 3;
+    // fp8 KV in the warpgroup form has a second warpgroup of producer warps that copy each step's
+    // raw tiles and convert V for the computing warpgroup (paged_decode_warpgroup.cuh). Registers
+    // move by setmaxnreg: these to the producers and to the computing warps, 256 a thread pair in
+    // all so two CTAs of 256 threads fit an SM (ptxas 13.0 fails to allocate the producers'
+    // conversion in 64).
+    /* RowTileProducerRegs = */ static constexpr int kRowTileProducerRegs = 96;
+    /* RowTileConsumerRegs = */ static constexpr int kRowTileConsumerRegs = 160;
+    // fp8 at head dim 128, S on the raw e4m3 keys as (hi + lo) K^T: the order of its eight e4m3
+    // wgmma steps into one accumulator. An e4m3 wgmma aligns its products and the accumulator to
+    // their largest exponent and keeps 13 bits below it, truncated (DeepSeek-V3 report,
+    // arXiv:2412.19437, 3.5.2), so lo's products (2^-4 of hi's or less), issued after hi's step of
+    // the same k32 columns (false), lose their low bits to the running sum; issued first, all four
+    // of lo's steps before hi's (true), they are summed among themselves. The same instructions;
+    // kernels/decode/tests/raw_keys_numerics.py models both orders.
+    /* RawKeysLowFirst = */ static constexpr bool kRawKeysLowFirst = false;
+  };
   /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only
 };
 
@@ -158,18 +170,28 @@ struct DecodePolicy {
 //   ServingDecode:     TokenBalancedRows with the row-list combine (a warp a row) and filled
 //                      CTA slots: the configuration the serving figures are measured on.
 struct SplitRows : DecodePolicy {
-  /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::split;
-  /* MaxRowTiles = */ static constexpr int kMaxRowTiles = 4;
-  /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warpgroup;
+  struct Partition : DecodePolicy::Partition {
+    /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::split;
+  };
+  struct RowTiles : DecodePolicy::RowTiles {
+    /* MaxRowTiles = */ static constexpr int kMaxRowTiles = 4;
+    /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warpgroup;
+  };
 };
 struct TokenBalancedRows : SplitRows {
-  /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::token_balanced;
+  struct Partition : SplitRows::Partition {
+    /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::token_balanced;
+  };
 };
 struct ServingDecode : TokenBalancedRows {
-  /* MaxInKernelMergeRowsPerWarp = */ static constexpr int kMaxInKernelMergeRowsPerWarp = 4;
-  /* CombineWarpPerRow = */ static constexpr bool kCombineWarpPerRow = true;
-  /* CombineRowList = */ static constexpr bool kCombineRowList = true;
-  /* FillSlots = */ static constexpr bool kFillSlots = true;
+  struct Partition : TokenBalancedRows::Partition {
+    /* FillSlots = */ static constexpr bool kFillSlots = true;
+  };
+  struct Merge : TokenBalancedRows::Merge {
+    /* MaxInKernelMergeRowsPerWarp = */ static constexpr int kMaxInKernelMergeRowsPerWarp = 4;
+    /* CombineWarpPerRow = */ static constexpr bool kCombineWarpPerRow = true;
+    /* CombineRowList = */ static constexpr bool kCombineRowList = true;
+  };
 };
 
 // Tokens per warp tile: one page at page size 16, so a tile never spans two pages.
@@ -186,11 +208,11 @@ inline constexpr int kDecodeMaxGroup = 16;
 template <class Policy>
 constexpr int decode_smem_bytes(int head_dim, DType kv, gpu::GpuArch arch, bool group_body = false) {
   const bool fp8 = kv == DType::fp8_e4m3;
-  const int warps = fp8 ? Policy::kWarpsFp8 : Policy::kWarps;
+  const int warps = fp8 ? Policy::Warp::kWarpsFp8 : Policy::Warp::kWarps;
   const int raw_tile = kDecodeTileTokens * head_dim * (fp8 ? 1 : 2);  // one warp's 16 tokens of K (or V)
   const int combine = warps * kDecodeMaxGroup * (head_dim + 2) * 4;   // combine_warps, after the loop
   auto larger = [](int a, int b) { return a > b ? a : b; };
-  if (group_body && Policy::kMaxRowTiles > 1 && Policy::kRowTileMma == RowTileMma::warpgroup &&
+  if (group_body && Policy::RowTiles::kMaxRowTiles > 1 && Policy::RowTiles::kRowTileMma == RowTileMma::warpgroup &&
       gpu::has_warpgroup_mma(arch)) {
     // kRowTileStages steps of 16-bit K and V BoxTiles of all warps' tokens, then Q's BoxTile.
     // fp8: the raw ring (four steps of K and V; eight slots of one step's K or V tiles), then
@@ -199,14 +221,14 @@ constexpr int decode_smem_bytes(int head_dim, DType kv, gpu::GpuArch arch, bool 
     const int box = warps * kDecodeTileTokens * head_dim * 2;  // BoxTile<warps x 16 rows, head_dim>
     const int q_box = warps * kDecodeMaxGroup * head_dim * 2;
     const bool raw_keys = fp8 && head_dim == 128;
-    const int raw_bytes = fp8 ? (raw_keys ? 8 : 4) * warps * raw_tile : Policy::kRowTileStages * 2 * box;
+    const int raw_bytes = fp8 ? (raw_keys ? 8 : 4) * warps * raw_tile : Policy::RowTiles::kRowTileStages * 2 * box;
     const int q_offset = raw_bytes + (fp8 ? 2 * (raw_keys ? 1 : 2) * box : 0);
     return larger(q_offset + q_box + (raw_keys ? warps * kDecodeMaxGroup * 4 : 0), combine);
   }
   // Per warp kKvBuffers K+V stages (twice as many of fp8's half-size tiles), then with bulk
   // copies one mbarrier per stage.
-  const int stages = Policy::kKvBuffers * (fp8 ? 2 : 1);
-  const bool bulk = Policy::kBulkCopy && gpu::has_bulk_copy(arch) && !fp8;
+  const int stages = Policy::Warp::kKvBuffers * (fp8 ? 2 : 1);
+  const bool bulk = Policy::Warp::kBulkCopy && gpu::has_bulk_copy(arch) && !fp8;
   return larger(stages * 2 * raw_tile * warps, combine) + (bulk ? warps * stages * 8 : 0);
 }
 

@@ -64,7 +64,7 @@ inline const harness::TierAxes& decode_tiers() {
 //   1+16+...+65536 at page 32 (lengths 1 to 65536, 125201 keys) beside batch 8 x 15650 at page 32;
 //   16x128+8x512+4x2048+2x8192+1x32768 (geometric, long-tailed, 63488 keys) beside batch 31 x 2048;
 //   8x2048 (uniform, given as a list).
-// GQA groups above 16 (one CTA of several row tiles, DecodePolicy::kMaxRowTiles), each beside a
+// GQA groups above 16 (one CTA of several row tiles, DecodePolicy::RowTiles::kMaxRowTiles), each beside a
 // GQA 32/8 batch of the same KV bytes (keys x KV heads), so their bandwidth reads against the
 // 32/8 one from the same run:
 //   MQA 64/1, batch 128 x 16384, beside the 32/8 headline (batch 16 x 16384);

@@ -120,17 +120,17 @@ struct Tile {
 // tiles: an fp8 tile is half as large, so fp8 gets twice the stages and the same bytes in
 // flight (a memory-bound loop runs at bytes in flight / latency).
 template <class Policy, DType kKv>
-inline constexpr int kStages = Policy::kKvBuffers * (kKv == DType::fp8_e4m3 ? 2 : 1);
+inline constexpr int kStages = Policy::Warp::kKvBuffers * (kKv == DType::fp8_e4m3 ? 2 : 1);
 
 template <class Policy, DType kKv>
-inline constexpr int kMinCtas = kKv == DType::fp8_e4m3 ? Policy::kMinCtasPerSmFp8 : Policy::kMinCtasPerSm;
+inline constexpr int kMinCtas = kKv == DType::fp8_e4m3 ? Policy::Warp::kMinCtasPerSmFp8 : Policy::Warp::kMinCtasPerSm;
 template <class Policy, DType kKv>
-inline constexpr int kWarpsOf = kKv == DType::fp8_e4m3 ? Policy::kWarpsFp8 : Policy::kWarps;
+inline constexpr int kWarpsOf = kKv == DType::fp8_e4m3 ? Policy::Warp::kWarpsFp8 : Policy::Warp::kWarps;
 
-// Bulk tensor copies (Policy::kBulkCopy) where the backend has them, for 16-bit KV; fp8 tiles
+// Bulk tensor copies (Policy::Warp::kBulkCopy) where the backend has them, for 16-bit KV; fp8 tiles
 // keep the per-lane copies, whose swizzle their lane-wise reads need.
 template <class Policy, DType kKv>
-inline constexpr bool kBulk = Policy::kBulkCopy && gpu::kHasBulkCopy && kKv != DType::fp8_e4m3;
+inline constexpr bool kBulk = Policy::Warp::kBulkCopy && gpu::kHasBulkCopy && kKv != DType::fp8_e4m3;
 template <class Policy, DType kKv, int kHeadDim>
 using TileOf = Tile<kKv, kHeadDim, kBulk<Policy, kKv>>;
 
@@ -155,7 +155,7 @@ inline constexpr bool kFp8Producers = kKv == DType::fp8_e4m3;
 // per-warp raw tiles first; each warp converts its own tile to f16 rows of the one 16-bit step.
 template <class Policy, DType kKv>
 inline constexpr bool kWarpgroupRows =
-    SCHEDLAB_GPU_HAS_WGMMA && Policy::kRowTileMma == RowTileMma::warpgroup && Policy::kMaxRowTiles > 1;
+    SCHEDLAB_GPU_HAS_WGMMA && Policy::RowTiles::kRowTileMma == RowTileMma::warpgroup && Policy::RowTiles::kMaxRowTiles > 1;
 // 16-bit KV: kStages steps of K then V as BoxTiles, then Q. fp8: a ring of raw slots (each
 // one step's K or V tiles of every warp), two converted 16-bit steps the producers write, then
 // Q. The warps' combine space (combine_warps) reuses the storage after the loop.
@@ -173,7 +173,7 @@ struct GroupSmem {
   static constexpr bool kRawKeys = kProducers && kHeadDim == 128;
   static constexpr int kConvertedSteps = 2;
   static constexpr int kWarps = kWarpsOf<Policy, kKv>;
-  static constexpr int kStages = Policy::kRowTileStages;  // 16-bit KV
+  static constexpr int kStages = Policy::RowTiles::kRowTileStages;  // 16-bit KV
   static constexpr int kTokens = kWarps * kDecodeTileTokens;
   using KV = BoxTile<kTokens, kHeadDim>;
   using Q = BoxTile<kWarps * kDecodeMaxGroup, kHeadDim>;
@@ -197,7 +197,7 @@ struct GroupSmem {
   static constexpr int kBytes = kQEnd > kCombine ? kQEnd : kCombine;
   static_assert(!kRawKeys || (kSlotBytes % 1024 == 0 && kRawTile == 16 * 128 && 2 * kQPartBytes == Q::kBytes),
                 "raw keys: a step's K slot is one 1024-byte aligned BoxTile of 128-byte rows");
-  static_assert(!kWarpgroupRows<Policy, kKv> || (kWarps == 4 && Policy::kMaxRowTiles == 4),
+  static_assert(!kWarpgroupRows<Policy, kKv> || (kWarps == 4 && Policy::RowTiles::kMaxRowTiles == 4),
                 "the warpgroup body is one warpgroup of four warps, one 16-row tile each");
   static_assert(kStages >= 2, "a step is computed while the next one lands");
   // Where warp w's raw K (kv 0) or V (kv 1) tile of step j lands (fp8).

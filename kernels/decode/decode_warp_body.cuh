@@ -19,7 +19,7 @@ struct StaticTiles {
   }
 };
 
-// Dynamic: a unit's first tiles (Policy::kStaticPercent of them) are split among the warps
+// Dynamic: a unit's first tiles (Policy::Partition::kStaticPercent of them) are split among the warps
 // that start on it, interleaved as in a static split; the rest are handed out kChunk at a
 // time by a counter every warp on the unit shares. Each grab is issued kChunk - 1 tiles
 // before its tiles are needed: under load an atomic's round trip is as long as a tile's copy,
@@ -67,12 +67,12 @@ struct DynamicTiles {
 template <class Policy, DType kKv, int kHeadDim, class Source>
 __device__ __forceinline__ int issue_next(Source& src, CopyPipe<Policy, kKv, kHeadDim>& pipe, const Params& a, int seq,
                                           int kvh, int first_key, int seq_len, int& next_page, int b) {
-  if constexpr (Policy::kStageHints) gpu::set_priority<1>();
+  if constexpr (Policy::Warp::kStageHints) gpu::set_priority<1>();
   const int tile = src.take();
   int page = 0;
   if (tile >= 0) {
-    page = Policy::kPrefetchPageIndex ? next_page : page_of<Policy>(a, seq, tile);
-    if (Policy::kPrefetchPageIndex && src.peek() >= 0) next_page = page_of<Policy>(a, seq, src.peek());
+    page = Policy::Warp::kPrefetchPageIndex ? next_page : page_of<Policy>(a, seq, tile);
+    if (Policy::Warp::kPrefetchPageIndex && src.peek() >= 0) next_page = page_of<Policy>(a, seq, src.peek());
   }
   int copied = tile;  // a stale-tile fault copies an earlier tile in its place
   if (fault_hits<Policy, DecodeFault::stale_tile>(tile, first_key, seq_len) && tile >= 2) {
@@ -80,7 +80,7 @@ __device__ __forceinline__ int issue_next(Source& src, CopyPipe<Policy, kKv, kHe
     page = page_of<Policy>(a, seq, copied);
   }
   pipe.issue(b, a, kvh, copied, page, seq_len);
-  if constexpr (Policy::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
+  if constexpr (Policy::Warp::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
   return tile;
 }
 
@@ -106,18 +106,18 @@ __device__ __forceinline__ void compute_tile(Softmax<kHeadDim>& st, const std::u
   float s[2][4];
   std::uint32_t pa[4];
   // STAGE qk_softmax (priority 0 under stage hints)
-  if constexpr (Policy::kStageHints) gpu::set_priority<0>();
+  if constexpr (Policy::Warp::kStageHints) gpu::set_priority<0>();
   if constexpr (T::kFp8) qk_scores_fp8<Policy, kHeadDim>(s, qa, k_tile);
   else qk_scores<Policy, kKv, kHeadDim>(s, qa, k_tile);
   online_softmax<Policy, kKv, kHeadDim>(s, st, pa, scale_log2, tile, first_key, seq_len);
-  if constexpr (Policy::kStageHints) {
+  if constexpr (Policy::Warp::kStageHints) {
     gpu::sched_barrier<gpu::Sched::NONE>();
     gpu::set_priority<1>();
   }
   // STAGE pv (priority 1 under stage hints)
   if constexpr (T::kFp8) pv_accumulate_fp8<Policy, kHeadDim>(st, pa, v_tile);
   else pv_accumulate<Policy, kKv, kHeadDim>(st, pa, v_tile);
-  if constexpr (Policy::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
+  if constexpr (Policy::Warp::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
 }
 
 // The warp's pipeline over the tiles of its source: kStages tiles in flight in its own
@@ -149,18 +149,18 @@ __device__ __forceinline__ void stream_tiles(Source& src, CopyPipe<Policy, kKv, 
     float s[2][4];
     std::uint32_t pa[4];
     // STAGE qk_softmax (priority 0 under stage hints)
-    if constexpr (Policy::kStageHints) gpu::set_priority<0>();
+    if constexpr (Policy::Warp::kStageHints) gpu::set_priority<0>();
     if constexpr (T::kFp8) qk_scores_fp8<Policy, kHeadDim>(s, qa, pipe.k(b));
     else qk_scores<Policy, kKv, kHeadDim>(s, qa, pipe.k(b));
     online_softmax<Policy, kKv, kHeadDim>(s, st, pa, scale_log2, in_flight[0], first_key, seq_len);
-    if constexpr (Policy::kStageHints) {
+    if constexpr (Policy::Warp::kStageHints) {
       gpu::sched_barrier<gpu::Sched::NONE>();
       gpu::set_priority<1>();
     }
     // STAGE pv (priority 1 under stage hints)
     if constexpr (T::kFp8) pv_accumulate_fp8<Policy, kHeadDim>(st, pa, pipe.v(b));
     else pv_accumulate<Policy, kKv, kHeadDim>(st, pa, pipe.v(b));
-    if constexpr (Policy::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
+    if constexpr (Policy::Warp::kStageHints) gpu::sched_barrier<gpu::Sched::NONE>();
     gpu::warp_sync();  // every lane is done reading this stage before it is refilled
 #pragma unroll
     for (int j = 0; j + 1 < kStagesHere; ++j) in_flight[j] = in_flight[j + 1];
@@ -187,7 +187,7 @@ __device__ __forceinline__ void stream_shared_tiles(TileFeed<Policy, kKv, kHeadD
                                                     bool has_rows, float scale_log2, gpu::WaitProbe& probe) {
   using Pipe = CopyPipe<Policy, kKv, kHeadDim>;
   using T = TileOf<Policy, kKv, kHeadDim>;
-  constexpr int kWarps = kWarpsOf<Policy, kKv>, kRowTiles = Policy::kMaxRowTiles, kColumns = kWarps / kRowTiles;
+  constexpr int kWarps = kWarpsOf<Policy, kKv>, kRowTiles = Policy::RowTiles::kMaxRowTiles, kColumns = kWarps / kRowTiles;
   constexpr int kStagesHere = kStages<Policy, kKv>;
   static_assert(kRowTiles >= 2 && kWarps % kRowTiles == 0, "row tiles split a CTA's warps evenly, two or more a column");
   const int column = gpu::warp_id() / kRowTiles;
@@ -267,7 +267,7 @@ __device__ __forceinline__ StaticTiles interleaved_tiles(int2 range, int w, int 
 }
 template <class Policy>
 __device__ __forceinline__ CtaWork cta_work(const Params& a, int units_per_seq) {
-  if constexpr (Policy::kTileSchedule == TileSchedule::token_balanced) {
+  if constexpr (Policy::Partition::kTileSchedule == TileSchedule::token_balanced) {
     if (a.work) {
       const int4 c = reinterpret_cast<const int4*>(a.work)[blockIdx.x];
       return {c.x / units_per_seq, c.x % units_per_seq, c.w, c.y, c.z};
@@ -292,7 +292,7 @@ __device__ __forceinline__ void finish_unit(Softmax<kHeadDim>& st, unsigned char
   const int parts = unit_parts<Policy>(a, unit);
   combine_warps<Policy, kKv, kHeadDim, kRowTiles, Columns, Sync>(st, reinterpret_cast<float*>(smem), a, u.seq, u.kvh,
                                                                  cw.split, u.head0, u.rows, parts == 1);
-  if constexpr (Policy::kTileSchedule == TileSchedule::token_balanced)
+  if constexpr (Policy::Partition::kTileSchedule == TileSchedule::token_balanced)
     if (a.unit_partials && a.schedule && parts > 1)
       merge_unit_if_last<Policy, kKv, kHeadDim, Sync>(a, unit, u.seq, u.head0, u.rows, parts, word);
 }
@@ -312,10 +312,10 @@ __device__ void decode_split(const Params& a, unsigned char* smem, gpu::WaitProb
     stream_tiles<Policy, kKv, kHeadDim>(src, pipe, st, qa, a, u.seq, u.kvh, u.first_key, u.seq_len, scale_log2, probe);
   };
   bool shared = false;  // a shared tail (a token-balanced plan's counters are its arrivals)
-  if constexpr (Policy::kTileSchedule != TileSchedule::split) shared = a.schedule != nullptr && a.work == nullptr;
+  if constexpr (Policy::Partition::kTileSchedule != TileSchedule::split) shared = a.schedule != nullptr && a.work == nullptr;
   if (shared) {
     const int n = u.tile_hi - u.tile_lo, warps = a.num_splits * kWarpsOf<Policy, kKv>;
-    const int share = n * Policy::kStaticPercent / 100 / warps;
+    const int share = n * Policy::Partition::kStaticPercent / 100 / warps;
     DynamicTiles<2 * kStages<Policy, kKv>> src{a.schedule + blockIdx.z * gridDim.y + blockIdx.y, u.tile_lo, n,
                                                 share * warps, u.tile_lo + split * kWarpsOf<Policy, kKv> + w, share, warps};
     src.start();
@@ -327,7 +327,7 @@ __device__ void decode_split(const Params& a, unsigned char* smem, gpu::WaitProb
   finish_unit<Policy, kKv, kHeadDim>(st, smem, a, cw, u, chunks, probe);
 }
 
-// A group above 16 in one CTA (Policy::kMaxRowTiles): the split grid's or the work list's CTAs
+// A group above 16 in one CTA (Policy::RowTiles::kMaxRowTiles): the split grid's or the work list's CTAs
 // over units of 16 x row_tiles query heads; warp w holds row tile w % kMaxRowTiles (no rows: it
 // only copies) and computes every tile of the range for it (stream_shared_tiles); the warps
 // holding the same rows then merge in shared memory.
@@ -336,7 +336,7 @@ __device__ void decode_row_tiles(const Params& a, unsigned char* smem, gpu::Wait
   const int unit_rows = kDecodeMaxGroup * a.row_tiles;
   const int chunks = (a.q_heads / a.kv_heads + unit_rows - 1) / unit_rows;
   const CtaWork cw = cta_work<Policy>(a, a.kv_heads * chunks);
-  const int w = gpu::warp_id(), row0 = kDecodeMaxGroup * (w % Policy::kMaxRowTiles);
+  const int w = gpu::warp_id(), row0 = kDecodeMaxGroup * (w % Policy::RowTiles::kMaxRowTiles);
   const WorkUnit u(a, cw.seq, cw.y / chunks, cw.y % chunks, unit_rows);
   const int rows = max(0, min(kDecodeMaxGroup, u.rows - row0));  // this warp's query rows
   std::uint32_t qa[kHeadDim / 16][4];
@@ -349,7 +349,7 @@ __device__ void decode_row_tiles(const Params& a, unsigned char* smem, gpu::Wait
   TileFeed<Policy, kKv, kHeadDim> feed{own, pipe, a, u.seq, u.kvh, u.first_key, u.seq_len,
                                        own.peek() >= 0 ? page_of<Policy>(a, u.seq, own.peek()) : 0};
   stream_shared_tiles<Policy, kKv, kHeadDim>(feed, smem, st, qa, range.x, range.y - range.x, rows > 0, scale_log2, probe);
-  finish_unit<Policy, kKv, kHeadDim, Policy::kMaxRowTiles>(st, smem, a, cw, u, chunks, probe);
+  finish_unit<Policy, kKv, kHeadDim, Policy::RowTiles::kMaxRowTiles>(st, smem, a, cw, u, chunks, probe);
 }
 
 }  // namespace schedlab::kernels::decode_detail

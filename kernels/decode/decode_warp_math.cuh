@@ -19,7 +19,7 @@ __device__ __forceinline__ void qk_scores(float (&s)[2][4], const std::uint32_t 
   for (int n = 0; n < 2; ++n)
 #pragma unroll
     for (int i = 0; i < 4; ++i) s[n][i] = 0.f;
-  if constexpr (Policy::kStreamKv) {
+  if constexpr (Policy::Warp::kStreamKv) {
 #pragma unroll
     for (int kk = 0; kk < T::kKSteps; ++kk) {
       std::uint32_t kb[4];
@@ -197,7 +197,7 @@ __device__ __forceinline__ void pv_accumulate(Softmax<kHeadDim>& st, const std::
   const int lane = gpu::mma::frag_lane();
   const int row = ((lane / 8) % 2) * 8 + lane % 8;  // token; matrices 1 and 3 hold tokens 8-15
   const int half = lane / 16;                       // matrices 2,3: the second n8 tile
-  if constexpr (Policy::kStreamKv) {
+  if constexpr (Policy::Warp::kStreamKv) {
 #pragma unroll
     for (int nn = 0; nn < kHeadDim / 16; ++nn) {
       std::uint32_t vb[4];
@@ -239,7 +239,7 @@ __device__ __forceinline__ void qk_scores_fp8(float (&s)[2][4], const std::uint3
                                          {gpu::mma::fp8x2_to_f16x2(static_cast<std::uint16_t>(w[q] & 0xffffu)),
                                           gpu::mma::fp8x2_to_f16x2(static_cast<std::uint16_t>(w[q] >> 16))});
   };
-  if constexpr (Policy::kStreamKv) {
+  if constexpr (Policy::Warp::kStreamKv) {
 #pragma unroll
     for (int grp = 0; grp < kGroups; ++grp)
 #pragma unroll

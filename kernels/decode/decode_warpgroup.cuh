@@ -31,7 +31,7 @@ __device__ __forceinline__ void group_qk(float (&s)[kTiles][4], const unsigned c
 }
 // Raw keys (GroupSmem::kRawKeys): S = (hi + lo) K^T, one e4m3 product per part and k32 step
 // (32 bytes of the 128-byte rows of Q's part and of the raw K slot); the softmax divides by the
-// row's s. kLowFirst (DecodePolicy::kRawKeysLowFirst): lo's four steps, then hi's; else hi and lo
+// row's s. kLowFirst (DecodePolicy::RowTiles::kRawKeysLowFirst): lo's four steps, then hi's; else hi and lo
 // at each k32 step in turn. kHighOnly (the fault q_high_only): hi's steps alone.
 template <class G, int kTiles, bool kLowFirst, bool kHighOnly = false>
 __device__ __forceinline__ void group_qk_raw_keys(float (&s)[kTiles][4], const unsigned char* q8, const unsigned char* k) {
@@ -308,7 +308,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       // Step c: its copies landed; once step c - 2 is read (its raw K by S, its converted V by
       // P V) its slots take step c + 2's copies; V converted; K's landed bytes and V's stores
       // fenced for wgmma and handed over together.
-      gpu::regs_decrease<Policy::kRowTileProducerRegs>();
+      gpu::regs_decrease<Policy::RowTiles::kRowTileProducerRegs>();
       for (int c = 0; c < steps; ++c) {
         probe.before();
         gpu::async_wait<kIssuedAhead - 1, 2 * kChunks>();
@@ -326,7 +326,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
         Ring::producer_commit(c);
       }
     } else if (producer) {
-      gpu::regs_decrease<Policy::kRowTileProducerRegs>();
+      gpu::regs_decrease<Policy::RowTiles::kRowTileProducerRegs>();
       for (int c = 0; c < steps; ++c) {
         probe.before();
         Ring::producer_acquire(c);
@@ -335,7 +335,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
         Ring::producer_commit(c);
       }
     } else {
-      gpu::regs_increase<Policy::kRowTileConsumerRegs>();
+      gpu::regs_increase<Policy::RowTiles::kRowTileConsumerRegs>();
       gpu::fence_proxy_async_smem();  // Q, written by these warps, before wgmma reads it
       gpu::named_barrier_sync(kQReady, kWarps * kWarpSize);
       if constexpr (G::kRawKeys) {  // this lane's rows 16 w + g and + 8 (g = lane / 4)
@@ -347,7 +347,7 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
         Ring::consumer_wait(j);
         probe.after(gpu::WaitPoint::BlockBarrier);
         if constexpr (G::kRawKeys)
-          group_qk_raw_keys<G, kTiles, Policy::kRawKeysLowFirst, Policy::kFault == DecodeFault::q_high_only>(
+          group_qk_raw_keys<G, kTiles, Policy::RowTiles::kRawKeysLowFirst, Policy::kFault == DecodeFault::q_high_only>(
               s, q_smem, smem + G::raw_offset(j, 0, 0));
         else
           group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, converted_step(j));

@@ -50,7 +50,7 @@ struct DecodeArgs {
 // partition_decode_work; num_splits is then the most partials of any (sequence, KV head) and the
 // combine reads each unit's own count.
 //
-// With row tiles (DecodePolicy::kMaxRowTiles > 1, split and token-balanced schedules, a GQA
+// With row tiles (DecodePolicy::RowTiles::kMaxRowTiles > 1, split and token-balanced schedules, a GQA
 // group above 16), a unit is a (sequence, KV head, chunk of 16 x row_tiles query heads) and
 // its CTA reads each K/V tile once for all of them; units are counted the same way everywhere
 // (decode_group_chunks with the plan's row_tiles).
@@ -70,7 +70,7 @@ struct DecodePlan {
   // and the work list holds their partial counts negated.
   bool kernel_merges = false;   // some unit is merged in the decode kernel
   bool combine_merges = false;  // some unit is merged by the combine kernel
-  // With a combine row list (DecodePolicy::kCombineRowList): after the partial counts, the rows
+  // With a combine row list (DecodePolicy::Merge::kCombineRowList): after the partial counts, the rows
   // the combine kernel merges, two ints each (sequence x query heads + query head, then its
   // unit's partial count as above, negated): first the combine_cta_rows rows of more partials
   // than a warp merges alone (a CTA each), then the combine_warp_rows others (a warp each). Both
@@ -85,8 +85,8 @@ struct DecodePlan {
   bool needs_schedule() const { return dynamic() || shared_tail || (balanced() && kernel_merges); }
 };
 // The default longest merge a token-balanced unit's last CTA does itself
-// (DecodePolicy::kMaxInKernelMergeSteps).
-inline constexpr int kMaxInKernelMergeSteps = DecodePolicy::kMaxInKernelMergeSteps;
+// (DecodePolicy::Merge::kMaxInKernelMergeSteps).
+inline constexpr int kMaxInKernelMergeSteps = DecodePolicy::Merge::kMaxInKernelMergeSteps;
 inline constexpr int kMinTilesPerWarp = 4;
 
 // The token-balanced work partition. Units are (sequence, head) pairs numbered sequence-major
@@ -97,7 +97,7 @@ inline constexpr int kMinTilesPerWarp = 4;
 // end first in a simple model (a chunk costs its tiles plus overhead_tiles); a smaller
 // chunk must end clearly earlier to be taken. Never below min_chunk_tiles (a unit shorter than
 // that is one chunk). Long sequences get many chunks, short ones one.
-// fill_slots (DecodePolicy::kFillSlots): the filled partition instead, where the even cut runs
+// fill_slots (DecodePolicy::Partition::kFillSlots): the filled partition instead, where the even cut runs
 // in more than one wave of the slots, the filled plan cuts no unit into more partials than the
 // even cut's most, and it ends clearly earlier in the same model: every slot gets about the
 // same tiles, a short unit whole and the rest of the slot a piece of a long unit (pieces of one
@@ -114,26 +114,26 @@ struct DecodeWorkPartition {
   int chunk_tiles = 0;                  // the chunk size the cut aimed at (most tiles of a chunk)
 };
 // window > 0: a sequence sees only its last `window` keys (tiles before them are not counted).
-// overhead_tiles: a CTA's start and its partial, in tiles' time (DecodePolicy::kChunkOverheadTiles).
+// overhead_tiles: a CTA's start and its partial, in tiles' time (DecodePolicy::Partition::kChunkOverheadTiles).
 DecodeWorkPartition partition_decode_work(const std::vector<int>& lengths, int heads, int tile_tokens, int slots,
                                           int min_chunk_tiles = 1, int window = 0,
-                                          int overhead_tiles = DecodePolicy::kChunkOverheadTiles,
-                                          bool fill_slots = DecodePolicy::kFillSlots);
+                                          int overhead_tiles = DecodePolicy::Partition::kChunkOverheadTiles,
+                                          bool fill_slots = DecodePolicy::Partition::kFillSlots);
 inline constexpr int kDynamicJoins = 16;
 // forced_splits > 0 forces the (split, head, sequence) grid with that many splits, for any
 // schedule (a persistent one then runs as shared_tail).
-// max_row_tiles: DecodePolicy::kMaxRowTiles (1: a group above 16 is cut into 16-row CTAs).
-// max_merge_rows_per_warp: DecodePolicy::kMaxInKernelMergeRowsPerWarp.
-// combine_warp_row_parts > 0 (DecodePolicy::kCombineRowList): a token-balanced plan lists the
+// max_row_tiles: DecodePolicy::RowTiles::kMaxRowTiles (1: a group above 16 is cut into 16-row CTAs).
+// max_merge_rows_per_warp: DecodePolicy::Merge::kMaxInKernelMergeRowsPerWarp.
+// combine_warp_row_parts > 0 (DecodePolicy::Merge::kCombineRowList): a token-balanced plan lists the
 // rows its combine kernel merges, those of more partials than combine_warp_row_parts first
-// (DecodePolicy::kCombineWarpRowMaxPartials).
-// max_merge_steps: DecodePolicy::kMaxInKernelMergeSteps.
+// (DecodePolicy::Merge::kCombineWarpRowMaxPartials).
+// max_merge_steps: DecodePolicy::Merge::kMaxInKernelMergeSteps.
 DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits = 0,
                        TileSchedule schedule = TileSchedule::split,
-                       int chunk_overhead_tiles = DecodePolicy::kChunkOverheadTiles, int max_row_tiles = 1,
-                       int max_merge_rows_per_warp = DecodePolicy::kMaxInKernelMergeRowsPerWarp,
+                       int chunk_overhead_tiles = DecodePolicy::Partition::kChunkOverheadTiles, int max_row_tiles = 1,
+                       int max_merge_rows_per_warp = DecodePolicy::Merge::kMaxInKernelMergeRowsPerWarp,
                        int combine_warp_row_parts = 0, int max_merge_steps = kMaxInKernelMergeSteps,
-                       bool fill_slots = DecodePolicy::kFillSlots);
+                       bool fill_slots = DecodePolicy::Partition::kFillSlots);
 
 // The 16-row tiles of query heads one CTA covers: more than one only for a group above 16
 // under a split or token-balanced schedule whose policy allows it (at most max_row_tiles).
@@ -162,7 +162,7 @@ void require_decode_fits(const DecodeProblem& p, gpu::GpuArch arch, int smem_lim
                                " allows " + std::to_string(limit) + " (" + std::to_string(limit / 1024) + " KiB)");
   };
   check(false, "K/V stages");
-  if (Policy::kMaxRowTiles > 1 && decode_row_tiles(p, Policy::kTileSchedule, Policy::kMaxRowTiles) > 1)
+  if (Policy::RowTiles::kMaxRowTiles > 1 && decode_row_tiles(p, Policy::Partition::kTileSchedule, Policy::RowTiles::kMaxRowTiles) > 1)
     check(true, "row-tile body");
 }
 

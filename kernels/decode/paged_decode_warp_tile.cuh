@@ -17,7 +17,7 @@
 // The softmax state is per lane; a row reduction is in-lane, then over the query's 4 lanes.
 // The decode arrays keep their m16n8k16 shapes and the warp tile uses a part of them: s[0]
 // (S^T), pa[0..1] (P^T), qa[kk][0..1] (Q^T of k16 step kk), and the Softmax's slot 0 and
-// O^T tiles (see Softmax). Streaming or resident K (Policy::kStreamKv) orders the K reads as
+// O^T tiles (see Softmax). Streaming or resident K (Policy::Warp::kStreamKv) orders the K reads as
 // on NVIDIA; V is read for the whole tile before its products either way.
 #pragma once
 #include <cstdint>
@@ -84,7 +84,7 @@ __device__ __forceinline__ void qk_scores(float (&s)[2][4], const std::uint32_t 
     const std::uint32_t q[1][W::kQWords] = {{qa[kk][0], qa[kk][1]}};
     W::template qk_step<Operand<kKv>>(acc, q, k[kk]);
   };
-  if constexpr (Policy::kStreamKv) {
+  if constexpr (Policy::Warp::kStreamKv) {
 #pragma unroll
     for (int kk = 0; kk < kSteps; ++kk) {
       W::load_k_step(k[kk], k_tile, k_off, kk);

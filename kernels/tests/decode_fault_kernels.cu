@@ -12,8 +12,10 @@ namespace {
 // e4m3 high and low parts, which the high-part fault spoils).
 template <DecodeFault kF, TileSchedule kS>
 struct Faulty : SplitRows {
+  struct Partition : SplitRows::Partition {
+    /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = kS;
+  };
   /* Fault = */ static constexpr DecodeFault kFault = kF;
-  /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = kS;
 };
 
 template <class F>

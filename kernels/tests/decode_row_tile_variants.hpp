@@ -24,7 +24,7 @@ inline std::vector<NamedDecodeKernel> decode_row_tile_variants() {
   namespace merge = experiments::decode_partial_merge;
   namespace body = experiments::decode_row_tile_body;
   std::vector<NamedDecodeKernel> all;
-  auto add = [&]<class Policy>() { all.push_back({Policy::kName, DecodeKernel::of<Policy>(), Policy::kRowTileMma}); };
+  auto add = [&]<class Policy>() { all.push_back({Policy::kName, DecodeKernel::of<Policy>(), Policy::RowTiles::kRowTileMma}); };
   add.operator()<work::split>();
   add.operator()<work::token_balanced>();
   add.operator()<work::token_balanced_filled>();

@@ -195,7 +195,7 @@ TEST(DecodeGpuTokenBalanced, MatchesReferenceOnRaggedBatches) {
 }
 
 // GQA groups above 16 in one CTA of several row tiles (decode_work_partition's split and
-// token_balanced, DecodePolicy::kMaxRowTiles = 4, computed as one warpgroup for 16-bit KV):
+// token_balanced, DecodePolicy::RowTiles::kMaxRowTiles = 4, computed as one warpgroup for 16-bit KV):
 // MQA 64/1, groups 20, 32 and 48 (rows past the group padded with zeros in the warpgroup
 // body; in the warp body, warps with no rows of their own only copy), and 80 (two CTAs, of 64
 // and 16 rows), against the double

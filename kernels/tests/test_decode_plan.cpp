@@ -79,10 +79,10 @@ TEST(DecodePlan, GroupChunksAreUnits) {
 
 // ---- row tiles: a GQA group above 16 in one CTA ----
 
-constexpr int kRowTiles = SplitRows::kMaxRowTiles;
+constexpr int kRowTiles = SplitRows::RowTiles::kMaxRowTiles;
 
 DecodePlan plan_with_row_tiles(const DecodeProblem& p, TileSchedule schedule, int forced_splits = 0) {
-  return plan_decode(p, kSlots, kWarps, forced_splits, schedule, DecodePolicy::kChunkOverheadTiles, kRowTiles);
+  return plan_decode(p, kSlots, kWarps, forced_splits, schedule, DecodePolicy::Partition::kChunkOverheadTiles, kRowTiles);
 }
 
 // Groups of 17 to 64 query heads are one CTA of ceil(group / 16) row tiles; a larger group is
@@ -235,7 +235,7 @@ TEST(DecodeWorkPartition, UniformBatchIsTheOneWaveSplit) {
   EXPECT_EQ(w.chunk_tiles, 512);
 }
 
-// fp8's chunk overhead (DecodePolicy::kChunkOverheadTilesFp8) keeps a uniform batch that
+// fp8's chunk overhead (DecodePolicy::Partition::kChunkOverheadTilesFp8) keeps a uniform batch that
 // already fills most of the slots in one chunk per unit, as the split grid, where the 16-bit
 // overhead cuts it into several waves of short chunks (which ran slower with fp8 KV); and it
 // still cuts a batch's one long sequence finer than one wave allows (whose long chunks ran on
@@ -244,7 +244,7 @@ TEST(DecodeWorkPartition, ChunkOverheadDecidesTheCutOfAUniformBatch) {
   const std::vector<int> lens = repeat(32, 2592);
   constexpr int kFp8Slots = 396;  // 3 CTAs on each of 132 SMs
   const DecodeWorkPartition fp8 =
-      partition_decode_work(lens, 8, 16, kFp8Slots, 16, 0, DecodePolicy::kChunkOverheadTilesFp8);
+      partition_decode_work(lens, 8, 16, kFp8Slots, 16, 0, DecodePolicy::Partition::kChunkOverheadTilesFp8);
   expect_covers(fp8, lens, 8, 16);
   EXPECT_EQ(fp8.chunks.size(), 256u);
   EXPECT_EQ(fp8.max_partials, 1);
@@ -254,7 +254,7 @@ TEST(DecodeWorkPartition, ChunkOverheadDecidesTheCutOfAUniformBatch) {
   EXPECT_THROW(partition_decode_work(lens, 8, 16, kFp8Slots, 16, 0, -1), std::invalid_argument);
   const std::vector<int> one_long = concat(repeat(31, 1024), {51200});
   const DecodeWorkPartition rag =
-      partition_decode_work(one_long, 8, 16, kFp8Slots, 16, 0, DecodePolicy::kChunkOverheadTilesFp8);
+      partition_decode_work(one_long, 8, 16, kFp8Slots, 16, 0, DecodePolicy::Partition::kChunkOverheadTilesFp8);
   expect_covers(rag, one_long, 8, 16);
   EXPECT_GT(rag.chunks.size(), std::size_t(kFp8Slots));
   EXPECT_GT(rag.partial_count[31 * 8], (kFp8Slots - 31 * 8) / 8);
@@ -311,7 +311,7 @@ bool same_chunks(const DecodeWorkPartition& a, const DecodeWorkPartition& b) {
 TEST(DecodeWorkPartition, FilledSlotsEvenOutALongTailedBatch) {
   const std::vector<int> lens = concat(concat(concat(concat(repeat(16, 128), repeat(8, 512)), repeat(4, 2048)),
                                              repeat(2, 8192)), {32768});
-  constexpr int kFp8Slots = 396, kOverhead = DecodePolicy::kChunkOverheadTilesFp8;
+  constexpr int kFp8Slots = 396, kOverhead = DecodePolicy::Partition::kChunkOverheadTilesFp8;
   const DecodeWorkPartition even = partition_decode_work(lens, 8, 16, kFp8Slots, 16, 0, kOverhead, false);
   const DecodeWorkPartition filled = partition_decode_work(lens, 8, 16, kFp8Slots, 16, 0, kOverhead, true);
   expect_covers(filled, lens, 8, 16, 0, /*even=*/false);
@@ -381,7 +381,7 @@ TEST(DecodeWorkPartition, FilledSlotsOnlyWhereTheEvenCutRunsInWaves) {
       {repeat(16, 16384), 8, false, false}};
   for (const Case& c : cases) {
     const int slots = c.fp8 && c.heads == 8 ? 396 : kSlots;
-    const int overhead = c.fp8 ? DecodePolicy::kChunkOverheadTilesFp8 : DecodePolicy::kChunkOverheadTiles;
+    const int overhead = c.fp8 ? DecodePolicy::Partition::kChunkOverheadTilesFp8 : DecodePolicy::Partition::kChunkOverheadTiles;
     const DecodeWorkPartition even = partition_decode_work(c.lens, c.heads, 16, slots, 16, 0, overhead, false);
     const DecodeWorkPartition w = partition_decode_work(c.lens, c.heads, 16, slots, 16, 0, overhead, true);
     const bool same = same_chunks(w, even);
@@ -453,7 +453,7 @@ TEST(DecodePlan, TokenBalancedUploadsItsWorkList) {
   EXPECT_FALSE(plan_decode(p, kSlots, kWarps, 3, TileSchedule::token_balanced).balanced());
 }
 
-// DecodePolicy::kMaxInKernelMergeRowsPerWarp: a unit of more query rows a warp than that
+// DecodePolicy::Merge::kMaxInKernelMergeRowsPerWarp: a unit of more query rows a warp than that
 // merges in the combine kernel whatever its partials. The uniform group-32 batch (units of 32
 // rows, 8 a warp, cut in four) merges in its last CTAs by default, in the combine kernel at a
 // limit of 4 rows; a group of 4 (one row a warp) merges in the kernel either way.
@@ -461,9 +461,9 @@ TEST(DecodePlan, RowsPerWarpLimitSendsRowTileMergesToTheCombine) {
   const DecodeProblem g32 = make_decode_problem(32, 64, 2, 128, 16, std::vector<int>(32, 2592), DType::bf16, 1);
   const DecodeProblem g4 = make_decode_problem(8, 32, 8, 128, 16, std::vector<int>(8, 2592), DType::bf16, 1);
   auto plan = [](const DecodeProblem& p, int rows) {
-    return plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced, DecodePolicy::kChunkOverheadTiles, 4, rows);
+    return plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced, DecodePolicy::Partition::kChunkOverheadTiles, 4, rows);
   };
-  const DecodePlan g32_kernel = plan(g32, DecodePolicy::kMaxInKernelMergeRowsPerWarp), g32_combine = plan(g32, 4);
+  const DecodePlan g32_kernel = plan(g32, DecodePolicy::Merge::kMaxInKernelMergeRowsPerWarp), g32_combine = plan(g32, 4);
   ASSERT_EQ(g32_kernel.row_tiles, 2);
   ASSERT_GT(g32_kernel.num_splits, 1);
   EXPECT_EQ(g32_kernel.work_chunks, g32_combine.work_chunks);  // the same cut
@@ -477,7 +477,7 @@ TEST(DecodePlan, RowsPerWarpLimitSendsRowTileMergesToTheCombine) {
   EXPECT_THROW(plan(g32, 0), std::invalid_argument);
 }
 
-// DecodePolicy::kCombineRowList: the plan lists every row of every unit the combine kernel
+// DecodePolicy::Merge::kCombineRowList: the plan lists every row of every unit the combine kernel
 // merges, once, with its unit's partial count (negated, as the unit's own), rows of more than
 // the warp limit's partials first, and nothing else; the
 // work list before it is the plan without the list. On the group-32 one-long batch the list
@@ -485,10 +485,10 @@ TEST(DecodePlan, RowsPerWarpLimitSendsRowTileMergesToTheCombine) {
 // (sequence, slice) grid has 2304 CTAs.
 TEST(DecodePlan, CombineRowListHoldsTheCombinedRowsLongFirst) {
   using x = ServingDecode;  // the row-list combine
-  constexpr int kWarpParts = x::kCombineWarpRowMaxPartials;
+  constexpr int kWarpParts = x::Merge::kCombineWarpRowMaxPartials;
   auto plan = [](const DecodeProblem& p, int warp_parts) {
-    return plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced, DecodePolicy::kChunkOverheadTiles,
-                       x::kMaxRowTiles, x::kMaxInKernelMergeRowsPerWarp, warp_parts);
+    return plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced, DecodePolicy::Partition::kChunkOverheadTiles,
+                       x::RowTiles::kMaxRowTiles, x::Merge::kMaxInKernelMergeRowsPerWarp, warp_parts);
   };
   std::vector<int> one_long(31, 1024);
   one_long.push_back(51200);
@@ -539,7 +539,7 @@ TEST(DecodePlan, CombineRowListHoldsTheCombinedRowsLongFirst) {
   EXPECT_THROW(plan(problems[0], -1), std::invalid_argument);
 }
 
-// DecodePolicy::kMaxInKernelMergeSteps: on the long-tailed fp8 batch (32/8, a row a warp) the
+// DecodePolicy::Merge::kMaxInKernelMergeSteps: on the long-tailed fp8 batch (32/8, a row a warp) the
 // long sequence's units are cut into more than eight chunks (26 at three CTAs an SM). At a limit
 // of eight steps their merges are too long for one CTA, so every cut unit goes to the combine
 // kernel, whose row list holds exactly their rows; at the default limit every unit merges in
@@ -549,10 +549,10 @@ TEST(DecodePlan, MergeStepLimitSendsCutUnitsToTheCombine) {
   for (auto [n, len] : {std::pair{16, 128}, {8, 512}, {4, 2048}, {2, 8192}, {1, 32768}}) lens.insert(lens.end(), n, len);
   const DecodeProblem p = make_decode_problem(static_cast<int>(lens.size()), 32, 8, 128, 16, lens, DType::fp8_e4m3, 1);
   constexpr int kSlots3 = 396;  // fp8: three CTAs an SM
-  constexpr int kWarpParts = DecodePolicy::kCombineWarpRowMaxPartials;
+  constexpr int kWarpParts = DecodePolicy::Merge::kCombineWarpRowMaxPartials;
   auto plan = [&](int steps) {
-    return plan_decode(p, kSlots3, kWarps, 0, TileSchedule::token_balanced, DecodePolicy::kChunkOverheadTilesFp8, 1,
-                       DecodePolicy::kMaxInKernelMergeRowsPerWarp, kWarpParts, steps);
+    return plan_decode(p, kSlots3, kWarps, 0, TileSchedule::token_balanced, DecodePolicy::Partition::kChunkOverheadTilesFp8, 1,
+                       DecodePolicy::Merge::kMaxInKernelMergeRowsPerWarp, kWarpParts, steps);
   };
   const DecodePlan limited = plan(8), plain = plan(kMaxInKernelMergeSteps);
   ASSERT_EQ(limited.work_chunks, plain.work_chunks);  // the same cut
