@@ -14,6 +14,18 @@ if [ -n "$(git status --porcelain)" ]; then
   echo "pack_carry: the checkout has uncommitted changes; commit first (results must name a clean commit)" >&2
   exit 1
 fi
+# The binaries record the commit they were built from (generated/provenance_build.cpp), and every
+# results file of the call names it: a build of another commit, or of a dirty tree, would make
+# the call's files say so. Refuse it before anything is packed.
+prov="$build/generated/provenance_build.cpp"
+if [ -f "$prov" ]; then
+  read -r built_commit built_dirty < <(sed -n 's/.*BuildInfo info{"\([0-9a-f]*\)", "\([a-z]*\)".*/\1 \2/p' "$prov")
+  if [ "${built_commit:-}" != "$(git rev-parse HEAD)" ] || [ "${built_dirty:-}" != false ]; then
+    echo "pack_carry: $build was built from ${built_commit:-an unknown commit} (dirty: ${built_dirty:-?}), not from" \
+      "HEAD $(git rev-parse --short HEAD) clean: build again from this commit" >&2
+    exit 1
+  fi
+fi
 rm -rf .carry/bin .carry/bin.tar.xz
 mkdir -p .carry/bin .carry/lib
 # ONLY (a space-separated list of binary names) packs just those of the build, for a call that

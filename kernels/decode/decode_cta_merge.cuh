@@ -9,7 +9,7 @@ namespace schedlab::kernels::decode_detail {
 // or the kThreads computing threads alone through a named barrier, once producer warps have left.
 template <int kThreads>
 struct CtaSync {
-  static constexpr int kBarrier = 6;  // above the warpgroup body's full / empty / Q barriers
+  static constexpr int kBarrier = DecodeBarrier::kCtaClose;
   static __device__ __forceinline__ void sync() {
     if constexpr (kThreads == 0) {
       gpu::block_sync();

@@ -161,11 +161,7 @@ DecodePlan plan_for(const DecodeProblem& p, int forced_splits) {
       slots = slots_of.template operator()<kRowTileBody<Policy, kKv>>();
   }
   if (slots == 0) slots = slots_of.template operator()<kBody>();
-  constexpr int kOverhead = kKv == DType::fp8_e4m3 ? Policy::Partition::kChunkOverheadTilesFp8 : Policy::Partition::kChunkOverheadTiles;
-  return plan_decode(p, slots, kWarpsOf<Policy, kKv>, forced_splits, Policy::Partition::kTileSchedule, kOverhead,
-                     Policy::RowTiles::kMaxRowTiles, Policy::Merge::kMaxInKernelMergeRowsPerWarp,
-                     Policy::Merge::kCombineRowList ? Policy::Merge::kCombineWarpRowMaxPartials : 0, Policy::Merge::kMaxInKernelMergeSteps,
-                     Policy::Partition::kFillSlots);
+  return plan_decode(p, DecodePlanOptions::of<Policy>(kKv, slots, forced_splits));
 }
 }  // namespace decode_detail
 

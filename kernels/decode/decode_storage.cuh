@@ -18,6 +18,7 @@
 #include "common/gpu/warp_mma.hpp"
 #include "common/gpu/warpgroup.hpp"
 #include "common/harness/variant_list.hpp"
+#include "kernels/attention/constants.hpp"
 #include "kernels/attention/pipeline.hpp"
 #include "kernels/common/element.hpp"
 #include "kernels/decode/decode_policy.hpp"
@@ -27,7 +28,15 @@
 namespace schedlab::kernels::decode_detail {
 
 using gpu::kWarpSize;
-inline constexpr float kLog2e = 1.4426950408889634f;
+using attention::kLog2e;
+
+// The named barriers of the decode kernel (0 is the CTA barrier, __syncthreads): the warpgroup
+// body's ring of converted fp8 steps between its producer and computing warpgroups (full and
+// empty barriers of its two steps, kRingFirst on), Q's among the computing warps, and the
+// computing warps' closing steps once the producers have left (CtaSync).
+struct DecodeBarrier {
+  static constexpr int kRingFirst = 1, kQReady = 5, kCtaClose = 6;
+};
 
 struct Params {
   const void* q;

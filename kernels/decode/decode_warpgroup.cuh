@@ -299,11 +299,13 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       next_page = page_at(c + G::kRawSlots / 2 + 1);
       gpu::fence_proxy_async_smem();
     };
-    // The converted steps are a ring between the two warpgroups on named barriers 1-4 (full:
-    // the producers wrote and fenced the step; empty: the computing warps' products of it are
-    // done); barrier 5 is Q's, among the computing warps.
-    using Ring = attention::NamedBarrierPipeline<G::kConvertedSteps, 1, 2 * kWarps * kWarpSize>;
-    constexpr int kQReady = Ring::kEmpty + G::kConvertedSteps;
+    // The converted steps are a ring between the two warpgroups on named barriers (full: the
+    // producers wrote and fenced the step; empty: the computing warps' products of it are
+    // done); Q's barrier, among the computing warps, follows them (DecodeBarrier).
+    using Ring = attention::NamedBarrierPipeline<G::kConvertedSteps, DecodeBarrier::kRingFirst, 2 * kWarps * kWarpSize>;
+    constexpr int kQReady = DecodeBarrier::kQReady;
+    static_assert(Ring::kEmpty + G::kConvertedSteps == kQReady && kQReady < DecodeBarrier::kCtaClose,
+                  "the ring's barriers, Q's and the closing steps' are distinct");
     if (producer && G::kRawKeys) {
       // Step c: its copies landed; once step c - 2 is read (its raw K by S, its converted V by
       // P V) its slots take step c + 2's copies; V converted; K's landed bytes and V's stores

@@ -13,9 +13,11 @@
 
 namespace schedlab::kernels {
 
-DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits, TileSchedule schedule,
-                       int chunk_overhead_tiles, int max_row_tiles, int max_merge_rows_per_warp,
-                       int combine_warp_row_parts, int max_merge_steps, bool fill_slots) {
+DecodePlan plan_decode(const DecodeProblem& p, const DecodePlanOptions& o) {
+  const int cta_slots = o.cta_slots, warps = o.warps, forced_splits = o.forced_splits;
+  const TileSchedule schedule = o.schedule;
+  const int max_row_tiles = o.max_row_tiles, max_merge_rows_per_warp = o.max_merge_rows_per_warp;
+  const int max_merge_steps = o.max_merge_steps, combine_warp_row_parts = o.combine_warp_row_parts;
   if (cta_slots < 1 || warps < 1) throw std::invalid_argument("plan_decode: no CTA slots or warps");
   if (max_merge_rows_per_warp < 1) throw std::invalid_argument("plan_decode: max_merge_rows_per_warp must be >= 1");
   if (combine_warp_row_parts < 0) throw std::invalid_argument("plan_decode: combine_warp_row_parts must be >= 0");
@@ -42,7 +44,7 @@ DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int for
     const int heads = p.kv_heads * group_chunks;
     const DecodeWorkPartition w =
         partition_decode_work(p.context_lens, heads, kDecodeTileTokens, cta_slots, warps * kMinTilesPerWarp, p.window,
-                              chunk_overhead_tiles, fill_slots);
+                              o.chunk_overhead_tiles, o.fill_slots);
     plan.num_splits = w.max_partials;
     plan.tiles_per_split = w.chunk_tiles;
     plan.work_chunks = static_cast<int>(w.chunks.size());

@@ -120,20 +120,42 @@ DecodeWorkPartition partition_decode_work(const std::vector<int>& lengths, int h
                                           int overhead_tiles = DecodePolicy::Partition::kChunkOverheadTiles,
                                           bool fill_slots = DecodePolicy::Partition::kFillSlots);
 inline constexpr int kDynamicJoins = 16;
-// forced_splits > 0 forces the (split, head, sequence) grid with that many splits, for any
-// schedule (a persistent one then runs as shared_tail).
-// max_row_tiles: DecodePolicy::RowTiles::kMaxRowTiles (1: a group above 16 is cut into 16-row CTAs).
-// max_merge_rows_per_warp: DecodePolicy::Merge::kMaxInKernelMergeRowsPerWarp.
-// combine_warp_row_parts > 0 (DecodePolicy::Merge::kCombineRowList): a token-balanced plan lists the
-// rows its combine kernel merges, those of more partials than combine_warp_row_parts first
-// (DecodePolicy::Merge::kCombineWarpRowMaxPartials).
-// max_merge_steps: DecodePolicy::Merge::kMaxInKernelMergeSteps.
-DecodePlan plan_decode(const DecodeProblem& p, int cta_slots, int warps, int forced_splits = 0,
-                       TileSchedule schedule = TileSchedule::split,
-                       int chunk_overhead_tiles = DecodePolicy::Partition::kChunkOverheadTiles, int max_row_tiles = 1,
-                       int max_merge_rows_per_warp = DecodePolicy::Merge::kMaxInKernelMergeRowsPerWarp,
-                       int combine_warp_row_parts = 0, int max_merge_steps = kMaxInKernelMergeSteps,
-                       bool fill_slots = DecodePolicy::Partition::kFillSlots);
+// What the plan is asked: the device's resident CTA slots for the kernel that runs (SMs x CTAs
+// per SM at its occupancy) and the policy's knobs the plan reads. DecodePlanOptions::of gives a
+// policy's; the defaults are DecodePolicy's.
+struct DecodePlanOptions {
+  int cta_slots = 0;
+  int warps = DecodePolicy::Warp::kWarps;
+  // > 0 forces the (split, head, sequence) grid with that many splits, for any schedule (a
+  // persistent one then runs as shared_tail).
+  int forced_splits = 0;
+  TileSchedule schedule = DecodePolicy::Partition::kTileSchedule;
+  int chunk_overhead_tiles = DecodePolicy::Partition::kChunkOverheadTiles;
+  bool fill_slots = DecodePolicy::Partition::kFillSlots;
+  int max_row_tiles = DecodePolicy::RowTiles::kMaxRowTiles;  // 1: a group above 16 is cut into 16-row CTAs
+  int max_merge_rows_per_warp = DecodePolicy::Merge::kMaxInKernelMergeRowsPerWarp;
+  int max_merge_steps = DecodePolicy::Merge::kMaxInKernelMergeSteps;
+  // > 0 (Merge::kCombineRowList): a token-balanced plan lists the rows its combine kernel merges,
+  // those of more partials than this first (Merge::kCombineWarpRowMaxPartials).
+  int combine_warp_row_parts = 0;
+
+  // Policy's options for KV type kv, on cta_slots slots.
+  template <class Policy>
+  static DecodePlanOptions of(DType kv, int cta_slots, int forced_splits = 0) {
+    const bool fp8 = kv == DType::fp8_e4m3;
+    return {.cta_slots = cta_slots,
+            .warps = fp8 ? Policy::Warp::kWarpsFp8 : Policy::Warp::kWarps,
+            .forced_splits = forced_splits,
+            .schedule = Policy::Partition::kTileSchedule,
+            .chunk_overhead_tiles = fp8 ? Policy::Partition::kChunkOverheadTilesFp8 : Policy::Partition::kChunkOverheadTiles,
+            .fill_slots = Policy::Partition::kFillSlots,
+            .max_row_tiles = Policy::RowTiles::kMaxRowTiles,
+            .max_merge_rows_per_warp = Policy::Merge::kMaxInKernelMergeRowsPerWarp,
+            .max_merge_steps = Policy::Merge::kMaxInKernelMergeSteps,
+            .combine_warp_row_parts = Policy::Merge::kCombineRowList ? Policy::Merge::kCombineWarpRowMaxPartials : 0};
+  }
+};
+DecodePlan plan_decode(const DecodeProblem& p, const DecodePlanOptions& o);
 
 // The 16-row tiles of query heads one CTA covers: more than one only for a group above 16
 // under a split or token-balanced schedule whose policy allows it (at most max_row_tiles).

@@ -25,6 +25,7 @@
 #include "common/gpu/kernel_traits.hpp"
 #include "common/gpu/launch.hpp"
 #include "common/gpu/runtime.hpp"
+#include "kernels/attention/constants.hpp"
 #include "kernels/attention/dynamic_tile_scheduler.hpp"
 #include "kernels/attention/online_softmax.hpp"
 #include "kernels/attention/pipeline.hpp"
@@ -40,7 +41,7 @@ using attention::TileCoord;
 using gpu::kWarpGroupThreads;
 using gpu::kWarpSize;
 namespace wgmma = gpu::wgmma;
-inline constexpr float kLog2e = 1.4426950408889634f;
+using attention::kLog2e;
 inline constexpr int kBoxCols = 64;      // 16-bit tensor-map columns of one 128-byte-swizzled box
 inline constexpr int kRowBytes = 128;    // one box row: 64 bf16 / f16 or 128 e4m3 values
 inline constexpr int kAtomBytes = 1024;  // 8 swizzled rows: the wgmma stride offset

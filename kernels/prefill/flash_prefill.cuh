@@ -24,6 +24,7 @@
 #include "common/gpu/kernel_traits.hpp"
 #include "common/gpu/launch.hpp"
 #include "common/gpu/warp_mma.hpp"
+#include "kernels/attention/constants.hpp"
 #include "kernels/attention/online_softmax.hpp"
 #include "kernels/attention/smem_tile.hpp"
 #include "kernels/attention/tile_scheduler.hpp"
@@ -35,7 +36,7 @@ namespace schedlab::kernels::prefill_detail {
 
 using gpu::kWarpSize;
 using gpu::Sched;
-inline constexpr float kLog2e = 1.4426950408889634f;
+using attention::kLog2e;
 inline constexpr int kMmaRows = 16;  // query rows of one matrix-instruction tile (both backends)
 
 struct Params {

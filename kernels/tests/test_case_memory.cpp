@@ -55,7 +55,7 @@ TEST(DecodeCaseMemory, ABatchPastTheDeviceIsRefusedWithBothNumbers) {
   const auto shapes = decode_shapes(harness::ShapeSelection{.axes = "batch=256;context=262144"});
   ASSERT_EQ(shapes.size(), 1u);
   const DecodeProblem p = decode_problem_for(shapes[0]);
-  const DecodePlan plan = plan_decode(p, 264, 4);  // H200: 132 SMs x 2 CTAs, 4 warps
+  const DecodePlan plan = plan_decode(p, {.cta_slots = 264, .warps = 4});  // H200: 132 SMs x 2 CTAs, 4 warps
   const std::size_t needed = decode_case_device_bytes(p, plan, 1);
   EXPECT_GT(needed, std::size_t(256) << 30);
   const std::size_t h200_free = std::size_t(140) << 30;
@@ -66,7 +66,8 @@ TEST(DecodeCaseMemory, ABatchPastTheDeviceIsRefusedWithBothNumbers) {
       << *shortfall;
   // The headline shape (batch 16, 16k) fits with room to spare.
   const DecodeProblem headline = decode_problem_for(decode_shapes(harness::ShapeSelection{.axes = "batch=16"})[0]);
-  EXPECT_FALSE(harness::memory_shortfall(decode_case_device_bytes(headline, plan_decode(headline, 264, 4), 1), h200_free));
+  EXPECT_FALSE(harness::memory_shortfall(decode_case_device_bytes(headline, plan_decode(headline, {.cta_slots = 264,
+      .warps = 4}), 1), h200_free));
 }
 
 PrefillProblem fa3_512(DType dtype) {  // the FlashAttention-3 setting at seq 512, head dim 128

@@ -25,17 +25,17 @@ constexpr int kSlots = 264;  // H200: 132 SMs x 2 CTAs
 constexpr int kWarps = 4;
 
 TEST(DecodePlan, StaticSplitsFillOneWave) {
-  const DecodePlan plan = plan_decode(problem(16, 16384), kSlots, kWarps);
+  const DecodePlan plan = plan_decode(problem(16, 16384), {.cta_slots = kSlots, .warps = kWarps});
   EXPECT_FALSE(plan.dynamic());
   EXPECT_EQ(plan.num_splits, 2);  // 128 (sequence, KV head) CTAs x 2 on 264 slots
   EXPECT_EQ(plan.tiles_per_split, 512);
   EXPECT_TRUE(plan.needs_combine());
-  EXPECT_FALSE(plan_decode(problem(64, 4096), kSlots, kWarps).needs_combine());
+  EXPECT_FALSE(plan_decode(problem(64, 4096), {.cta_slots = kSlots, .warps = kWarps}).needs_combine());
 }
 
 TEST(DecodePlan, DynamicIsOnePersistentWave) {
   const DecodeProblem p = problem(16, 16384);
-  const DecodePlan plan = plan_decode(p, kSlots, kWarps, 0, TileSchedule::persistent);
+  const DecodePlan plan = plan_decode(p, {.cta_slots = kSlots, .warps = kWarps, .schedule = TileSchedule::persistent});
   EXPECT_TRUE(plan.dynamic());
   EXPECT_EQ(plan.ctas, kSlots);
   // 1056 warps over 128 units start 8 or 9 to a unit; later joiners get kDynamicJoins more slots.
@@ -47,29 +47,35 @@ TEST(DecodePlan, DynamicIsOnePersistentWave) {
 
 TEST(DecodePlan, DynamicKeepsWarpsBusyOnShortContexts) {
   // Batch 1, 1k: 8 units x 64 tiles; 4 tiles per warp at least means 32 CTAs, not 264.
-  const DecodePlan plan = plan_decode(problem(1, 1024), kSlots, kWarps, 0, TileSchedule::persistent);
+  const DecodePlan plan = plan_decode(problem(1, 1024), {.cta_slots = kSlots, .warps = kWarps,
+      .schedule = TileSchedule::persistent});
   EXPECT_EQ(plan.ctas, 32);
   EXPECT_EQ(plan.num_splits, 16 + kDynamicJoins);
-  EXPECT_EQ(plan_decode(problem(1, 1), kSlots, kWarps, 0, TileSchedule::persistent).ctas, 1);
+  EXPECT_EQ(plan_decode(problem(1, 1), {.cta_slots = kSlots, .warps = kWarps,
+      .schedule = TileSchedule::persistent}).ctas, 1);
 }
 
 TEST(DecodePlan, ForcedSplitsUseTheStaticGrid) {
-  const DecodePlan plan = plan_decode(problem(4, 3000), kSlots, kWarps, 7, TileSchedule::persistent);
+  const DecodePlan plan = plan_decode(problem(4, 3000), {.cta_slots = kSlots, .warps = kWarps, .forced_splits = 7,
+      .schedule = TileSchedule::persistent});
   EXPECT_FALSE(plan.dynamic());
   EXPECT_TRUE(plan.shared_tail);
   EXPECT_EQ(plan.num_splits, 7);
-  const DecodePlan one = plan_decode(problem(4, 3000), kSlots, kWarps, 1, TileSchedule::persistent);
+  const DecodePlan one = plan_decode(problem(4, 3000), {.cta_slots = kSlots, .warps = kWarps, .forced_splits = 1,
+      .schedule = TileSchedule::persistent});
   EXPECT_FALSE(one.needs_combine());
   EXPECT_FALSE(one.needs_schedule());
 }
 
 TEST(DecodePlan, SharedTailOnlyWithSplits) {
-  const DecodePlan two = plan_decode(problem(16, 16384), kSlots, kWarps, 0, TileSchedule::shared_tail);
+  const DecodePlan two = plan_decode(problem(16, 16384), {.cta_slots = kSlots, .warps = kWarps,
+      .schedule = TileSchedule::shared_tail});
   EXPECT_EQ(two.num_splits, 2);
   EXPECT_TRUE(two.shared_tail);
   EXPECT_TRUE(two.needs_schedule());
-  EXPECT_FALSE(plan_decode(problem(64, 4096), kSlots, kWarps, 0, TileSchedule::shared_tail).needs_schedule());
-  EXPECT_FALSE(plan_decode(problem(16, 16384), kSlots, kWarps).needs_schedule());
+  EXPECT_FALSE(plan_decode(problem(64, 4096), {.cta_slots = kSlots, .warps = kWarps,
+      .schedule = TileSchedule::shared_tail}).needs_schedule());
+  EXPECT_FALSE(plan_decode(problem(16, 16384), {.cta_slots = kSlots, .warps = kWarps}).needs_schedule());
 }
 
 TEST(DecodePlan, GroupChunksAreUnits) {
@@ -82,7 +88,8 @@ TEST(DecodePlan, GroupChunksAreUnits) {
 constexpr int kRowTiles = SplitRows::RowTiles::kMaxRowTiles;
 
 DecodePlan plan_with_row_tiles(const DecodeProblem& p, TileSchedule schedule, int forced_splits = 0) {
-  return plan_decode(p, kSlots, kWarps, forced_splits, schedule, DecodePolicy::Partition::kChunkOverheadTiles, kRowTiles);
+  return plan_decode(p, {.cta_slots = kSlots, .warps = kWarps, .forced_splits = forced_splits, .schedule = schedule,
+      .chunk_overhead_tiles = DecodePolicy::Partition::kChunkOverheadTiles, .max_row_tiles = kRowTiles});
 }
 
 // Groups of 17 to 64 query heads are one CTA of ceil(group / 16) row tiles; a larger group is
@@ -103,7 +110,7 @@ TEST(DecodeRowTiles, LargeGroupsAreOneCtaOfSeveralRowTiles) {
       EXPECT_EQ(plan_with_row_tiles(p, schedule).row_tiles, c.row_tiles) << where;
       // A policy without row tiles cuts the group into CTAs of 16 rows, as before.
       EXPECT_EQ(decode_row_tiles(p, schedule, 1), 1) << where;
-      EXPECT_EQ(plan_decode(p, kSlots, kWarps, 0, schedule).row_tiles, 1) << where;
+      EXPECT_EQ(plan_decode(p, {.cta_slots = kSlots, .warps = kWarps, .schedule = schedule}).row_tiles, 1) << where;
     }
   EXPECT_THROW(decode_row_tiles(problem(1, 100), TileSchedule::split, 0), std::invalid_argument);
 }
@@ -129,7 +136,7 @@ TEST(DecodeRowTiles, MqaSplitPlanReadsTheKvOnce) {
   EXPECT_EQ(plan.row_tiles, 4);
   EXPECT_EQ(plan.num_splits, 2);
   EXPECT_EQ(plan.tiles_per_split, 512);
-  const DecodePlan rows16 = plan_decode(p, kSlots, kWarps);
+  const DecodePlan rows16 = plan_decode(p, {.cta_slots = kSlots, .warps = kWarps});
   EXPECT_EQ(rows16.row_tiles, 1);
   EXPECT_EQ(rows16.num_splits, 1);  // 512 CTAs already past the slots
   EXPECT_EQ(decode_work_pairs(p, rows16.row_tiles), 4 * decode_work_pairs(p, plan.row_tiles));
@@ -400,7 +407,8 @@ TEST(DecodeWorkPartition, RejectsBadInput) {
 
 TEST(DecodePlan, TokenBalancedUploadsItsWorkList) {
   const DecodeProblem p = make_decode_problem(4, 8, 2, 128, 16, {1, 300, 17, 20000}, DType::bf16, 1);
-  const DecodePlan plan = plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced);
+  const DecodePlan plan = plan_decode(p, {.cta_slots = kSlots, .warps = kWarps,
+      .schedule = TileSchedule::token_balanced});
   ASSERT_TRUE(plan.balanced());
   EXPECT_FALSE(plan.dynamic());
   const int units = decode_work_pairs(p);  // 4 sequences x 2 KV heads
@@ -431,7 +439,8 @@ TEST(DecodePlan, TokenBalancedUploadsItsWorkList) {
   // sequence in dozens of chunks): a merge too long for one CTA goes to the combine kernel,
   // and no arrival counters are needed.
   const DecodeProblem wide = make_decode_problem(4, 64, 2, 128, 16, {1, 300, 17, 20000}, DType::bf16, 1);
-  const DecodePlan combined = plan_decode(wide, kSlots, kWarps, 0, TileSchedule::token_balanced);
+  const DecodePlan combined = plan_decode(wide, {.cta_slots = kSlots, .warps = kWarps,
+      .schedule = TileSchedule::token_balanced});
   ASSERT_TRUE(combined.balanced());
   ASSERT_GT((kDecodeMaxGroup + kWarps - 1) / kWarps * combined.num_splits, kMaxInKernelMergeSteps);
   EXPECT_FALSE(combined.kernel_merges);
@@ -445,12 +454,14 @@ TEST(DecodePlan, TokenBalancedUploadsItsWorkList) {
   }
   // With every unit in one chunk there is nothing to merge: no partials, no counters.
   const DecodeProblem short_only = make_decode_problem(4, 64, 2, 128, 16, {1, 30, 17, 64}, DType::bf16, 1);
-  const DecodePlan whole = plan_decode(short_only, kSlots, kWarps, 0, TileSchedule::token_balanced);
+  const DecodePlan whole = plan_decode(short_only, {.cta_slots = kSlots, .warps = kWarps,
+      .schedule = TileSchedule::token_balanced});
   ASSERT_TRUE(whole.balanced());
   EXPECT_EQ(whole.num_splits, 1);
   EXPECT_FALSE(whole.needs_partials() || whole.needs_schedule() || whole.needs_combine());
   // Forced splits use the split grid, as for the other schedules.
-  EXPECT_FALSE(plan_decode(p, kSlots, kWarps, 3, TileSchedule::token_balanced).balanced());
+  EXPECT_FALSE(plan_decode(p, {.cta_slots = kSlots, .warps = kWarps, .forced_splits = 3,
+      .schedule = TileSchedule::token_balanced}).balanced());
 }
 
 // DecodePolicy::Merge::kMaxInKernelMergeRowsPerWarp: a unit of more query rows a warp than that
@@ -461,7 +472,9 @@ TEST(DecodePlan, RowsPerWarpLimitSendsRowTileMergesToTheCombine) {
   const DecodeProblem g32 = make_decode_problem(32, 64, 2, 128, 16, std::vector<int>(32, 2592), DType::bf16, 1);
   const DecodeProblem g4 = make_decode_problem(8, 32, 8, 128, 16, std::vector<int>(8, 2592), DType::bf16, 1);
   auto plan = [](const DecodeProblem& p, int rows) {
-    return plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced, DecodePolicy::Partition::kChunkOverheadTiles, 4, rows);
+    return plan_decode(p, {.cta_slots = kSlots, .warps = kWarps, .schedule = TileSchedule::token_balanced,
+        .chunk_overhead_tiles = DecodePolicy::Partition::kChunkOverheadTiles, .max_row_tiles = 4,
+        .max_merge_rows_per_warp = rows});
   };
   const DecodePlan g32_kernel = plan(g32, DecodePolicy::Merge::kMaxInKernelMergeRowsPerWarp), g32_combine = plan(g32, 4);
   ASSERT_EQ(g32_kernel.row_tiles, 2);
@@ -487,8 +500,10 @@ TEST(DecodePlan, CombineRowListHoldsTheCombinedRowsLongFirst) {
   using x = ServingDecode;  // the row-list combine
   constexpr int kWarpParts = x::Merge::kCombineWarpRowMaxPartials;
   auto plan = [](const DecodeProblem& p, int warp_parts) {
-    return plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced, DecodePolicy::Partition::kChunkOverheadTiles,
-                       x::RowTiles::kMaxRowTiles, x::Merge::kMaxInKernelMergeRowsPerWarp, warp_parts);
+    return plan_decode(p, {.cta_slots = kSlots, .warps = kWarps, .schedule = TileSchedule::token_balanced,
+        .chunk_overhead_tiles = DecodePolicy::Partition::kChunkOverheadTiles,
+        .max_row_tiles = x::RowTiles::kMaxRowTiles, .max_merge_rows_per_warp = x::Merge::kMaxInKernelMergeRowsPerWarp,
+        .combine_warp_row_parts = warp_parts});
   };
   std::vector<int> one_long(31, 1024);
   one_long.push_back(51200);
@@ -551,8 +566,10 @@ TEST(DecodePlan, MergeStepLimitSendsCutUnitsToTheCombine) {
   constexpr int kSlots3 = 396;  // fp8: three CTAs an SM
   constexpr int kWarpParts = DecodePolicy::Merge::kCombineWarpRowMaxPartials;
   auto plan = [&](int steps) {
-    return plan_decode(p, kSlots3, kWarps, 0, TileSchedule::token_balanced, DecodePolicy::Partition::kChunkOverheadTilesFp8, 1,
-                       DecodePolicy::Merge::kMaxInKernelMergeRowsPerWarp, kWarpParts, steps);
+    return plan_decode(p, {.cta_slots = kSlots3, .warps = kWarps, .schedule = TileSchedule::token_balanced,
+        .chunk_overhead_tiles = DecodePolicy::Partition::kChunkOverheadTilesFp8, .max_row_tiles = 1,
+        .max_merge_rows_per_warp = DecodePolicy::Merge::kMaxInKernelMergeRowsPerWarp, .max_merge_steps = steps,
+        .combine_warp_row_parts = kWarpParts});
   };
   const DecodePlan limited = plan(8), plain = plan(kMaxInKernelMergeSteps);
   ASSERT_EQ(limited.work_chunks, plain.work_chunks);  // the same cut
@@ -626,7 +643,7 @@ TEST(DecodeRaggedTiers, EveryLargeGroupHasAGqaBatchOfItsKvBytes) {
 void expect_rejected(const DecodeProblem& p, const std::string& field, const std::string& names) {
   for (TileSchedule schedule : {TileSchedule::split, TileSchedule::persistent, TileSchedule::token_balanced}) {
     try {
-      plan_decode(p, kSlots, kWarps, 0, schedule);
+      plan_decode(p, {.cta_slots = kSlots, .warps = kWarps, .schedule = schedule});
       ADD_FAILURE() << "accepted a bad " << field;
     } catch (const InvalidProblem& e) {
       EXPECT_EQ(e.field(), field);
@@ -660,17 +677,20 @@ TEST(DecodePlan, RejectsALengthPastItsBlockTableRow) {
 TEST(DecodePlan, AShapeOutsideTheKernelsLimitsIsUnsupported) {
   // Page lookups shift and mask: a page size that is no power of two is outside the kernel.
   const DecodeProblem p = make_decode_problem(2, 32, 8, 128, 24, {5, 40}, DType::bf16, 1);
-  EXPECT_THROW(plan_decode(p, kSlots, kWarps, 0, TileSchedule::token_balanced), UnsupportedProblem);
+  EXPECT_THROW(plan_decode(p, {.cta_slots = kSlots, .warps = kWarps, .schedule = TileSchedule::token_balanced}),
+      UnsupportedProblem);
   // Pages smaller than a tile down to one key a page are inside it (each row gathered).
   for (int page : {1, 2, 4, 8}) {
     const DecodeProblem small = make_decode_problem(2, 32, 8, 128, page, {5, 40}, DType::bf16, 1);
-    EXPECT_NO_THROW(plan_decode(small, kSlots, kWarps, 0, TileSchedule::token_balanced)) << "page " << page;
+    EXPECT_NO_THROW(plan_decode(small, {.cta_slots = kSlots, .warps = kWarps,
+        .schedule = TileSchedule::token_balanced})) << "page " << page;
   }
 }
 
 TEST(DecodePlan, RejectsNoSlots) {
-  EXPECT_THROW(plan_decode(problem(1, 100), 0, kWarps), std::invalid_argument);
-  EXPECT_THROW(plan_decode(problem(1, 100), kSlots, 0, 0, TileSchedule::persistent), std::invalid_argument);
+  EXPECT_THROW(plan_decode(problem(1, 100), {.cta_slots = 0, .warps = kWarps}), std::invalid_argument);
+  EXPECT_THROW(plan_decode(problem(1, 100), {.cta_slots = kSlots, .warps = 0, .schedule = TileSchedule::persistent}),
+      std::invalid_argument);
 }
 
 // Shared memory per architecture, counted on the host as the kernel lays it out (the kernel
