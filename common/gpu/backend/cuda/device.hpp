@@ -74,12 +74,6 @@ __device__ __forceinline__ void async_copy_16(void* smem_dst, const void* gmem_s
 __device__ __forceinline__ void async_copy_16_lanes(void* smem_wave_base, const void* gmem_src) {
   async_copy_16(static_cast<char*>(smem_wave_base) + 16 * lane_id(), gmem_src);
 }
-// Asks L2 to fetch `bytes` (a multiple of 16, 16-byte aligned) of global memory ahead of the
-// copies that will read them (cp.async.bulk.prefetch, sm_90): nothing lands anywhere else, no
-// register or shared memory is held, and nothing waits for it.
-__device__ __forceinline__ void prefetch_l2(const void* gmem, int bytes) {
-  asm volatile("cp.async.bulk.prefetch.L2.global [%0], %1;\n" ::"l"(gmem), "r"(bytes) : "memory");
-}
 // Bulk copies (sm_90's TMA unit): one instruction moves a contiguous run of bytes (a multiple
 // of 16, 16-byte aligned) from global to shared memory and counts them against an mbarrier in
 // shared memory, which completes its phase when the bytes it expects have landed.

@@ -102,23 +102,5 @@ __device__ __forceinline__ float fast_exp2(float x) {
   asm("ex2.approx.ftz.f32 %0, %1;\n" : "=f"(y) : "f"(x));
   return y;
 }
-// 2^x of an f16 pair (ex2.approx.f16x2): two results a transcendental-unit instruction, for
-// probabilities that are f16 operands anyway.
-__device__ __forceinline__ std::uint32_t fast_exp2_f16x2(std::uint32_t x) {
-  std::uint32_t y;
-  asm("ex2.approx.f16x2 %0, %1;\n" : "=r"(y) : "r"(x));
-  return y;
-}
-// The sum of two f16 pairs, lane by lane.
-__device__ __forceinline__ std::uint32_t add_f16x2(std::uint32_t a, std::uint32_t b) {
-  std::uint32_t y;
-  asm("add.rn.f16x2 %0, %1, %2;\n" : "=r"(y) : "r"(a), "r"(b));
-  return y;
-}
-// The two halves of an f16 pair as floats, added.
-__device__ __forceinline__ float sum_f16x2(std::uint32_t x) {
-  return __half2float(__ushort_as_half(static_cast<unsigned short>(x & 0xffffu))) +
-         __half2float(__ushort_as_half(static_cast<unsigned short>(x >> 16)));
-}
 
 }  // namespace schedlab::gpu::mma

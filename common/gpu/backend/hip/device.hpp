@@ -104,9 +104,6 @@ __device__ __forceinline__ void mbarrier_wait(std::uint64_t*, unsigned) { __buil
 __device__ __forceinline__ void bulk_tensor_copy_2d(void*, const void*, int, int, std::uint64_t*) { __builtin_trap(); }
 __device__ __forceinline__ void fence_proxy_async_smem() { __builtin_trap(); }
 
-// No bulk L2 prefetch on AMD: a hint, so nothing.
-__device__ __forceinline__ void prefetch_l2(const void*, int) {}
-
 __device__ __forceinline__ void async_copy_16(void* smem_dst, const void* gmem_src, bool valid = true) {
   uint4 v = valid ? *static_cast<const uint4*>(gmem_src) : uint4{0, 0, 0, 0};
   *static_cast<uint4*>(smem_dst) = v;

@@ -106,17 +106,4 @@ __device__ __forceinline__ std::uint32_t byte_perm(std::uint32_t lo, std::uint32
 
 __device__ __forceinline__ float fast_exp2(float x) { return exp2f(x); }
 
-// The f16-pair forms the CUDA backend has for its warpgroup body's f16 exponentials (no such
-// body runs here; these keep the shared softmax one source), lane by lane in f32.
-__device__ __forceinline__ float f16_half(std::uint32_t x, int half) {
-  return numeric::f16_bits_to_float(static_cast<std::uint16_t>(half ? x >> 16 : x & 0xffffu));
-}
-__device__ __forceinline__ std::uint32_t fast_exp2_f16x2(std::uint32_t x) {
-  return pack2<F16>(exp2f(f16_half(x, 0)), exp2f(f16_half(x, 1)));
-}
-__device__ __forceinline__ std::uint32_t add_f16x2(std::uint32_t a, std::uint32_t b) {
-  return pack2<F16>(f16_half(a, 0) + f16_half(b, 0), f16_half(a, 1) + f16_half(b, 1));
-}
-__device__ __forceinline__ float sum_f16x2(std::uint32_t x) { return f16_half(x, 0) + f16_half(x, 1); }
-
 }  // namespace schedlab::gpu::mma
