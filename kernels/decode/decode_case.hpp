@@ -64,7 +64,7 @@ class DecodeCase final : public harness::Case {
     // each launch leaves them zero again.
     if (plan_.needs_schedule()) schedule_ = upload(std::vector<int>(decode_schedule_ints(p_), 0));
     // The token-balanced work list, planned once with the case (outside the timed launches).
-    if (plan_.balanced()) work_ = upload(plan_.work);
+    if (plan_.balanced()) work_ = upload(plan_.work.device_words());
   }
   void poison_output() override {
     timeline_.reset();
@@ -113,7 +113,7 @@ class DecodeCase final : public harness::Case {
             {"kv_heads", double(p_.kv_heads)},   {"head_dim", double(p_.head_dim)},
             {"page_size", double(p_.page_size)}, {"context", double(*std::max_element(p_.context_lens.begin(), p_.context_lens.end()))},
             {"window", double(p_.window)},       {"num_splits", double(plan_.num_splits)},
-            {"persistent_ctas", double(plan_.ctas)}, {"work_chunks", double(plan_.work_chunks)},
+            {"persistent_ctas", double(plan_.ctas)}, {"work_chunks", double(plan_.work.chunks.size())},
             {"row_tiles", double(plan_.row_tiles)}};
   }
 

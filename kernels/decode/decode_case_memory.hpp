@@ -34,7 +34,7 @@ inline std::size_t decode_case_device_bytes(const DecodeProblem& p, const Decode
     launch += slots * p.head_dim * sizeof(float) + slots * sizeof(float);  // partial O, partial LSE
   }
   if (plan.needs_schedule()) launch += std::size_t(decode_schedule_ints(p)) * sizeof(int);
-  if (plan.balanced()) launch += plan.work.size() * sizeof(int);
+  if (plan.balanced()) launch += plan.work.device_words().size() * sizeof(int);
 
   // The gate gathers every page of each checked (sequence, KV head), K then V (one copy at a
   // time), with one 8-byte offset per page.

@@ -19,8 +19,9 @@ inline constexpr int kThreadsOf =
 template <class Policy, DType kKv, int kHeadDim, DecodeBody kBody>
 inline constexpr int kSmemBytes =
     kBody == DecodeBody::warpgroup_rows ? GroupSmem<Policy, kKv, kHeadDim>::kBytes : Smem<Policy, kKv, kHeadDim>::kBytes;
-// The plan counts the same bytes on the host (decode_smem_bytes), on every architecture this
-// build holds: the two layouts cannot drift apart.
+// The plan reads the same layouts on the host for the device's architecture
+// (decode_smem_bytes): on every architecture this build holds, what it picks and what is
+// compiled here must be the same storage.
 template <class Policy, DType kKv, int kHeadDim, DecodeBody kBody>
 constexpr bool smem_counted_on_host() {
   constexpr bool kGroupBody = kBody == DecodeBody::row_tiles || kBody == DecodeBody::warpgroup_rows;

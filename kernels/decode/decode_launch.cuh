@@ -39,7 +39,7 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
   const int* work = plan.balanced() ? args.work : nullptr;
   Params a{args.q,      static_cast<const unsigned char*>(args.k_pool), static_cast<const unsigned char*>(args.v_pool),
            args.block_table, args.context_lens, args.k_scale, args.v_scale, args.o, args.partial_o, args.partial_lse, args.probe_slots,
-           plan.needs_schedule() ? args.schedule : nullptr, work, work ? work + 4 * std::size_t(plan.work_chunks) : nullptr,
+           plan.needs_schedule() ? args.schedule : nullptr, work, work ? work + 4 * plan.work.chunks.size() : nullptr,
            decode_work_pairs(p, plan.row_tiles), plan.dynamic(),
            p.q_heads,   p.kv_heads, p.page_size, p.max_pages_per_seq, p.window, plan.num_splits, plan.tiles_per_split,
            p.scale() * kLog2e, plan.row_tiles};
@@ -62,7 +62,7 @@ void launch_for(const DecodeArgs& args, const DecodePlan& plan, gpu::api::stream
   if constexpr (Policy::Partition::kTileSchedule == TileSchedule::persistent) {
     if (plan.dynamic()) run.template operator()<DecodeBody::dynamic>(dim3(plan.ctas));
   }
-  const dim3 grid = plan.balanced() ? dim3(plan.work_chunks)
+  const dim3 grid = plan.balanced() ? dim3(plan.work.chunks.size())
                                     : dim3(plan.num_splits, p.kv_heads * decode_group_chunks(p, plan.row_tiles), p.batch);
   bool row_tiles = false;
   if constexpr (Policy::RowTiles::kMaxRowTiles > 1) row_tiles = plan.row_tiles > 1;

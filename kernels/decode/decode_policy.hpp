@@ -2,7 +2,6 @@
 // with some members changed; the kernel body is shared (kernels/decode/paged_decode.cuh).
 #pragma once
 #include "common/dtype.hpp"
-#include "common/gpu/arch.hpp"
 
 namespace schedlab::kernels {
 
@@ -198,38 +197,5 @@ struct ServingDecode : TokenBalancedRows {
 inline constexpr int kDecodeTileTokens = 16;
 // Rows of the matrix instruction: a GQA group (query heads sharing a KV head) is padded to it.
 inline constexpr int kDecodeMaxGroup = 16;
-
-// Shared memory of the paged decode kernel for a policy at a head dim and KV dtype on an
-// architecture, in the layout of its storage (kernels/decode/decode_storage.cuh; the kernel
-// asserts that its storage has exactly this size on every architecture the build holds), so
-// the plan can refuse a policy that does not fit before anything is launched.
-// `group_body`: the body a GQA group above 16 runs under a row-tile policy (the warpgroup
-// form's BoxTile steps where the architecture has wgmma, else the warps' own stages).
-template <class Policy>
-constexpr int decode_smem_bytes(int head_dim, DType kv, gpu::GpuArch arch, bool group_body = false) {
-  const bool fp8 = kv == DType::fp8_e4m3;
-  const int warps = fp8 ? Policy::Warp::kWarpsFp8 : Policy::Warp::kWarps;
-  const int raw_tile = kDecodeTileTokens * head_dim * (fp8 ? 1 : 2);  // one warp's 16 tokens of K (or V)
-  const int combine = warps * kDecodeMaxGroup * (head_dim + 2) * 4;   // combine_warps, after the loop
-  auto larger = [](int a, int b) { return a > b ? a : b; };
-  if (group_body && Policy::RowTiles::kMaxRowTiles > 1 && Policy::RowTiles::kRowTileMma == RowTileMma::warpgroup &&
-      gpu::has_warpgroup_mma(arch)) {
-    // kRowTileStages steps of 16-bit K and V BoxTiles of all warps' tokens, then Q's BoxTile.
-    // fp8: the raw ring (four steps of K and V; eight slots of one step's K or V tiles), then
-    // two converted steps (K and V; V alone where S reads the raw keys, head dim 128), then Q
-    // (raw keys: its two e4m3 parts, then each row's scale).
-    const int box = warps * kDecodeTileTokens * head_dim * 2;  // BoxTile<warps x 16 rows, head_dim>
-    const int q_box = warps * kDecodeMaxGroup * head_dim * 2;
-    const bool raw_keys = fp8 && head_dim == 128;
-    const int raw_bytes = fp8 ? (raw_keys ? 8 : 4) * warps * raw_tile : Policy::RowTiles::kRowTileStages * 2 * box;
-    const int q_offset = raw_bytes + (fp8 ? 2 * (raw_keys ? 1 : 2) * box : 0);
-    return larger(q_offset + q_box + (raw_keys ? warps * kDecodeMaxGroup * 4 : 0), combine);
-  }
-  // Per warp kKvBuffers K+V stages (twice as many of fp8's half-size tiles), then with bulk
-  // copies one mbarrier per stage.
-  const int stages = Policy::Warp::kKvBuffers * (fp8 ? 2 : 1);
-  const bool bulk = Policy::Warp::kBulkCopy && gpu::has_bulk_copy(arch) && !fp8;
-  return larger(stages * 2 * raw_tile * warps, combine) + (bulk ? warps * stages * 8 : 0);
-}
 
 }  // namespace schedlab::kernels

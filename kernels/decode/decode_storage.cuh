@@ -1,5 +1,6 @@
-// The paged decode kernel's parameters, tile layouts and shared storage: what every body of
-// the kernel and the host plan agree on (the plan counts the same bytes: decode_smem_bytes).
+// The paged decode kernel's parameters, tile layouts and per-warp state: what every body of the
+// kernel agrees on (the shared storage's byte layouts, which the host plan reads too, are in
+// decode_layout.hpp).
 #pragma once
 #include <climits>
 #include <cstddef>
@@ -21,6 +22,7 @@
 #include "kernels/attention/constants.hpp"
 #include "kernels/attention/pipeline.hpp"
 #include "kernels/common/element.hpp"
+#include "kernels/decode/decode_layout.hpp"
 #include "kernels/decode/decode_policy.hpp"
 #include "kernels/decode/paged_decode.hpp"
 
@@ -75,19 +77,6 @@ static_assert(offsetof(Params, k_map) == (offsetof(Params, row_tiles) + sizeof(i
                                              alignof(gpu::api::TensorMap) * alignof(gpu::api::TensorMap),
               "the combine row list's fields fit the padding before the tensor maps");
 
-// kRows rows of 16-bit head-dim values as bulk tensor copies write them and wgmma reads them:
-// 64-column boxes of kRows rows x 128 bytes, each 128-byte swizzled (chunk c of row r at
-// c ^ (r % 8): rows 8 apart are 1024 bytes apart, and the 8 rows of an ldmatrix hit 8 bank
-// groups), one box after another.
-template <int kRows, int kHeadDim>
-struct BoxTile {
-  static constexpr int kBoxCols = 64, kBoxBytes = kRows * 128;
-  static constexpr int kBytes = kHeadDim / kBoxCols * kBoxBytes;
-  static __device__ int offset(int row, int chunk) {
-    return (chunk / 8) * kBoxBytes + row * 128 + (((chunk % 8) ^ (row % 8)) * 16);
-  }
-};
-
 // Byte geometry of one 16-token tile of K (or V) for a KV dtype and head dim. kBoxes: the
 // layout bulk tensor copies write (BoxTile of the tile's 16 rows); else the per-lane XOR
 // swizzle of whole rows, which puts the 8 rows of an ldmatrix in 8 bank groups the same way.
@@ -125,98 +114,18 @@ struct Tile {
   static __device__ int o_column(int tile, int c) { return kFp8 ? kNT * c + tile : tile * 8 + c; }
 };
 
-// Stages of raw tiles a warp keeps in flight. A stage holds the bytes of kKvBuffers 16-bit
-// tiles: an fp8 tile is half as large, so fp8 gets twice the stages and the same bytes in
-// flight (a memory-bound loop runs at bytes in flight / latency).
+// The architecture this code is compiled for: bulk copies where the backend has them, and
+// the tile geometry they write.
 template <class Policy, DType kKv>
-inline constexpr int kStages = Policy::Warp::kKvBuffers * (kKv == DType::fp8_e4m3 ? 2 : 1);
-
-template <class Policy, DType kKv>
-inline constexpr int kMinCtas = kKv == DType::fp8_e4m3 ? Policy::Warp::kMinCtasPerSmFp8 : Policy::Warp::kMinCtasPerSm;
-template <class Policy, DType kKv>
-inline constexpr int kWarpsOf = kKv == DType::fp8_e4m3 ? Policy::Warp::kWarpsFp8 : Policy::Warp::kWarps;
-
-// Bulk tensor copies (Policy::Warp::kBulkCopy) where the backend has them, for 16-bit KV; fp8 tiles
-// keep the per-lane copies, whose swizzle their lane-wise reads need.
-template <class Policy, DType kKv>
-inline constexpr bool kBulk = Policy::Warp::kBulkCopy && gpu::kHasBulkCopy && kKv != DType::fp8_e4m3;
+inline constexpr bool kBulk = kBulkOn<Policy, kKv, gpu::kHasBulkCopy>;
 template <class Policy, DType kKv, int kHeadDim>
 using TileOf = Tile<kKv, kHeadDim, kBulk<Policy, kKv>>;
-
-// Per warp: kStages K+V stages, then (bulk copies) one mbarrier per stage after every warp's
-// stages and the combine space.
 template <class Policy, DType kKv, int kHeadDim>
-struct Smem {
-  using T = TileOf<Policy, kKv, kHeadDim>;
-  static constexpr int kPerWarp = kStages<Policy, kKv> * 2 * T::kStageBytes;
-  static constexpr int kCombine = kWarpsOf<Policy, kKv> * kDecodeMaxGroup * (kHeadDim + 2) * 4;
-  static constexpr int kBarriers = kPerWarp * kWarpsOf<Policy, kKv> > kCombine ? kPerWarp * kWarpsOf<Policy, kKv> : kCombine;
-  static constexpr int kBytes = kBarriers + (kBulk<Policy, kKv> ? kWarpsOf<Policy, kKv> * kStages<Policy, kKv> * 8 : 0);
-};
+using Smem = WarpStorage<Policy, kKv, kHeadDim, gpu::kHasBulkCopy>;
 
-// fp8 KV in the warpgroup body has a producer warpgroup beside the computing one.
+// The warpgroup row-tile body runs where this code has wgmma (its storage: GroupSmem).
 template <class Policy, DType kKv>
-inline constexpr bool kFp8Producers = kKv == DType::fp8_e4m3;
-
-// The warpgroup row-tile body (RowTileMma::warpgroup): where it runs, and its shared memory.
-// A step is one 16-token tile per warp, 64 keys; K and V of a step, and Q's 64 rows, are
-// BoxTiles, each box 1024-byte aligned, as wgmma's 16-bit operands want them. fp8 KV lands in
-// per-warp raw tiles first; each warp converts its own tile to f16 rows of the one 16-bit step.
-template <class Policy, DType kKv>
-inline constexpr bool kWarpgroupRows =
-    SCHEDLAB_GPU_HAS_WGMMA && Policy::RowTiles::kRowTileMma == RowTileMma::warpgroup && Policy::RowTiles::kMaxRowTiles > 1;
-// 16-bit KV: kStages steps of K then V as BoxTiles, then Q. fp8: a ring of raw slots (each
-// one step's K or V tiles of every warp), two converted 16-bit steps the producers write, then
-// Q. The warps' combine space (combine_warps) reuses the storage after the loop.
-template <class Policy, DType kKv, int kHeadDim>
-struct GroupSmem {
-  static constexpr bool kFp8 = kKv == DType::fp8_e4m3;
-  static constexpr bool kProducers = kFp8Producers<Policy, kKv>;
-  // fp8 at head dim 128: S = Q K^T reads the raw e4m3 K tiles as they landed (their per-lane
-  // swizzle is wgmma's 128-byte one at 128-byte rows; a step's four raw K tiles lie one after
-  // another in a 1024-byte aligned slot, so the slot is the step's K operand), as two e4m3
-  // products of Q's exact split Q s = hi + lo (store_q_split), and the producers convert only
-  // V. Per key that drops K's conversion and halves K's operand read. The raw ring then holds
-  // four steps (a step's K is read until its S is done) in the space of the converted K steps
-  // it no longer needs. Head dim 64 converts K as V (a raw row is not a 128-byte row there).
-  static constexpr bool kRawKeys = kProducers && kHeadDim == 128;
-  static constexpr int kConvertedSteps = 2;
-  static constexpr int kWarps = kWarpsOf<Policy, kKv>;
-  static constexpr int kStages = Policy::RowTiles::kRowTileStages;  // 16-bit KV
-  static constexpr int kTokens = kWarps * kDecodeTileTokens;
-  using KV = BoxTile<kTokens, kHeadDim>;
-  using Q = BoxTile<kWarps * kDecodeMaxGroup, kHeadDim>;
-  using Q8 = BoxTile<kWarps * kDecodeMaxGroup, kHeadDim / 2>;  // raw keys: a part of Q, e4m3 as 8-bit pairs
-  static constexpr int kRawTile = Tile<kKv, kHeadDim>::kRawBytes;  // fp8: one warp's 16 tokens of K (or V)
-  static constexpr int kStageBytes = 2 * KV::kBytes;  // 16-bit: one step's K and V
-  // fp8: the ring of raw slots, each one step's K or V tiles of every warp: two steps, four
-  // with raw keys.
-  static constexpr int kRawSlots = !kFp8 ? 0 : kRawKeys ? 8 : 4;
-  static constexpr int kSlotBytes = kWarps * kRawTile;
-  static constexpr int kConverted = kFp8 ? kRawSlots * kSlotBytes : kStages * kStageBytes;
-  // A converted step: K then V (KV::kBytes each), or V alone with raw keys.
-  static constexpr int kConvertedStepBytes = (kRawKeys ? 1 : 2) * KV::kBytes;
-  static constexpr int kQ = kConverted + (kFp8 ? kConvertedSteps * kConvertedStepBytes : 0);
-  // Raw keys: Q's high then low e4m3 parts (BoxTiles of 128-byte rows, together Q::kBytes at
-  // head dim 128), then each query row's 1 / s.
-  static constexpr int kQPartBytes = kWarps * kDecodeMaxGroup * kHeadDim;
-  static constexpr int kRowScales = kQ + Q::kBytes;
-  static constexpr int kQEnd = kRowScales + (kRawKeys ? kWarps * kDecodeMaxGroup * 4 : 0);
-  static constexpr int kCombine = kWarps * kDecodeMaxGroup * (kHeadDim + 2) * 4;
-  static constexpr int kBytes = kQEnd > kCombine ? kQEnd : kCombine;
-  static_assert(!kRawKeys || (kSlotBytes % 1024 == 0 && kRawTile == 16 * 128 && 2 * kQPartBytes == Q::kBytes),
-                "raw keys: a step's K slot is one 1024-byte aligned BoxTile of 128-byte rows");
-  static_assert(!kWarpgroupRows<Policy, kKv> || (kWarps == 4 && Policy::RowTiles::kMaxRowTiles == 4),
-                "the warpgroup body is one warpgroup of four warps, one 16-row tile each");
-  static_assert(kStages >= 2, "a step is computed while the next one lands");
-  // Where warp w's raw K (kv 0) or V (kv 1) tile of step j lands (fp8).
-  static constexpr int raw_offset(int j, int kv, int w) {
-    return ((2 * j + kv) % (kRawSlots > 0 ? kRawSlots : 1)) * kSlotBytes + w * kRawTile;  // 16-bit: unused
-  }
-  // 16-bit: where stage b's K lies (every warp copies its rows into it; V follows at kVOffset).
-  static constexpr int k_offset(int b) { return b * kStageBytes; }
-  static constexpr int kVOffset = KV::kBytes;
-};
+inline constexpr bool kWarpgroupRows = SCHEDLAB_GPU_HAS_WGMMA && kAsksWarpgroupRows<Policy>;
 
 // Operand type of the matrix unit: fp8 KV is converted to f16 in registers, exactly (every
 // e4m3 value is an f16).

@@ -160,6 +160,134 @@ __device__ __forceinline__ void convert_fp8_rows(unsigned char* dst, const unsig
   rows.load(k_raw, v_raw);
   rows.template store<KV>(dst, dst + KV::kBytes, row0);
 }
+// Q's 64 rows (past the unit's rows: zeros) in shared memory as the operand type (fp8 KV: bf16
+// queries to f16, as the warp body does; raw keys: the e4m3 split and the rows' 1 / s,
+// store_q_split). Every load is issued before the first store: one round trip for the CTA's Q,
+// not one per chunk. The computing warps' threads call it.
+template <class G, DType kKv, int kHeadDim>
+__device__ __forceinline__ void load_group_q(const Params& a, const WorkUnit& u, unsigned char* smem) {
+  constexpr int kChunks = kHeadDim * 2 / 16, kThreads = G::kWarps * kWarpSize;
+  constexpr int kPerThread = G::kWarps * kDecodeMaxGroup * kChunks / kThreads;
+  unsigned char* q_smem = smem + G::kQ;
+  const auto* q = static_cast<const unsigned char*>(a.q);
+  uint4 v[kPerThread];
+#pragma unroll
+  for (int c = 0; c < kPerThread; ++c) {
+    const int i = threadIdx.x + c * kThreads, row = i / kChunks, chunk = i % kChunks;
+    v[c] = row < u.rows ? *reinterpret_cast<const uint4*>(q + ((std::size_t(u.seq) * a.q_heads + u.head0 + row) * kHeadDim) * 2 + chunk * 16)
+                        : uint4{0, 0, 0, 0};
+  }
+#pragma unroll
+  for (int c = 0; c < kPerThread; ++c) {
+    const int i = threadIdx.x + c * kThreads;
+    if constexpr (G::kRawKeys) {
+      store_q_split<G>(q_smem, reinterpret_cast<float*>(smem + G::kRowScales), v[c], i / kChunks, i % kChunks);
+      continue;
+    }
+    if constexpr (G::kFp8) {
+      auto f16 = [](std::uint32_t x) {  // bf16 pair to f16 pair
+        return gpu::mma::pack2<gpu::mma::F16>(__uint_as_float(x << 16), __uint_as_float(x & 0xffff0000u));
+      };
+      v[c] = uint4{f16(v[c].x), f16(v[c].y), f16(v[c].z), f16(v[c].w)};
+    }
+    *reinterpret_cast<uint4*>(q_smem + G::Q::offset(i / kChunks, i % kChunks)) = v[c];
+  }
+}
+
+// The converted fp8 steps are a ring between the two warpgroups on named barriers (full: the
+// producers wrote and fenced the step; empty: the computing warps' products of it are done);
+// Q's barrier, among the computing warps, follows them (DecodeBarrier).
+template <class G>
+using ConvertedRing = attention::NamedBarrierPipeline<G::kConvertedSteps, DecodeBarrier::kRingFirst, 2 * G::kWarps * kWarpSize>;
+template <class G>
+inline constexpr bool kRingBarriersDistinct = ConvertedRing<G>::kEmpty + G::kConvertedSteps == DecodeBarrier::kQReady &&
+                                              DecodeBarrier::kQReady < DecodeBarrier::kCtaClose;
+
+// The producer warpgroup's loop (fp8). Before step c, kIssuedAhead steps' copies were issued.
+// Raw keys: once step c's copies landed and step c - 2 is read (its raw K by S, its converted V
+// by P V), its slots take step c + 2's copies; V is converted; K's landed bytes and V's stores
+// are fenced for wgmma and handed over together. Else: once the ring has room, this warp's raw
+// K and V tiles of step c to f16 rows of its converted step (convert).
+template <class Policy, class G, int kHeadDim, int kIssuedAhead, int kChunks, class Refill, class ConvertedV, class Convert>
+__device__ __forceinline__ void warpgroup_producer(int steps, int w, unsigned char* smem, Refill& refill,
+                                                   ConvertedV& converted_v, Convert& convert, gpu::WaitProbe& probe) {
+  using Ring = ConvertedRing<G>;
+  gpu::regs_decrease<Policy::RowTiles::kRowTileProducerRegs>();
+  for (int c = 0; c < steps; ++c) {
+    if constexpr (G::kRawKeys) {
+      probe.before();
+      gpu::async_wait<kIssuedAhead - 1, 2 * kChunks>();
+      gpu::warp_sync();  // the lanes convert each other's bytes
+      probe.after(gpu::WaitPoint::AsyncCopy);
+    }
+    probe.before();
+    Ring::producer_acquire(c);
+    probe.after(gpu::WaitPoint::BlockBarrier);
+    if constexpr (G::kRawKeys) {
+      refill(c + kIssuedAhead);
+      Fp8Rows<kHeadDim> rows_v;
+      rows_v.template load<2>(nullptr, smem + G::raw_offset(c, 1, w));
+      rows_v.template store<typename G::KV, 2>(nullptr, converted_v(c), w * kDecodeTileTokens);
+      gpu::fence_proxy_async_smem();
+    } else {
+      convert(c);
+    }
+    Ring::producer_commit(c);
+  }
+}
+
+// The computing warpgroup's loop (fp8): once Q is in, step j converted and landed, S = Q K^T
+// (raw keys: on the landed e4m3 K slot), then its products; the step's ring slot is released.
+template <class Policy, class G, DType kKv, int kHeadDim, int kTiles, class Sm, class Step, class Products>
+__device__ __forceinline__ void warpgroup_consumer(int steps, int w, unsigned char* smem, float (&s)[kTiles][4], Sm& sm_scale,
+                                                   float scale_log2, Step& converted_step, Products& products,
+                                                   gpu::WaitProbe& probe) {
+  using Ring = ConvertedRing<G>;
+  const unsigned char* q_smem = smem + G::kQ;
+  gpu::regs_increase<Policy::RowTiles::kRowTileConsumerRegs>();
+  gpu::fence_proxy_async_smem();  // Q, written by these warps, before wgmma reads it
+  gpu::named_barrier_sync(DecodeBarrier::kQReady, G::kWarps * kWarpSize);
+  if constexpr (G::kRawKeys) {  // this lane's rows 16 w + g and + 8 (g = lane / 4)
+    const float* inv = reinterpret_cast<const float*>(smem + G::kRowScales) + kDecodeMaxGroup * w + gpu::lane_id() / 4;
+    sm_scale = RowScales{{scale_log2 * inv[0], scale_log2 * inv[8]}};
+  }
+  for (int j = 0; j < steps; ++j) {
+    probe.before();
+    Ring::consumer_wait(j);
+    probe.after(gpu::WaitPoint::BlockBarrier);
+    if constexpr (G::kRawKeys)
+      group_qk_raw_keys<G, kTiles, Policy::RowTiles::kRawKeysLowFirst, Policy::kFault == DecodeFault::q_high_only>(
+          s, q_smem, smem + G::raw_offset(j, 0, 0));
+    else
+      group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, converted_step(j));
+    products(j);
+    Ring::consumer_release(j, steps);
+  }
+}
+
+// The 16-bit loop: every warp copies its tile of each step into the step's stage; once every
+// copy of step j landed and step j - 1's products are done (one CTA barrier), S = Q K^T, the
+// copies of step j + kStages - 1 into step j - 1's stage while S is computed, then the products.
+template <class Policy, class G, DType kKv, int kHeadDim, int kTiles, class Refill, class Products>
+__device__ __forceinline__ void warpgroup_16bit_loop(int steps, unsigned char* smem, float (&s)[kTiles][4], Refill& refill,
+                                                     Products& products, gpu::WaitProbe& probe) {
+  for (int j = 0; j < steps; ++j) {
+    probe.before();
+    gpu::async_wait<G::kStages - 2, 2 * TileOf<Policy, kKv, kHeadDim>::kRawChunksPerLane>();  // own tile of step j
+    gpu::fence_proxy_async_smem();  // this thread's shared writes, before wgmma (the async proxy) reads them
+    probe.after(gpu::WaitPoint::AsyncCopy);
+    probe.before();
+    gpu::block_sync_shared();  // step j has landed; every product of step j - 1 is done
+    probe.after(gpu::WaitPoint::BlockBarrier);
+    group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, smem + G::kQ, smem + G::k_offset(j % G::kStages));
+    refill(j + G::kStages - 1);
+    products(j);
+  }
+}
+
+// The warpgroup row-tile body: one unit's range of steps (see group_qk above), the copies issued
+// ahead, then the loop of its schedule (16-bit, or the fp8 producer and computing warpgroups),
+// then the unit's close.
 template <class Policy, DType kKv, int kHeadDim>
 __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu::WaitProbe& probe) {
   using G = GroupSmem<Policy, kKv, kHeadDim>;
@@ -178,37 +306,30 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
   const int2 range = cw.range(a, u);
   const int steps = (range.y - range.x + kWarps - 1) / kWarps;
   const int key_end = min(u.seq_len, range.y * kDecodeTileTokens);
-  auto k_stage = [&](int b) { return smem + G::k_offset(b); };  // 16-bit: stage b
-  unsigned char* converted = smem + G::kConverted;                   // fp8: the step as f16 operands
   // Warp w's tile of step j is range tile j kWarps + w; its page id is fetched a step ahead.
   // Page sizes are powers of two here (the lean step's shift and mask).
   auto own = [&](int j) { return range.x + j * kWarps + w; };
   auto page_at = [&](int j) { return own(j) < range.y ? page_of<Policy, true>(a, u.seq, own(j)) : 0; };
   // One commit group per step, empty past the last: 16-bit K and V into stage j, fp8 into their
-  // ring slots (a step's K and V land and free together).
-  // The tile a copy of `tile` reads (and `page` its page): a stale-tile fault copies the tile
-  // two before in its place.
-  auto source = [&](int tile, int& page) {
-    if (tile < range.y && fault_hits<Policy, DecodeFault::stale_tile>(tile, u.first_key, u.seq_len) && tile >= 2) {
-      page = page_of<Policy, true>(a, u.seq, tile - 2);
-      return tile - 2;
-    }
-    return tile;
-  };
+  // ring slots (a step's K and V land and free together). A stale-tile fault copies the tile
+  // two before in a tile's place.
   auto issue = [&](int j, int page) {
     if (j < steps) {
-      const int tile = own(j), valid_to = tile < range.y ? u.seq_len : 0;  // 0: zero-fill the whole tile
-      const int copied = source(tile, page);
-      unsigned char* k = kFp8 ? smem + G::raw_offset(j, 0, w) : k_stage(j % kStagesHere);
+      int tile = own(j);
+      const int valid_to = tile < range.y ? u.seq_len : 0;  // 0: zero-fill the whole tile
+      if (tile < range.y && fault_hits<Policy, DecodeFault::stale_tile>(tile, u.first_key, u.seq_len) && tile >= 2) {
+        tile -= 2;
+        page = page_of<Policy, true>(a, u.seq, tile);
+      }
+      unsigned char* k = kFp8 ? smem + G::raw_offset(j, 0, w) : smem + G::k_offset(j % kStagesHere);
       unsigned char* v = kFp8 ? smem + G::raw_offset(j, 1, w) : k + G::kVOffset;
-      issue_tile<Policy, kKv, kHeadDim, typename G::KV, true>(a, k, v, u.kvh, copied, page, valid_to,
-                                                               w * kDecodeTileTokens);
+      issue_tile<Policy, kKv, kHeadDim, typename G::KV, true>(a, k, v, u.kvh, tile, page, valid_to, w * kDecodeTileTokens);
     }
     gpu::async_commit();
   };
   // The first steps' page ids are fetched together and their copies issued before Q is loaded,
   // so a short range does not wait for block-table and Q round trips one after another before
-  // its first copy; later page ids are fetched a step ahead of their copies.
+  // its first copy; later page ids are fetched a step ahead of their copies (refill).
   // fp8 refills a step's raw slots once its tiles are converted (raw keys: once its S and P V
   // are done, two steps later); a 16-bit stage is refilled once the step before it is read.
   constexpr int kIssuedAhead = G::kRawKeys ? G::kRawSlots / 2 - 2
@@ -223,70 +344,44 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
     for (int j = 0; j < kIssuedAhead; ++j) issue(j, pages[j]);
     next_page = page_at(kIssuedAhead);
   }
-  // Q's 64 rows (past the unit's rows: zeros) in shared memory as the operand type (fp8 KV:
-  // bf16 queries to f16, as the warp body does), made visible to wgmma below.
-  unsigned char* q_smem = smem + G::kQ;
-  if (!producer) {
-    // Every load issued before the first store: one round trip for the CTA's Q, not one per chunk.
-    constexpr int kChunks = kHeadDim * 2 / 16, kThreads = kWarps * kWarpSize;
-    constexpr int kPerThread = kWarps * kDecodeMaxGroup * kChunks / kThreads;
-    const auto* q = static_cast<const unsigned char*>(a.q);
-    uint4 v[kPerThread];
-#pragma unroll
-    for (int c = 0; c < kPerThread; ++c) {
-      const int i = threadIdx.x + c * kThreads, row = i / kChunks, chunk = i % kChunks;
-      v[c] = row < u.rows ? *reinterpret_cast<const uint4*>(q + ((std::size_t(u.seq) * a.q_heads + u.head0 + row) * kHeadDim) * 2 + chunk * 16)
-                          : uint4{0, 0, 0, 0};
-    }
-#pragma unroll
-    for (int c = 0; c < kPerThread; ++c) {
-      const int i = threadIdx.x + c * kThreads;
-      if constexpr (G::kRawKeys) {
-        store_q_split<G>(q_smem, reinterpret_cast<float*>(smem + G::kRowScales), v[c], i / kChunks, i % kChunks);
-        continue;
-      }
-      if constexpr (kFp8) {
-        auto f16 = [](std::uint32_t x) {  // bf16 pair to f16 pair
-          return gpu::mma::pack2<gpu::mma::F16>(__uint_as_float(x << 16), __uint_as_float(x & 0xffff0000u));
-        };
-        v[c] = uint4{f16(v[c].x), f16(v[c].y), f16(v[c].z), f16(v[c].w)};
-      }
-      *reinterpret_cast<uint4*>(q_smem + G::Q::offset(i / kChunks, i % kChunks)) = v[c];
-    }
-  }
+  auto refill = [&](int j) {  // step j's copies, then step j + 1's page id
+    issue(j, next_page);
+    next_page = page_at(j + 1);
+  };
+  if (!producer) load_group_q<G, kKv, kHeadDim>(a, u, smem);
   Softmax<kHeadDim> st;
   float s[kTiles][4];
   std::uint32_t pa[kTiles / 2][4];
   // Raw keys: S is in units of each row's 1 / s, taken into the row's softmax scale once Q is in.
   std::conditional_t<G::kRawKeys, RowScales, float> sm_scale{};
   if constexpr (!G::kRawKeys) sm_scale = scale_log2;
-  // The softmax of step j (S landed) into P.
-  auto softmax = [&](int j) {
+  // Step c's converted K and V (fp8: 16-bit BoxTiles, V at KV::kBytes; V alone with raw keys);
+  // 16-bit: stage c's K, V at kVOffset.
+  auto converted_step = [&](int c) { return smem + G::kConverted + (c % G::kConvertedSteps) * G::kConvertedStepBytes; };
+  auto v_of = [&](int c) -> unsigned char* {
+    if constexpr (kFp8) return converted_step(c) + (G::kRawKeys ? 0 : G::KV::kBytes);
+    else return smem + G::k_offset(c % kStagesHere) + G::kVOffset;
+  };
+  auto products = [&](int j) {  // S of step j issued: the softmax (masked only where a key can be hidden), O += P V
+    gpu::wgmma::wait<0>();
+    gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kTiles * 4]>(s));
     const int key0 = (range.x + j * kWarps) * kDecodeTileTokens;  // the step's first key
-    // A lean step masks only where a key can be hidden: the range's ends, or a dropped-tile fault.
     const bool whole = Policy::kFault != DecodeFault::drop_tile && key0 >= u.first_key && key0 + G::kTokens <= key_end;
     if (whole)
       softmax_keys<Policy, kKv, kHeadDim, kTiles, false, true>(s, st, pa, sm_scale, key0, u.first_key, key_end, u.seq_len);
     else
       softmax_keys<Policy, kKv, kHeadDim, kTiles, true, true>(s, st, pa, sm_scale, key0, u.first_key, key_end, u.seq_len);
-  };
-  auto products = [&](int j, const unsigned char* v) {  // S of step j issued: softmax, O += P V
-    gpu::wgmma::wait<0>();
-    gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kTiles * 4]>(s));
-    softmax(j);
-    group_pv<G, Operand<kKv>, kHeadDim, kTiles>(st, pa, v);
+    group_pv<G, Operand<kKv>, kHeadDim, kTiles>(st, pa, v_of(j));
     gpu::wgmma::wait<0>();
     gpu::wgmma::fence_operands(reinterpret_cast<float (&)[kHeadDim / 2]>(st.o));
   };
   if constexpr (kFp8) {
-    // Step c's converted K and V (16-bit BoxTiles, V at kVOffset = KV::kBytes; V alone with raw keys).
-    auto converted_step = [&](int c) { return converted + (c % G::kConvertedSteps) * G::kConvertedStepBytes; };
-    auto converted_v = [&](int c) { return converted_step(c) + (G::kRawKeys ? 0 : G::KV::kBytes); };
+    static_assert(kRingBarriersDistinct<G>, "the ring's barriers, Q's and the closing steps' are distinct");
+    constexpr int kChunks = TileOf<Policy, kKv, kHeadDim>::kRawChunksPerLane;
     // This warp's raw tiles of step c to f16 rows of converted step c once they landed; their
     // two raw slots are then refilled with step c + kRawSlots / 2's copies (its lanes read each
     // other's bytes: warp barriers on both sides), and the writes fenced for wgmma (the async
     // proxy). Before step c, kRawSlots / 2 groups were issued: those after c's may be in flight.
-    constexpr int kChunks = TileOf<Policy, kKv, kHeadDim>::kRawChunksPerLane;
     auto convert = [&](int c) {
       probe.before();
       gpu::async_wait<G::kRawSlots / 2 - 1, 2 * kChunks>();
@@ -295,83 +390,15 @@ __device__ void decode_warpgroup_rows(const Params& a, unsigned char* smem, gpu:
       convert_fp8_rows<kHeadDim, typename G::KV>(converted_step(c), smem + G::raw_offset(c, 0, w),
                                                  smem + G::raw_offset(c, 1, w), w * kDecodeTileTokens);
       gpu::warp_sync();
-      issue(c + G::kRawSlots / 2, next_page);
-      next_page = page_at(c + G::kRawSlots / 2 + 1);
+      refill(c + G::kRawSlots / 2);
       gpu::fence_proxy_async_smem();
     };
-    // The converted steps are a ring between the two warpgroups on named barriers (full: the
-    // producers wrote and fenced the step; empty: the computing warps' products of it are
-    // done); Q's barrier, among the computing warps, follows them (DecodeBarrier).
-    using Ring = attention::NamedBarrierPipeline<G::kConvertedSteps, DecodeBarrier::kRingFirst, 2 * kWarps * kWarpSize>;
-    constexpr int kQReady = DecodeBarrier::kQReady;
-    static_assert(Ring::kEmpty + G::kConvertedSteps == kQReady && kQReady < DecodeBarrier::kCtaClose,
-                  "the ring's barriers, Q's and the closing steps' are distinct");
-    if (producer && G::kRawKeys) {
-      // Step c: its copies landed; once step c - 2 is read (its raw K by S, its converted V by
-      // P V) its slots take step c + 2's copies; V converted; K's landed bytes and V's stores
-      // fenced for wgmma and handed over together.
-      gpu::regs_decrease<Policy::RowTiles::kRowTileProducerRegs>();
-      for (int c = 0; c < steps; ++c) {
-        probe.before();
-        gpu::async_wait<kIssuedAhead - 1, 2 * kChunks>();
-        gpu::warp_sync();  // the lanes convert each other's bytes
-        probe.after(gpu::WaitPoint::AsyncCopy);
-        probe.before();
-        Ring::producer_acquire(c);
-        probe.after(gpu::WaitPoint::BlockBarrier);
-        issue(c + kIssuedAhead, next_page);
-        next_page = page_at(c + kIssuedAhead + 1);
-        Fp8Rows<kHeadDim> rows_v;
-        rows_v.template load<2>(nullptr, smem + G::raw_offset(c, 1, w));
-        rows_v.template store<typename G::KV, 2>(nullptr, converted_v(c), w * kDecodeTileTokens);
-        gpu::fence_proxy_async_smem();
-        Ring::producer_commit(c);
-      }
-    } else if (producer) {
-      gpu::regs_decrease<Policy::RowTiles::kRowTileProducerRegs>();
-      for (int c = 0; c < steps; ++c) {
-        probe.before();
-        Ring::producer_acquire(c);
-        probe.after(gpu::WaitPoint::BlockBarrier);
-        convert(c);
-        Ring::producer_commit(c);
-      }
-    } else {
-      gpu::regs_increase<Policy::RowTiles::kRowTileConsumerRegs>();
-      gpu::fence_proxy_async_smem();  // Q, written by these warps, before wgmma reads it
-      gpu::named_barrier_sync(kQReady, kWarps * kWarpSize);
-      if constexpr (G::kRawKeys) {  // this lane's rows 16 w + g and + 8 (g = lane / 4)
-        const float* inv = reinterpret_cast<const float*>(smem + G::kRowScales) + kDecodeMaxGroup * w + gpu::lane_id() / 4;
-        sm_scale = RowScales{{scale_log2 * inv[0], scale_log2 * inv[8]}};
-      }
-      for (int j = 0; j < steps; ++j) {  // step j converted and landed: S = Q K^T, then its products
-        probe.before();
-        Ring::consumer_wait(j);
-        probe.after(gpu::WaitPoint::BlockBarrier);
-        if constexpr (G::kRawKeys)
-          group_qk_raw_keys<G, kTiles, Policy::RowTiles::kRawKeysLowFirst, Policy::kFault == DecodeFault::q_high_only>(
-              s, q_smem, smem + G::raw_offset(j, 0, 0));
-        else
-          group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, converted_step(j));
-        products(j, converted_v(j));
-        Ring::consumer_release(j, steps);
-      }
-    }
+    if (producer)
+      warpgroup_producer<Policy, G, kHeadDim, kIssuedAhead, kChunks>(steps, w, smem, refill, v_of, convert, probe);
+    else
+      warpgroup_consumer<Policy, G, kKv, kHeadDim>(steps, w, smem, s, sm_scale, scale_log2, converted_step, products, probe);
   } else {
-    for (int j = 0; j < steps; ++j) {
-      const unsigned char* k = k_stage(j % kStagesHere);
-      probe.before();
-      gpu::async_wait<kStagesHere - 2, 2 * TileOf<Policy, kKv, kHeadDim>::kRawChunksPerLane>();  // own tile of step j
-      gpu::fence_proxy_async_smem();  // this thread's shared writes, before wgmma (the async proxy) reads them
-      probe.after(gpu::WaitPoint::AsyncCopy);
-      probe.before();
-      gpu::block_sync_shared();  // step j has landed; every product of step j - 1 is done
-      probe.after(gpu::WaitPoint::BlockBarrier);
-      group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, k);
-      issue(j + kStagesHere - 1, next_page);  // into step j - 1's stage, while S is computed
-      next_page = page_at(j + kStagesHere);
-      products(j, k + G::kVOffset);
-    }
+    warpgroup_16bit_loop<Policy, G, kKv, kHeadDim>(steps, smem, s, refill, products, probe);
   }
   gpu::async_wait<0>();
   // Producer warps leave here: the computing warps close the unit among themselves.

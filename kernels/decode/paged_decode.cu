@@ -47,20 +47,20 @@ DecodePlan plan_decode(const DecodeProblem& p, const DecodePlanOptions& o) {
                               o.chunk_overhead_tiles, o.fill_slots);
     plan.num_splits = w.max_partials;
     plan.tiles_per_split = w.chunk_tiles;
-    plan.work_chunks = static_cast<int>(w.chunks.size());
-    plan.work.reserve(4 * w.chunks.size() + w.partial_count.size());
-    for (const DecodeWorkChunk& c : w.chunks) plan.work.insert(plan.work.end(), {c.seq * heads + c.head, c.first_tile, c.tiles, c.partial});
+    DecodeWorkList& list = plan.work;
+    for (const DecodeWorkChunk& c : w.chunks) list.chunks.push_back({c.seq * heads + c.head, c.first_tile, c.tiles, c.partial});
     // The most partials a unit's last CTA merges itself: a warp per row, one step per row and
-    // partial. Once a unit has more, every cut unit goes to the combine kernel (its count negated
-    // in the work list): sending such units alone was measured too (decode_partial_merge's tried).
+    // partial. Once a unit has more, every cut unit goes to the combine kernel: sending such
+    // units alone was measured too (decode_partial_merge's tried).
     const int unit_rows = std::min(p.q_heads / p.kv_heads, kDecodeMaxGroup * row_tiles);
     // (A unit of more rows a warp than max_merge_rows_per_warp merges nothing in the kernel.)
     const int rows_per_warp = (unit_rows + warps - 1) / warps;
     const int kernel_parts = rows_per_warp > max_merge_rows_per_warp ? 1 : std::max(1, max_merge_steps / rows_per_warp);
     const bool all_to_combine = w.max_partials > kernel_parts;
+    list.unit_partials = w.partial_count;
     for (int parts : w.partial_count) {
       const bool combine = parts > 1 && (all_to_combine || parts > kernel_parts);
-      plan.work.push_back(combine ? -parts : parts);
+      list.combine_merged.push_back(combine);
       plan.combine_merges = plan.combine_merges || combine;
       plan.kernel_merges = plan.kernel_merges || (parts > 1 && !combine);
     }
@@ -68,19 +68,19 @@ DecodePlan plan_decode(const DecodeProblem& p, const DecodePlanOptions& o) {
       // Unit seq * heads + head covers query heads kvh * group + chunk * unit_rows on, where
       // head = kvh * group_chunks + chunk (the combine kernel numbers them the same way).
       const int group = p.q_heads / p.kv_heads, units = static_cast<int>(w.partial_count.size());
-      std::vector<int> cta_rows, warp_rows;
+      std::vector<DecodeWorkList::CombineRow> cta_rows, warp_rows;
       for (int u = 0; u < units; ++u) {
-        const int parts = plan.work[4 * w.chunks.size() + u];
-        if (parts >= 0) continue;  // whole, or merged in the decode kernel
+        if (!list.combine_merged[u]) continue;  // whole, or merged in the decode kernel
+        const int parts = list.unit_partials[u];
         const int seq = u / heads, kvh = u % heads / group_chunks, chunk = u % heads % group_chunks;
-        std::vector<int>& list = -parts > combine_warp_row_parts ? cta_rows : warp_rows;
+        auto& rows = parts > combine_warp_row_parts ? cta_rows : warp_rows;
         for (int r = chunk * unit_rows; r < std::min(group, (chunk + 1) * unit_rows); ++r)
-          list.insert(list.end(), {seq * p.q_heads + kvh * group + r, parts});
+          rows.push_back({seq * p.q_heads + kvh * group + r, parts});
       }
-      plan.combine_cta_rows = static_cast<int>(cta_rows.size() / 2);
-      plan.combine_warp_rows = static_cast<int>(warp_rows.size() / 2);
-      plan.work.insert(plan.work.end(), cta_rows.begin(), cta_rows.end());
-      plan.work.insert(plan.work.end(), warp_rows.begin(), warp_rows.end());
+      plan.combine_cta_rows = static_cast<int>(cta_rows.size());
+      plan.combine_warp_rows = static_cast<int>(warp_rows.size());
+      list.combine_rows = std::move(cta_rows);
+      list.combine_rows.insert(list.combine_rows.end(), warp_rows.begin(), warp_rows.end());
     }
     return plan;
   }

@@ -12,7 +12,8 @@
 // merge too long for one CTA and leaves the unit to the combine kernel (DecodePlan).
 // Scheduling knobs come from the Policy (decode_policy.hpp); the body is shared.
 // The kernel by role, each file including the one before it:
-//   decode_storage.cuh     Params, tile layouts, shared storage (Smem, GroupSmem), Softmax state
+//   decode_layout.hpp      shared storage as byte layouts (WarpStorage, GroupSmem), read by the host plan too
+//   decode_storage.cuh     Params, lane tile layouts, the compiled architecture's storage (Smem), Softmax state
 //   decode_copy.cuh        page lookups, a tile's copies, a warp's copy pipeline (CopyPipe)
 //   decode_warp_math.cuh   S = Q K^T, online softmax, O += P V on one tile (16-bit and fp8)
 //   decode_cta_merge.cuh   the warps' rows merged in a CTA, a unit's partials in its last CTA

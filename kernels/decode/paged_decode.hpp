@@ -8,6 +8,7 @@
 #include "common/gpu/runtime.hpp"
 #include "common/harness/timeline.hpp"
 #include "common/problem.hpp"
+#include "kernels/decode/decode_layout.hpp"
 #include "kernels/decode/decode_policy.hpp"
 
 namespace schedlab::kernels {
@@ -25,10 +26,38 @@ struct DecodeArgs {
   float* partial_lse;  // [batch, q_heads, splits], log2 domain
   unsigned long long* probe_slots;  // gpu::kProbeSlots wait-point counters, or null
   int* schedule;  // decode_schedule_ints(p) work counters when plan.ctas > 0: zero when allocated, left zero
-  const int* work;  // token-balanced plan: DecodePlan::work uploaded as is, else null
+  const int* work;  // token-balanced plan: DecodePlan::work.device_words() uploaded, else null
   const DecodeProblem* problem;
   int num_splits;
   harness::CtaSpan* timeline = nullptr;  // per-CTA spans, read only by a -DSCHEDLAB_CTA_TIMELINE=ON build
+};
+
+// A token-balanced plan's work list, as the kernels read it from one device buffer
+// (device_words: chunks, then unit_partials, then combine_rows).
+struct DecodeWorkList {
+  struct Chunk {  // one CTA's work: its unit, tile range and partial index among the unit's chunks
+    int unit, first_tile, tiles, partial;
+    bool operator==(const Chunk&) const = default;
+  };
+  struct CombineRow {  // a query row the combine kernel merges: sequence x query heads + query head
+    int row, partials;
+    bool operator==(const CombineRow&) const = default;
+  };
+  std::vector<Chunk> chunks;  // CTA i computes chunks[i]
+  std::vector<int> unit_partials;  // per unit: its chunks (1: whole, no merge)
+  std::vector<bool> combine_merged;  // per unit: merged by the combine kernel, else by its last chunk in the decode kernel
+  std::vector<CombineRow> combine_rows;  // with a combine row list: the rows a CTA merges each, then those a warp merges
+  bool operator==(const DecodeWorkList&) const = default;
+  // The device buffer: 4 ints per chunk, then each unit's partial count (negated where the
+  // combine kernel merges it), then 2 ints per combine row (its unit's count negated).
+  std::vector<int> device_words() const {
+    std::vector<int> w;
+    w.reserve(4 * chunks.size() + unit_partials.size() + 2 * combine_rows.size());
+    for (const Chunk& c : chunks) w.insert(w.end(), {c.unit, c.first_tile, c.tiles, c.partial});
+    for (std::size_t u = 0; u < unit_partials.size(); ++u) w.push_back(combine_merged[u] ? -unit_partials[u] : unit_partials[u]);
+    for (const CombineRow& r : combine_rows) w.insert(w.end(), {r.row, -r.partials});
+    return w;
+  }
 };
 
 // Split-K plan. The heuristic: batch x kv_heads CTAs fill the GPU only when there are at
@@ -60,25 +89,20 @@ struct DecodePlan {
   int row_tiles = 1;         // 16-row tiles of query heads per CTA; above 1 the row-tile body runs
   int ctas = 0;              // persistent CTAs (TileSchedule::persistent); 0: a (split, head, sequence) grid
   bool shared_tail = false;  // split CTAs share each unit's last tiles
-  // Token-balanced: 4 ints per chunk (unit, first tile, tile count, partial index), then the
-  // partial count of each unit (negated for a unit the combine kernel merges). Empty otherwise.
-  std::vector<int> work;
-  int work_chunks = 0;
+  // Token-balanced: what each CTA computes and how each unit's partials are merged. Empty
+  // otherwise.
+  DecodeWorkList work;
   // Token-balanced: a unit cut into several chunks is merged in the decode kernel by its last
   // chunk to finish (counted on one arrival counter per unit), unless some unit's merge would be
-  // too long for one CTA (kMaxInKernelMergeSteps): then the combine kernel merges every cut unit,
-  // and the work list holds their partial counts negated.
+  // too long for one CTA (kMaxInKernelMergeSteps): then the combine kernel merges every cut unit.
   bool kernel_merges = false;   // some unit is merged in the decode kernel
   bool combine_merges = false;  // some unit is merged by the combine kernel
-  // With a combine row list (DecodePolicy::Merge::kCombineRowList): after the partial counts, the rows
-  // the combine kernel merges, two ints each (sequence x query heads + query head, then its
-  // unit's partial count as above, negated): first the combine_cta_rows rows of more partials
-  // than a warp merges alone (a CTA each), then the combine_warp_rows others (a warp each). Both
-  // zero otherwise.
+  // With a combine row list (DecodePolicy::Merge::kCombineRowList): how many of
+  // work.combine_rows a CTA merges each (the first ones), and how many a warp. Both zero otherwise.
   int combine_cta_rows = 0;
   int combine_warp_rows = 0;
   bool dynamic() const { return ctas > 0; }
-  bool balanced() const { return work_chunks > 0; }
+  bool balanced() const { return !work.chunks.empty(); }
   // Partials are written whenever a row's keys are cut among CTAs or warps.
   bool needs_partials() const { return dynamic() || num_splits > 1; }
   bool needs_combine() const { return needs_partials() && (!balanced() || combine_merges); }

@@ -38,8 +38,7 @@ TEST(DecodeCaseMemory, CountsInputSetsLaunchBuffersAndTheGatesPages) {
   DecodePlan split_balanced;
   split_balanced.num_splits = 4;  // partials: 2*4*4 slots of 64 floats and one LSE
   split_balanced.shared_tail = true;  // schedule: 3 * (2*2 work units) + 2 ints
-  split_balanced.work.assign(12, 0);
-  split_balanced.work_chunks = 3;
+  split_balanced.work.chunks.assign(3, {});  // 4 ints each
   EXPECT_EQ(decode_case_device_bytes(p, split_balanced, 1),
             kSet + kLaunch + kGathered + 32 * 64 * 4 + 32 * 4 + 14 * 4 + 12 * 4);
 }

@@ -157,17 +157,17 @@ TEST(DecodeRowTiles, TokenBalancedWorkListCountsRowTileUnits) {
   EXPECT_EQ(plan.row_tiles, 4);
   const int units = decode_work_pairs(p, plan.row_tiles);  // 4 sequences x 2 chunks (64 + 16 rows)
   ASSERT_EQ(units, 8);
-  ASSERT_EQ(plan.work.size(), std::size_t(4 * plan.work_chunks + units));
+  ASSERT_EQ(plan.work.unit_partials.size(), std::size_t(units));
+  ASSERT_EQ(plan.work.combine_merged.size(), std::size_t(units));
   std::vector<int> seen(units, 0);
-  for (int c = 0; c < plan.work_chunks; ++c) {
-    ASSERT_LT(plan.work[4 * c], units);
-    ++seen[plan.work[4 * c]];
+  for (const DecodeWorkList::Chunk& c : plan.work.chunks) {
+    ASSERT_LT(c.unit, units);
+    ++seen[c.unit];
   }
-  // (A count is negated where the combine kernel merges the unit.)
-  for (int u = 0; u < units; ++u) EXPECT_EQ(seen[u], std::abs(plan.work[4 * plan.work_chunks + u])) << "unit " << u;
+  for (int u = 0; u < units; ++u) EXPECT_EQ(seen[u], plan.work.unit_partials[u]) << "unit " << u;
   const DecodeWorkPartition w =
       partition_decode_work(p.context_lens, 2, kDecodeTileTokens, kSlots, kWarps * kMinTilesPerWarp);
-  EXPECT_EQ(plan.work_chunks, int(w.chunks.size()));
+  EXPECT_EQ(plan.work.chunks.size(), w.chunks.size());
 }
 
 // ---- the token-balanced partition ----
@@ -412,19 +412,26 @@ TEST(DecodePlan, TokenBalancedUploadsItsWorkList) {
   ASSERT_TRUE(plan.balanced());
   EXPECT_FALSE(plan.dynamic());
   const int units = decode_work_pairs(p);  // 4 sequences x 2 KV heads
-  ASSERT_EQ(plan.work.size(), std::size_t(4 * plan.work_chunks + units));
+  ASSERT_EQ(plan.work.unit_partials.size(), std::size_t(units));
   int most = 0;
   std::vector<int> seen(units, 0);
-  for (int c = 0; c < plan.work_chunks; ++c) {
-    const int unit = plan.work[4 * c], partial = plan.work[4 * c + 3];
-    ASSERT_LT(unit, units);
-    EXPECT_LT(partial, plan.work[4 * plan.work_chunks + unit]);
-    ++seen[unit];
+  for (const DecodeWorkList::Chunk& c : plan.work.chunks) {
+    ASSERT_LT(c.unit, units);
+    EXPECT_LT(c.partial, plan.work.unit_partials[c.unit]);
+    ++seen[c.unit];
   }
   for (int u = 0; u < units; ++u) {
-    EXPECT_EQ(seen[u], plan.work[4 * plan.work_chunks + u]) << "unit " << u;
+    EXPECT_EQ(seen[u], plan.work.unit_partials[u]) << "unit " << u;
+    EXPECT_FALSE(plan.work.combine_merged[u]) << "unit " << u;
     most = std::max(most, seen[u]);
   }
+  // The device buffer: the chunks' 4 ints, then the counts (none negated: no unit goes to the
+  // combine kernel).
+  const std::vector<int> words = plan.work.device_words();
+  ASSERT_EQ(words.size(), 4 * plan.work.chunks.size() + units);
+  EXPECT_EQ(words[4], plan.work.chunks[1].unit);
+  EXPECT_EQ(words[7], plan.work.chunks[1].partial);
+  EXPECT_EQ(words[4 * plan.work.chunks.size() + units - 1], plan.work.unit_partials.back());
   EXPECT_EQ(plan.num_splits, most);
   EXPECT_GT(plan.num_splits, 1);  // the 20000-token sequence is cut
   // Its chunks write partials and count their arrivals on one counter per unit (the schedule
@@ -447,10 +454,13 @@ TEST(DecodePlan, TokenBalancedUploadsItsWorkList) {
   EXPECT_TRUE(combined.combine_merges);
   EXPECT_TRUE(combined.needs_partials() && combined.needs_combine());
   EXPECT_FALSE(combined.needs_schedule());
-  // Every cut unit's count is negated (the combine kernel merges it); whole units keep 1.
+  // Every cut unit is merged by the combine kernel (its count negated in the device buffer);
+  // whole units keep 1.
+  const std::vector<int> combined_words = combined.work.device_words();
   for (int u = 0; u < decode_work_pairs(wide); ++u) {
-    const int parts = combined.work[4 * combined.work_chunks + u];
-    EXPECT_TRUE(parts == 1 || parts < -1) << "unit " << u << ": " << parts;
+    const int parts = combined.work.unit_partials[u];
+    EXPECT_EQ(combined.work.combine_merged[u], parts > 1) << "unit " << u << ": " << parts;
+    EXPECT_EQ(combined_words[4 * combined.work.chunks.size() + u], parts > 1 ? -parts : parts) << "unit " << u;
   }
   // With every unit in one chunk there is nothing to merge: no partials, no counters.
   const DecodeProblem short_only = make_decode_problem(4, 64, 2, 128, 16, {1, 30, 17, 64}, DType::bf16, 1);
@@ -479,7 +489,7 @@ TEST(DecodePlan, RowsPerWarpLimitSendsRowTileMergesToTheCombine) {
   const DecodePlan g32_kernel = plan(g32, DecodePolicy::Merge::kMaxInKernelMergeRowsPerWarp), g32_combine = plan(g32, 4);
   ASSERT_EQ(g32_kernel.row_tiles, 2);
   ASSERT_GT(g32_kernel.num_splits, 1);
-  EXPECT_EQ(g32_kernel.work_chunks, g32_combine.work_chunks);  // the same cut
+  EXPECT_EQ(g32_kernel.work.chunks, g32_combine.work.chunks);  // the same cut
   EXPECT_TRUE(g32_kernel.kernel_merges && !g32_kernel.combine_merges && !g32_kernel.needs_combine());
   EXPECT_TRUE(!g32_combine.kernel_merges && g32_combine.combine_merges && g32_combine.needs_combine());
   EXPECT_FALSE(g32_combine.needs_schedule());
@@ -518,10 +528,12 @@ TEST(DecodePlan, CombineRowListHoldsTheCombinedRowsLongFirst) {
     const DecodePlan listed = plan(p, kWarpParts), bare = plan(p, 0);
     ASSERT_TRUE(listed.balanced() && listed.combine_merges) << "batch " << i;
     EXPECT_EQ(bare.combine_cta_rows + bare.combine_warp_rows, 0) << "batch " << i;
-    const std::size_t units = decode_work_pairs(p, listed.row_tiles), head = 4 * std::size_t(listed.work_chunks) + units;
-    ASSERT_EQ(listed.work.size(), head + 2 * std::size_t(listed.combine_cta_rows + listed.combine_warp_rows))
-        << "batch " << i;
-    EXPECT_TRUE(std::equal(bare.work.begin(), bare.work.end(), listed.work.begin())) << "batch " << i;
+    const std::vector<DecodeWorkList::CombineRow>& rows = listed.work.combine_rows;
+    ASSERT_EQ(rows.size(), std::size_t(listed.combine_cta_rows + listed.combine_warp_rows)) << "batch " << i;
+    EXPECT_TRUE(bare.work.combine_rows.empty()) << "batch " << i;
+    EXPECT_EQ(bare.work.chunks, listed.work.chunks) << "batch " << i;
+    EXPECT_EQ(bare.work.unit_partials, listed.work.unit_partials) << "batch " << i;
+    EXPECT_EQ(bare.work.combine_merged, listed.work.combine_merged) << "batch " << i;
     // The rows each unit the combine merges should list, by its partial count.
     const int group = p.q_heads / p.kv_heads, unit_rows = kDecodeMaxGroup * listed.row_tiles;
     const int chunks = decode_group_chunks(p, listed.row_tiles);
@@ -529,16 +541,15 @@ TEST(DecodePlan, CombineRowListHoldsTheCombinedRowsLongFirst) {
     for (int seq = 0; seq < p.batch; ++seq)
       for (int h = 0; h < p.q_heads; ++h) {
         const int unit = (seq * p.kv_heads + h / group) * chunks + h % group / unit_rows;
-        const int parts = listed.work[4 * listed.work_chunks + unit];
-        if (parts < 0) want_parts[std::size_t(seq) * p.q_heads + h] = -parts;
+        if (listed.work.combine_merged[unit]) want_parts[std::size_t(seq) * p.q_heads + h] = listed.work.unit_partials[unit];
       }
     std::vector<int> seen(want_parts.size(), 0);
     for (int k = 0; k < listed.combine_cta_rows + listed.combine_warp_rows; ++k) {
-      const int row = listed.work[head + 2 * k];
+      const int row = rows[k].row;
       ASSERT_GE(row, 0);
       ASSERT_LT(std::size_t(row), want_parts.size());
       ++seen[row];
-      EXPECT_EQ(-listed.work[head + 2 * k + 1], want_parts[row]) << "batch " << i << ", row " << row;
+      EXPECT_EQ(rows[k].partials, want_parts[row]) << "batch " << i << ", row " << row;
       const bool cta_row = k < listed.combine_cta_rows;
       EXPECT_GT(want_parts[row], 0) << "batch " << i << ", row " << row << ": not merged by the combine";
       EXPECT_EQ(cta_row, want_parts[row] > kWarpParts) << "batch " << i << ", row " << row << ": " << want_parts[row];
@@ -572,13 +583,14 @@ TEST(DecodePlan, MergeStepLimitSendsCutUnitsToTheCombine) {
         .combine_warp_row_parts = kWarpParts});
   };
   const DecodePlan limited = plan(8), plain = plan(kMaxInKernelMergeSteps);
-  ASSERT_EQ(limited.work_chunks, plain.work_chunks);  // the same cut
+  ASSERT_EQ(limited.work.chunks, plain.work.chunks);  // the same cut
   int listed = 0, longest = 0;
   for (int u = 0; u < decode_work_pairs(p); ++u) {
-    const int parts = limited.work[4 * limited.work_chunks + u], plain_parts = plain.work[4 * plain.work_chunks + u];
-    EXPECT_EQ(std::abs(parts), plain_parts) << "unit " << u;
-    EXPECT_EQ(parts < 0, plain_parts > 1) << "unit " << u << ": " << plain_parts << " partials";
-    if (parts < 0) listed += 4;  // 4 query heads a KV head: its rows
+    const int plain_parts = plain.work.unit_partials[u];
+    EXPECT_EQ(limited.work.unit_partials[u], plain_parts) << "unit " << u;
+    EXPECT_EQ(limited.work.combine_merged[u], plain_parts > 1) << "unit " << u << ": " << plain_parts << " partials";
+    EXPECT_FALSE(plain.work.combine_merged[u]) << "unit " << u;
+    if (limited.work.combine_merged[u]) listed += 4;  // 4 query heads a KV head: its rows
     longest = std::max(longest, plain_parts);
   }
   EXPECT_GT(longest, 8);
