@@ -49,12 +49,13 @@ endfunction()
 # An experiment folder: its kernel instantiations (kernels.cu, registered for the static
 # report under the folder's name) and its benchmark binary bench_<name> (bench.cu).
 #
-#   schedlab_experiment([LINK libs...] [SM90A_ONLY | AMD_ONLY] [KERNELS file] [BENCH file])
+#   schedlab_experiment([LINK libs...] [SM90A_ONLY | AMD_ONLY] [KERNELS file] [BENCH file]
+#                       [GPU_TESTS family])
 #
 # An experiment with one realization per vendor calls it twice, SM90A_ONLY with the NVIDIA
 # sources and AMD_ONLY with the AMD ones (KERNELS, BENCH): one backend builds one of them.
 function(schedlab_experiment)
-  cmake_parse_arguments(ARG "SM90A_ONLY;AMD_ONLY" "KERNELS;BENCH" "LINK" ${ARGN})
+  cmake_parse_arguments(ARG "SM90A_ONLY;AMD_ONLY" "KERNELS;BENCH;GPU_TESTS" "LINK" ${ARGN})
   get_filename_component(name "${CMAKE_CURRENT_SOURCE_DIR}" NAME)
   if(NOT ARG_KERNELS)
     set(ARG_KERNELS kernels.cu)
@@ -77,5 +78,13 @@ function(schedlab_experiment)
     add_executable(bench_${name} ${ARG_BENCH})
     target_link_libraries(bench_${name} PRIVATE ${name}_kernels)
     schedlab_bench_cli_test(bench_${name})
+  endif()
+  # GPU_TESTS <family>: the experiment's GPU tests (test_gpu.cu beside it) join that family's
+  # test binary (kernels/CMakeLists.txt), with the experiment's kernels.
+  if(ARG_GPU_TESTS AND TARGET schedlab_gpu_tests_${ARG_GPU_TESTS})
+    set(tests_target schedlab_gpu_tests_${ARG_GPU_TESTS})
+    set_source_files_properties(test_gpu.cu TARGET_DIRECTORY ${tests_target} PROPERTIES LANGUAGE ${SCHEDLAB_GPU_LANG})
+    target_sources(${tests_target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/test_gpu.cu)
+    target_link_libraries(${tests_target} PRIVATE ${name}_kernels)
   endif()
 endfunction()

@@ -464,11 +464,14 @@ def render_builds(args: list[str], files: list[str]) -> str:
     new_commit = new_commits[0]
     samp = load.samples(df)
     samp = samp[~samp["from_aggregate"]]
-    ccols = load.config_columns(df)
+    # Google Benchmark's iterations per repetition is how a configuration was timed, not which
+    # one: a tier may time a short configuration with more of them, the same in both builds.
+    ccols = [c for c in load.config_columns(df) if c != "iterations"]
     lcols = stats.varying_columns(stats.summarize(df), ccols)
     old_files = sorted(set(df.loc[commit == old_commit, "source_file"]), key=lambda f: f != first)
     rows, passes = [], []
-    for key, g in samp.groupby([samp[c].astype(str) for c in ccols], sort=True):
+    # dropna=False: a uniform batch has no `lengths`, and a missing key must not drop its rows.
+    for key, g in samp.groupby([samp[c].astype(str) for c in ccols], sort=True, dropna=False):
         t_old = g.loc[g["build"] == old_commit, "time_us"].to_numpy(float)
         t_new = g.loc[g["build"] == new_commit, "time_us"].to_numpy(float)
         if t_old.size < 2 or t_new.size < 2:

@@ -7,7 +7,9 @@ computed from the run that timed it.
 benchmark variant that carries it and the one it is measured against (both registered in that
 run), a committed results file under results/ (the run), an optional configuration label as the
 ``shape`` kind takes it (empty: every configuration both variants ran), and optional words. No
-figure is typed into the file: ``what`` and ``note`` are refused when they hold one.
+figure is typed into the file: ``what`` and ``note`` are refused when they hold one. A row's
+records are those of the experiment whose folder holds its run (results/<device>/<experiment>/):
+a knob timed while its variants belonged to another experiment keeps that experiment's run.
 
 A row's verdict follows the one rule of ``stats.classify``, the same as the ``experiment`` kind:
 per configuration, the change of median kernel time with its 95% bootstrap interval (the same
@@ -170,7 +172,9 @@ def render_tried(args: list[str], files: list[str]) -> str:
              "median change, in brackets the lowest and highest end of their intervals.", "",
              "| what | variant (against) | commit | run | verdict | note |", "|---|---|---|---|---|---|"]
     for row in read_tried(REPO / files[0]):
-        rows, view = compare(experiment, row["variant"], row["baseline"], row["run"], row["shape"])
+        run = Path(row["run"])
+        timed_in = run.parent.name if len(run.parts) == 4 and run.parts[0] == "results" else experiment
+        rows, view = compare(timed_in, row["variant"], row["baseline"], row["run"], row["shape"])
         lines.append(f"| {row['what']} | `{row['variant']}` (`{row['baseline']}`) | `{_commit(view, row['variant'])}` | "
                      f"`{run_label(view.run)}` | {verdict_text(rows, view, row['shape'])} | {row['note']} |")
     return "\n".join(lines)

@@ -3,8 +3,7 @@
 // product a step of 64 keys, each K and V step read from shared memory once; fp8 with a
 // producer warpgroup) or each warp its own 16 rows with the warp-level matrix instruction
 // (mma.sync m16n8k16), reading every tile from shared memory itself. The AMD build keeps the
-// warp form, which this experiment times on the H200. And, fp8 at head dim 128, the order of the
-// raw-keys S's e4m3 steps, which sets its accuracy.
+// warp form, which this experiment times on the H200.
 #pragma once
 #include "common/harness/variant_list.hpp"
 #include "kernels/decode/decode_policy.hpp"
@@ -22,16 +21,6 @@ struct token_balanced_warp_rows : token_balanced {
     /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warp;
   };
 };
-// fp8 at head dim 128: S on the raw keys with Q's low part's four e4m3 steps before its high
-// part's, so the low products are summed before the e4m3 accumulator's truncation meets them
-// (kRawKeysLowFirst); every other kernel is token_balanced's.
-struct token_balanced_low_first : token_balanced {
-  static constexpr const char* kName = "token_balanced_low_first";
-  struct RowTiles : token_balanced::RowTiles {
-    /* RawKeysLowFirst = */ static constexpr bool kRawKeysLowFirst = true;
-  };
-};
-
-using Variants = harness::VariantList<token_balanced, token_balanced_warp_rows, token_balanced_low_first>;
+using Variants = harness::VariantList<token_balanced, token_balanced_warp_rows>;
 
 }  // namespace schedlab::experiments::decode_row_tile_body

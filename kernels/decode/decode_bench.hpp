@@ -32,11 +32,6 @@ struct DecodeFamilyOf {
   }
 };
 
-using DecodeFamily = DecodeFamilyOf<>;
-
-template <class... Policies>
-using DecodeExperiment = harness::Experiment<DecodeFamily, Policies...>;
-
 // The main of a decode experiment's benchmark: every variant of its list, and the baseline's A/A
 // control, on each shape of the tiers kTiers names (or of --schedlab_axes).
 template <class Variants, const harness::TierAxes& (*kTiers)() = decode_tiers>

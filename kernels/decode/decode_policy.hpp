@@ -148,31 +148,59 @@ struct DecodePolicy {
     // conversion in 64).
     /* RowTileProducerRegs = */ static constexpr int kRowTileProducerRegs = 96;
     /* RowTileConsumerRegs = */ static constexpr int kRowTileConsumerRegs = 160;
-    // fp8 at head dim 128, S on the raw e4m3 keys as (hi + lo) K^T: the order of its eight e4m3
-    // wgmma steps into one accumulator. An e4m3 wgmma aligns its products and the accumulator to
-    // their largest exponent and keeps 13 bits below it, truncated (DeepSeek-V3 report,
-    // arXiv:2412.19437, 3.5.2), so lo's products (2^-4 of hi's or less), issued after hi's step of
-    // the same k32 columns (false), lose their low bits to the running sum; issued first, all four
-    // of lo's steps before hi's (true), they are summed among themselves. The same instructions;
-    // kernels/decode/tests/raw_keys_numerics.py models both orders.
-    /* RawKeysLowFirst = */ static constexpr bool kRawKeysLowFirst = false;
   };
   /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;  // tests only
 };
 
-// Named configurations the experiments derive their variants from, and the GPU tests run,
-// each spelled out member by member, so a variant keeps meaning the kernel it was timed as
-// whatever DecodePolicy's defaults become.
+// Named configurations the experiments derive their variants from, and the GPU tests run, so
+// a variant keeps meaning the kernel it was timed as whatever DecodePolicy's defaults become.
+// SplitWarps spells out every member of every part (a knob added later comes with its default,
+// which must leave the kernel as it was); the others say what they change from it.
+//   SplitWarps:        the split grid, each warp streaming its own tiles through two stages; a
+//                      GQA group above 16 is cut into 16-row CTAs.
 //   SplitRows:         the split grid; a GQA group above 16 is one CTA of up to four row tiles,
 //                      computed as one warpgroup where the architecture has wgmma.
 //   TokenBalancedRows: the same CTAs over chunks planned from the lengths (partition_decode_work).
 //   ServingDecode:     TokenBalancedRows with the row-list combine (a warp a row) and filled
 //                      CTA slots: the configuration the serving figures are measured on.
-struct SplitRows : DecodePolicy {
+struct SplitWarps : DecodePolicy {
+  struct Warp : DecodePolicy::Warp {
+    /* Warps = */ static constexpr int kWarps = 4;
+    /* WarpsFp8 = */ static constexpr int kWarpsFp8 = 4;
+    /* KvBuffers = */ static constexpr int kKvBuffers = 2;
+    /* PrefetchPageIndex = */ static constexpr bool kPrefetchPageIndex = true;
+    /* StageHints = */ static constexpr bool kStageHints = false;
+    /* StreamKv = */ static constexpr bool kStreamKv = true;
+    /* BulkCopy = */ static constexpr bool kBulkCopy = false;
+    /* MinCtasPerSm = */ static constexpr int kMinCtasPerSm = 2;
+    /* MinCtasPerSmFp8 = */ static constexpr int kMinCtasPerSmFp8 = 3;
+  };
   struct Partition : DecodePolicy::Partition {
     /* TileSchedule = */ static constexpr TileSchedule kTileSchedule = TileSchedule::split;
+    /* StaticPercent = */ static constexpr int kStaticPercent = 85;
+    /* FillSlots = */ static constexpr bool kFillSlots = false;
+    /* ChunkOverheadTiles = */ static constexpr int kChunkOverheadTiles = 4;
+    /* ChunkOverheadTilesFp8 = */ static constexpr int kChunkOverheadTilesFp8 = 24;
+  };
+  struct Merge : DecodePolicy::Merge {
+    /* MaxInKernelMergeSteps = */ static constexpr int kMaxInKernelMergeSteps = 128;
+    /* MaxInKernelMergeRowsPerWarp = */ static constexpr int kMaxInKernelMergeRowsPerWarp = 16;
+    /* CombineWarpPerRow = */ static constexpr bool kCombineWarpPerRow = false;
+    /* CombineWarpRowMaxPartials = */ static constexpr int kCombineWarpRowMaxPartials = 8;
+    /* CombineRowList = */ static constexpr bool kCombineRowList = false;
   };
   struct RowTiles : DecodePolicy::RowTiles {
+    /* MaxRowTiles = */ static constexpr int kMaxRowTiles = 1;
+    /* MinCtasPerSmRowTiles = */ static constexpr int kMinCtasPerSmRowTiles = 2;
+    /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warp;
+    /* RowTileStages = */ static constexpr int kRowTileStages = 3;
+    /* RowTileProducerRegs = */ static constexpr int kRowTileProducerRegs = 96;
+    /* RowTileConsumerRegs = */ static constexpr int kRowTileConsumerRegs = 160;
+  };
+  /* Fault = */ static constexpr DecodeFault kFault = DecodeFault::none;
+};
+struct SplitRows : SplitWarps {
+  struct RowTiles : SplitWarps::RowTiles {
     /* MaxRowTiles = */ static constexpr int kMaxRowTiles = 4;
     /* RowTileMma = */ static constexpr RowTileMma kRowTileMma = RowTileMma::warpgroup;
   };

@@ -31,9 +31,15 @@ __device__ __forceinline__ void group_qk(float (&s)[kTiles][4], const unsigned c
 }
 // Raw keys (GroupSmem::kRawKeys): S = (hi + lo) K^T, one e4m3 product per part and k32 step
 // (32 bytes of the 128-byte rows of Q's part and of the raw K slot); the softmax divides by the
-// row's s. kLowFirst (DecodePolicy::RowTiles::kRawKeysLowFirst): lo's four steps, then hi's; else hi and lo
-// at each k32 step in turn. kHighOnly (the fault q_high_only): hi's steps alone.
-template <class G, int kTiles, bool kLowFirst, bool kHighOnly = false>
+// row's s. lo's four steps come first, then hi's: an e4m3 wgmma aligns its products and the
+// accumulator to their largest exponent and keeps 13 bits below it, truncated (DeepSeek-V3
+// report, arXiv:2412.19437, 3.5.2), so lo's products (2^-4 of hi's or less) issued after hi's
+// step of the same columns would lose their low bits to the running sum; summed first, among
+// themselves, they keep them (on the H200 the worst row error over the seed sweep fell from
+// 0.91 to 0.50 of the fp8 gate at MQA, no slower: decode_row_tile_body's tried;
+// kernels/decode/tests/raw_keys_numerics.py models both orders). kHighOnly (the fault
+// q_high_only): hi's steps alone.
+template <class G, int kTiles, bool kHighOnly = false>
 __device__ __forceinline__ void group_qk_raw_keys(float (&s)[kTiles][4], const unsigned char* q8, const unsigned char* k) {
   constexpr int kHigh = 0, kLow = 1;  // Q's parts, kQPartBytes apart
   auto& d = reinterpret_cast<float (&)[kTiles * 4]>(s);
@@ -43,16 +49,14 @@ __device__ __forceinline__ void group_qk_raw_keys(float (&s)[kTiles][4], const u
                                                      gpu::wgmma::advance(k0, kk * 32), accumulate);
   };
   gpu::wgmma::fence();
-  if constexpr (kLowFirst && !kHighOnly) {
+  if constexpr (kHighOnly) {
+#pragma unroll
+    for (int kk = 0; kk < 4; ++kk) step(kHigh, kk, kk > 0);
+  } else {
 #pragma unroll
     for (int part = kLow; part >= kHigh; --part)
 #pragma unroll
       for (int kk = 0; kk < 4; ++kk) step(part, kk, part != kLow || kk > 0);
-  } else {
-#pragma unroll
-    for (int kk = 0; kk < 4; ++kk)
-#pragma unroll
-      for (int part = kHigh; part <= (kHighOnly ? kHigh : kLow); ++part) step(part, kk, kk + part > 0);
   }
   gpu::wgmma::commit();
 }
@@ -256,7 +260,7 @@ __device__ __forceinline__ void warpgroup_consumer(int steps, int w, unsigned ch
     Ring::consumer_wait(j);
     probe.after(gpu::WaitPoint::BlockBarrier);
     if constexpr (G::kRawKeys)
-      group_qk_raw_keys<G, kTiles, Policy::RowTiles::kRawKeysLowFirst, Policy::kFault == DecodeFault::q_high_only>(
+      group_qk_raw_keys<G, kTiles, Policy::kFault == DecodeFault::q_high_only>(
           s, q_smem, smem + G::raw_offset(j, 0, 0));
     else
       group_qk<G, Operand<kKv>, kHeadDim, kTiles>(s, q_smem, converted_step(j));

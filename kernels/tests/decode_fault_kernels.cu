@@ -1,4 +1,5 @@
-// The paged decode kernel with each DecodeFault, at head dim 128 (kernels/tests/fault_kernels.hpp).
+// The paged decode kernel with each DecodeFault, and without one (the family's configurations
+// SplitRows and TokenBalancedRows), at head dim 128 (kernels/tests/fault_kernels.hpp).
 #include <stdexcept>
 
 #include "kernels/decode/paged_decode.cuh"
@@ -47,9 +48,9 @@ DecodeKernel with_schedule(DecodeFault fault) {
     case DecodeFault::stale_max: return at_head_dim_128<Faulty<DecodeFault::stale_max, kS>>();
     case DecodeFault::q_high_only: return at_head_dim_128<Faulty<DecodeFault::q_high_only, kS>>();
     case DecodeFault::max_unchecked: return at_head_dim_128<Faulty<DecodeFault::max_unchecked, kS>>();
-    case DecodeFault::none: break;
+    case DecodeFault::none: return at_head_dim_128<Faulty<DecodeFault::none, kS>>();
   }
-  throw std::invalid_argument("decode_fault_kernel: no fault named");
+  throw std::invalid_argument("decode_fault_kernel: an unknown fault");
 }
 
 }  // namespace

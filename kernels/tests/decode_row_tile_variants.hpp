@@ -1,14 +1,11 @@
-// Every policy of the decode row-tile bodies that the GPU tests run (GQA groups above 16 in one
-// CTA of several row tiles): the warpgroup body under each work partition and partial merge,
-// and the warp body (decode_row_tile_body's token_balanced_warp_rows), each by name. The
-// sanitizer test runs each on small shapes in a test of its own; the seed sweep
-// (seed_sweep_decode.cu) runs each over many seeds.
+// The policies of the decode row-tile bodies that the GPU tests run (GQA groups above 16 in one
+// CTA of several row tiles), each by name: the warpgroup body under each work partition and
+// partial merge, and the warp body. Each experiment with such variants registers them from its
+// GPU tests (experiments/<name>/test_gpu.cu), where each also gets a sanitizer test of its own;
+// the seed sweep (seed_sweep_decode.cu) runs every registered one over many seeds.
 #pragma once
 #include <vector>
 
-#include "experiments/decode_partial_merge/policy.hpp"
-#include "experiments/decode_row_tile_body/policy.hpp"
-#include "experiments/decode_work_partition/policy.hpp"
 #include "kernels/decode/decode_case.hpp"
 
 namespace schedlab::kernels {
@@ -19,21 +16,19 @@ struct NamedDecodeKernel {
   RowTileMma body;
 };
 
-inline std::vector<NamedDecodeKernel> decode_row_tile_variants() {
-  namespace work = experiments::decode_work_partition;
-  namespace merge = experiments::decode_partial_merge;
-  namespace body = experiments::decode_row_tile_body;
-  std::vector<NamedDecodeKernel> all;
-  auto add = [&]<class Policy>() { all.push_back({Policy::kName, DecodeKernel::of<Policy>(), Policy::RowTiles::kRowTileMma}); };
-  add.operator()<work::split>();
-  add.operator()<work::token_balanced>();
-  add.operator()<work::token_balanced_filled>();
-  add.operator()<merge::token_balanced_row_tiles_combine>();
-  add.operator()<merge::token_balanced_warp_combine>();
-  add.operator()<merge::token_balanced_row_list>();
-  add.operator()<body::token_balanced_warp_rows>();
-  add.operator()<body::token_balanced_low_first>();
+template <class Policy>
+NamedDecodeKernel named_decode_kernel() {
+  return {Policy::kName, DecodeKernel::of<Policy>(), Policy::RowTiles::kRowTileMma};
+}
+
+// Every registered variant, in registration order (static initialization: complete once main runs).
+inline std::vector<NamedDecodeKernel>& decode_row_tile_variants() {
+  static std::vector<NamedDecodeKernel> all;
   return all;
+}
+inline bool register_row_tile_variants(const std::vector<NamedDecodeKernel>& variants) {
+  decode_row_tile_variants().insert(decode_row_tile_variants().end(), variants.begin(), variants.end());
+  return true;
 }
 
 }  // namespace schedlab::kernels

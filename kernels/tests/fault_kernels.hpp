@@ -8,7 +8,9 @@
 
 namespace schedlab::kernels {
 
-// kernels/tests/decode_fault_kernels.cu; the split grid or the token-balanced work list.
+// kernels/tests/decode_fault_kernels.cu: SplitRows (the split grid) or TokenBalancedRows (the
+// token-balanced work list) with the fault; DecodeFault::none gives the configuration itself,
+// the control the family's tests run.
 DecodeKernel decode_fault_kernel(DecodeFault fault, TileSchedule schedule = TileSchedule::split);
 PrefillLaunch prefill_fault_launch(PrefillFault fault);  // kernels/tests/prefill_fault_kernels.cu
 

@@ -1,8 +1,8 @@
 // The decode GPU test binary's seed sweep mode (schedlab_gpu_tests_decode --seed_sweep [flags];
 // without that first flag the binary runs its gtests): the decode row-tile bodies' accuracy
-// gate over many seeds. Every row-tile variant the GPU tests run
-// (kernels/tests/decode_row_tile_variants.hpp: the warpgroup body under each work partition and
-// partial merge, the warp body),
+// gate over many seeds. Every row-tile variant the GPU tests run (each experiment's
+// test_gpu.cu registers its own, kernels/tests/decode_row_tile_variants.hpp: the warpgroup body
+// under each work partition and partial merge, the warp body),
 // bf16 and fp8 e4m3 KV, on a few small shapes that exercise the gate (among them the one that
 // failed once: 7 sequences up to 20000, MQA 32/1, head dim 128, fp8, forced splits 3, on a
 // variant that took the exact row max every step). For each (variant, dtype, shape) it records the worst relative row

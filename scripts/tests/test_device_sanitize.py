@@ -37,7 +37,7 @@ echo "========= ERROR SUMMARY: 0 errors ($tool${barriers:-})"
 "$@"
 """
 
-DECODE = "DecodeGpu/0.SmallShapesForSanitizer RowTiles/DecodeGpuRowTileVariant.SmallShapesForSanitizer/split"
+DECODE = "decode_lds_buffers/DecodeGpu/0.SmallShapesForSanitizer decode_work_partition/DecodeGpuRowTileVariant.SmallShapesForSanitizer/split"
 PREFILL = "NaiveAttentionGpu.SmallShapesForSanitizer PrefillGpu/0.SmallShapesForSanitizer"
 
 
@@ -88,7 +88,7 @@ def test_a_run_that_is_not_clean_runs_each_test_alone(tmp_path):
     alone = [run for run in runs if not run.endswith("*ForSanitizer*")]
     # Each test again in a process of its own, under each of the three tools.
     assert sorted(alone) == sorted(f"schedlab_gpu_tests_decode {t}" for t in DECODE.split() for _ in range(3))
-    assert "  RowTiles/DecodeGpuRowTileVariant.SmallShapesForSanitizer/split rc=0" in r.stdout
+    assert "  decode_work_partition/DecodeGpuRowTileVariant.SmallShapesForSanitizer/split rc=0" in r.stdout
 
 
 def test_a_tool_run_the_budget_leaves_out_fails(tmp_path):
