@@ -13,7 +13,7 @@
 namespace schedlab::kernels::decode_test {
 namespace x = experiments::decode_kv_streaming;
 
-using Timed = ::testing::Types<x::resident, x::streaming>;  // the variants its benchmark times (the macro takes one name)
+using Timed = ::testing::Types<x::resident, x::streaming>;  // the macro takes one type name
 INSTANTIATE_TYPED_TEST_SUITE_P(decode_kv_streaming, DecodeGpu, Timed);
 
 }  // namespace schedlab::kernels::decode_test

@@ -13,7 +13,7 @@
 namespace schedlab::kernels::decode_test {
 namespace x = experiments::decode_lds_buffers;
 
-using Timed = ::testing::Types<x::single, x::triple_buffer, x::double_3ctas, x::double_bulk>;  // the variants its benchmark times (the macro takes one name)
+using Timed = ::testing::Types<x::single, x::triple_buffer, x::double_3ctas, x::double_bulk>;  // the macro takes one type name
 INSTANTIATE_TYPED_TEST_SUITE_P(decode_lds_buffers, DecodeGpu, Timed);
 
 // Pages placed past 4 GiB of the pool, read by bulk tensor copies (64-bit base, row

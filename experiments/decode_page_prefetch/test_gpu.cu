@@ -13,7 +13,7 @@
 namespace schedlab::kernels::decode_test {
 namespace x = experiments::decode_page_prefetch;
 
-using Timed = ::testing::Types<x::load_on_use>;  // the variants its benchmark times (the macro takes one name)
+using Timed = ::testing::Types<x::load_on_use>;  // the macro takes one type name
 INSTANTIATE_TYPED_TEST_SUITE_P(decode_page_prefetch, DecodeGpu, Timed);
 
 }  // namespace schedlab::kernels::decode_test

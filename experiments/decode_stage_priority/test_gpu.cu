@@ -13,7 +13,7 @@
 namespace schedlab::kernels::decode_test {
 namespace x = experiments::decode_stage_priority;
 
-using Timed = ::testing::Types<x::plain, x::stage_priority>;  // the variants its benchmark times (the macro takes one name)
+using Timed = ::testing::Types<x::plain, x::stage_priority>;  // the macro takes one type name
 INSTANTIATE_TYPED_TEST_SUITE_P(decode_stage_priority, DecodeGpu, Timed);
 
 }  // namespace schedlab::kernels::decode_test

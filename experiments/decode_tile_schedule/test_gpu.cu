@@ -13,7 +13,7 @@
 namespace schedlab::kernels::decode_test {
 namespace x = experiments::decode_tile_schedule;
 
-using Timed = ::testing::Types<x::shared_tail, x::persistent, x::wide>;  // the variants its benchmark times (the macro takes one name)
+using Timed = ::testing::Types<x::shared_tail, x::persistent, x::wide>;  // the macro takes one type name
 INSTANTIATE_TYPED_TEST_SUITE_P(decode_tile_schedule, DecodeGpu, Timed);
 
 // The schedule counters are left zero by each launch (by the combine for a shared tail, by

@@ -13,7 +13,7 @@
 namespace schedlab::kernels::decode_test {
 namespace x = experiments::decode_work_partition;
 
-using Timed = ::testing::Types<x::split, x::token_balanced>;  // the variants its benchmark times (the macro takes one name)
+using Timed = ::testing::Types<x::split, x::token_balanced>;  // the macro takes one type name
 INSTANTIATE_TYPED_TEST_SUITE_P(decode_work_partition, DecodeGpu, Timed);
 
 // GQA groups above 16 in one CTA of several row tiles (decode_gpu_checks.hpp), on the split grid
