@@ -19,5 +19,7 @@ if have_gpu; then labels=(); echo "test: GPU found: GPU-labelled tests run too";
 step_done "ctest"
 bash scripts/hip_build.sh  # the AMD build: every binary for gfx942 / gfx950, compiled and linked, not run
 step_done "AMD build"
-python3 -m pytest -q --durations=10 analysis/tests scripts/tests kernels/prefill/tests kernels/hopper_prefill/tests kernels/decode/tests
+# One worker per core (pytest-xdist): the tests share nothing but read-only results and the
+# compile cache, whose entries are written whole (scripts/compile_cache.py).
+python3 -m pytest -q -n "$(nproc)" --durations=10 analysis/tests scripts/tests kernels/prefill/tests kernels/hopper_prefill/tests kernels/decode/tests
 step_done "pytest"
