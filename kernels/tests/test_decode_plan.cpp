@@ -9,8 +9,6 @@
 #include <string>
 #include <vector>
 
-#include "experiments/decode_lds_buffers/policy.hpp"
-#include "experiments/decode_tile_schedule/policy.hpp"
 #include "kernels/decode/decode_shapes.hpp"
 #include "kernels/decode/paged_decode.hpp"
 
@@ -705,20 +703,41 @@ TEST(DecodePlan, RejectsNoSlots) {
       std::invalid_argument);
 }
 
+// Policies of more bytes than the default, as decode_lds_buffers and decode_tile_schedule time
+// them: a third stage per warp, the stages filled by bulk copies, and one wide CTA an SM.
+struct TripleStages : SplitWarps {
+  struct Warp : SplitWarps::Warp {
+    /* KvBuffers = */ static constexpr int kKvBuffers = 3;
+  };
+};
+struct BulkStages : SplitWarps {
+  struct Warp : SplitWarps::Warp {
+    /* BulkCopy = */ static constexpr bool kBulkCopy = true;
+  };
+};
+struct WideCta : SplitWarps {
+  struct Warp : SplitWarps::Warp {
+    /* Warps = */ static constexpr int kWarps = 8;
+    /* WarpsFp8 = */ static constexpr int kWarpsFp8 = 12;
+    /* MinCtasPerSm = */ static constexpr int kMinCtasPerSm = 1;
+    /* MinCtasPerSmFp8 = */ static constexpr int kMinCtasPerSmFp8 = 1;
+  };
+};
+
 // Shared memory per architecture, counted on the host as the kernel lays it out (the kernel
 // asserts the same bytes): a policy that does not fit an architecture is refused at plan time.
-TEST(DecodeSmem, BytesOfTheExperimentPolicies) {
+TEST(DecodeSmem, BytesOfStagesWarpsAndBodies) {
   using gpu::GpuArch;
   // Two stages of K and V, 16 tokens x 256 bytes, per warp, four warps: 64 KiB at head dim 128.
   EXPECT_EQ(decode_smem_bytes<DecodePolicy>(128, DType::bf16, GpuArch::gfx942), 64 * 1024);
   EXPECT_EQ(decode_smem_bytes<DecodePolicy>(128, DType::fp8_e4m3, GpuArch::gfx942), 64 * 1024);
-  EXPECT_EQ(decode_smem_bytes<experiments::decode_lds_buffers::triple_buffer>(128, DType::bf16, GpuArch::gfx942),
+  EXPECT_EQ(decode_smem_bytes<TripleStages>(128, DType::bf16, GpuArch::gfx942),
             96 * 1024);
-  EXPECT_EQ(decode_smem_bytes<experiments::decode_tile_schedule::wide>(128, DType::bf16, GpuArch::gfx950), 128 * 1024);
-  EXPECT_EQ(decode_smem_bytes<experiments::decode_tile_schedule::wide>(128, DType::fp8_e4m3, GpuArch::gfx950),
+  EXPECT_EQ(decode_smem_bytes<WideCta>(128, DType::bf16, GpuArch::gfx950), 128 * 1024);
+  EXPECT_EQ(decode_smem_bytes<WideCta>(128, DType::fp8_e4m3, GpuArch::gfx950),
             192 * 1024);
   // Bulk copies add one mbarrier per stage and warp where the architecture has them.
-  using Bulk = experiments::decode_lds_buffers::double_bulk;
+  using Bulk = BulkStages;
   EXPECT_EQ(decode_smem_bytes<Bulk>(128, DType::bf16, GpuArch::sm_90a), 64 * 1024 + 4 * 2 * 8);
   EXPECT_EQ(decode_smem_bytes<Bulk>(128, DType::bf16, GpuArch::gfx950), 64 * 1024);
   // The warpgroup row-tile body (sm_90a): three 64-key steps of K and V and Q's 64 rows, 112 KiB;
@@ -739,8 +758,8 @@ TEST(DecodeSmem, PolicyThatDoesNotFitIsRefusedAtPlanTime) {
   auto at = [](DType kv, int head_dim = 128) {
     return make_decode_problem(2, 32, 8, head_dim, 16, {64, 64}, kv, 1);
   };
-  using Triple = experiments::decode_lds_buffers::triple_buffer;
-  using Wide = experiments::decode_tile_schedule::wide;
+  using Triple = TripleStages;
+  using Wide = WideCta;
   for (DType kv : {DType::bf16, DType::f16, DType::fp8_e4m3}) {
     for (GpuArch arch : gpu::kGpuArchs) EXPECT_NO_THROW(require_decode_fits<DecodePolicy>(at(kv), arch));
     EXPECT_THROW(require_decode_fits<Triple>(at(kv), GpuArch::gfx942), UnsupportedProblem);
