@@ -20,6 +20,7 @@ step_done "ctest"
 bash scripts/hip_build.sh  # the AMD build: every binary for gfx942 / gfx950, compiled and linked, not run
 step_done "AMD build"
 # One worker per core (pytest-xdist): the tests share nothing but read-only results and the
-# compile cache, whose entries are written whole (scripts/compile_cache.py).
-python3 -m pytest -q -n "$(nproc)" --durations=10 analysis/tests scripts/tests kernels/prefill/tests kernels/hopper_prefill/tests kernels/decode/tests
+# compile cache, whose entries are written whole (scripts/compile_cache.py). A file's tests stay
+# on one worker (--dist loadfile), so a module's compile (the ISA tests') runs once, not once a worker.
+python3 -m pytest -q -n "$(nproc)" --dist loadfile --durations=10 analysis/tests scripts/tests kernels/prefill/tests kernels/hopper_prefill/tests kernels/decode/tests
 step_done "pytest"
