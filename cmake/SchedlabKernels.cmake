@@ -11,6 +11,9 @@
 # AMD_ONLY: kernels written for the AMD targets (an AMD realization of an experiment whose
 # NVIDIA one is another source): built with the hip backend alone, reported for gfx942 and
 # gfx950 alone ("<experiment>|<path>|gfx942,gfx950").
+find_package(Python3 COMPONENTS Interpreter)
+get_filename_component(_schedlab_scripts "${CMAKE_CURRENT_LIST_DIR}/../scripts" ABSOLUTE)
+
 function(schedlab_kernel_library target)
   cmake_parse_arguments(ARG "SM90A_ONLY;AMD_ONLY" "EXPERIMENT" "SOURCES;LINK" ${ARGN})
   if(NOT ARG_EXPERIMENT)
@@ -35,6 +38,18 @@ function(schedlab_kernel_library target)
   set_source_files_properties(${ARG_SOURCES} PROPERTIES LANGUAGE ${SCHEDLAB_GPU_LANG})
   add_library(${target} STATIC ${ARG_SOURCES})
   target_link_libraries(${target} PUBLIC schedlab_gpu ${ARG_LINK})
+  if(SCHEDLAB_GPU_LANG STREQUAL "CUDA" AND SCHEDLAB_SASS_REPORT AND Python3_Interpreter_FOUND)
+    # The compile keeps ptxas's resource lines and its inputs beside the object, so the static
+    # report reads the sm_90a rows from the object instead of compiling the source a second
+    # time (scripts/nvcc_resource_log.py, scripts/build_objects.py).
+    set_target_properties(${target} PROPERTIES CUDA_COMPILER_LAUNCHER
+                          "${Python3_EXECUTABLE};${_schedlab_scripts}/nvcc_resource_log.py")
+    foreach(src IN LISTS ARG_SOURCES)
+      get_filename_component(abs "${src}" ABSOLUTE)
+      set_property(GLOBAL APPEND PROPERTY SCHEDLAB_KERNEL_OBJECTS "${abs}|$<TARGET_OBJECTS:${target}>")
+    endforeach()
+    set_property(GLOBAL APPEND PROPERTY SCHEDLAB_KERNEL_TARGETS ${target})
+  endif()
 endfunction()
 
 # The command-line test of a benchmark binary (common/tests/bench_binary_cli.sh): help,

@@ -1,8 +1,9 @@
 # Static resource report: every registered kernel source (SCHEDLAB_KERNEL_SOURCES, see
-# SchedlabKernels.cmake) compiled for sm_90a with nvcc (SCHEDLAB_SASS_REPORT) and for
-# gfx942 / gfx950 with clang-22 (SCHEDLAB_AMD_ISA_CHECK), then registers, spills, shared
-# memory and theoretical occupancy per kernel. Only the compilers are needed, not a GPU or
-# a GPU backend, so this works in the `none` configuration too.
+# SchedlabKernels.cmake) for sm_90a (SCHEDLAB_SASS_REPORT: read from the CUDA build's objects,
+# or compiled with nvcc where there are none) and for gfx942 / gfx950 with clang-22
+# (SCHEDLAB_AMD_ISA_CHECK), then registers, spills, shared memory and theoretical occupancy
+# per kernel. Only the compilers are needed, not a GPU or a GPU backend, so this works in the
+# `none` configuration too.
 #
 #   cmake --build <build> --target static_report   ->  <build>/static_report/resources.md
 #
@@ -11,8 +12,7 @@
 # source that yields no kernel for such a target, fails it.
 # Included last by the top-level CMakeLists.txt, once every kernel source is registered.
 
-find_package(Python3 COMPONENTS Interpreter)
-if(NOT Python3_Interpreter_FOUND)
+if(NOT Python3_Interpreter_FOUND)  # looked for by SchedlabKernels.cmake
   message(STATUS "Static report: no Python 3 interpreter, target static_report not available")
   return()
 endif()
@@ -58,6 +58,20 @@ set(_entries_file ${CMAKE_BINARY_DIR}/static_report_sources.txt)
 string(REPLACE ";" "\n" _entries_text "${_kernel_sources}")
 file(CONFIGURE OUTPUT ${_entries_file} CONTENT "${_entries_text}\n" @ONLY)
 
+# The CUDA build's object of each kernel source: the report reads its sm_90a rows from a fresh
+# object rather than compiling the source again (scripts/build_objects.py).
+get_property(_kernel_objects GLOBAL PROPERTY SCHEDLAB_KERNEL_OBJECTS)
+set(_objects_option --build-objects none)
+if(_kernel_objects)
+  set(_objects_file ${CMAKE_BINARY_DIR}/static_report_objects.txt)
+  set(_objects_text "")
+  foreach(_line IN LISTS _kernel_objects)
+    string(APPEND _objects_text "${_line}\n")
+  endforeach()
+  file(GENERATE OUTPUT ${_objects_file} CONTENT "${_objects_text}")
+  set(_objects_option --build-objects ${_objects_file})
+endif()
+
 cmake_host_system_information(RESULT _report_jobs QUERY NUMBER_OF_LOGICAL_CORES)
 string(REPLACE ";" "," _report_target_list "${_report_targets}")
 if(NOT _report_targets)
@@ -71,6 +85,7 @@ set(_report_command
     --root ${_schedlab_root}
     -j ${_report_jobs}
     --targets=${_report_target_list}
+    ${_objects_option}
     ${_report_tools}
     ${_report_defines})
 
@@ -80,6 +95,10 @@ add_custom_target(static_report
   USES_TERMINAL
   VERBATIM
   COMMENT "Static resource report of ${_kernel_source_count} kernel source(s) for: ${_report_shown_targets}")
+get_property(_kernel_targets GLOBAL PROPERTY SCHEDLAB_KERNEL_TARGETS)
+if(_kernel_targets)
+  add_dependencies(static_report ${_kernel_targets})  # their objects are the sm_90a input
+endif()
 
 if(SCHEDLAB_BUILD_TESTS)
   # Exit status 77 (skipped) when there is nothing to check: no kernel source registered,

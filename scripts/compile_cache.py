@@ -1,7 +1,8 @@
 """Compiler output kept by everything that produced it, so that a kernel source compiled once
 for a target is not compiled again with the same commands: the build's static-report test
-compiles every registered source for sm_90a, gfx942 and gfx950, and the ISA tests' fixtures
-then run scripts/resource_report.py on the same sources (minutes each on a small machine).
+compiles every registered source for gfx942 and gfx950 (sm_90a it reads from the build's
+objects, scripts/build_objects.py), and the ISA tests' fixtures then run
+scripts/resource_report.py on the same sources (minutes each on a small machine).
 
 An entry is a folder named by the hash of a description of the compile: the compiler binary
 (path, size, modification time), its version, every argument, and the text of any input the

@@ -12,10 +12,15 @@ by experiment), <out>/provenance.json (commit, tools, flags, notes) and keeps ev
 intermediate under <out>/isa/ (.ptx, .cubin, .ptxas.log, .sass, AMD .s, one .log with the
 commands and compiler output per source and target).
 
+The sm_90a rows of a source the CUDA build compiled are read from the build's object while it
+is fresh (its PTX, cubin and SASS with cuobjdump; ptxas's lines kept by the build's compiler
+launcher): --build-objects, scripts/build_objects.py. The source is not compiled a second time.
+
 A compile whose commands and input files (the source and every header it read) are those of
 an earlier one is not run again: its output comes from the compile cache (<root>/build/
 compile_cache, --compile-cache, $SCHEDLAB_COMPILE_CACHE; scripts/compile_cache.py), so the
-ISA tests read what the build's static-report test compiled. --no-compile-cache compiles all.
+ISA tests read what the build's static-report test compiled. --no-compile-cache compiles all
+that the build's objects do not give.
 
 Conventions read from kernel names (see cmake/SchedlabKernels.cmake):
   - dynamic shared memory: a template argument schedlab::gpu::DynamicSmem<N> (N bytes);
@@ -53,6 +58,7 @@ from pathlib import Path
 from typing import Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+import build_objects  # noqa: E402
 import compile_cache  # noqa: E402
 import isa  # noqa: E402
 
@@ -537,6 +543,9 @@ class Options:
     amd_shim: Path | None
     sass: bool
     cache: compile_cache.CompileCache | None = None
+    # {source: the CUDA build's object of it} (scripts/build_objects.py): the sm_90a rows of a
+    # source whose object is fresh are read from it, not compiled again.
+    build_objects: dict[Path, Path] = dataclasses.field(default_factory=dict)
 
 
 @dataclasses.dataclass
@@ -549,6 +558,7 @@ class CompileResult:
     notes: list[str] = dataclasses.field(default_factory=list)
     seconds: float = 0.0
     reused: bool = False  # the compiler's output came from the compile cache
+    from_build: Path | None = None  # ... or from this object of the build
 
 
 def sm90_sass_texts(root: Path, experiments: Sequence[str], scratch: Path) -> dict[str, str]:
@@ -646,19 +656,37 @@ def restore_cached(opts: Options, description: list[str], outputs: dict[str, Pat
 
 def compile_nvidia(entry: Entry, target: str, tools: Toolchain, opts: Options) -> CompileResult:
     """nvcc -ptx, then ptxas -v (what `nvcc -cubin -Xptxas -v` runs, per nvcc -dryrun), so
-    the PTX is kept: its .maxntid gives the block size that ptxas -v does not print."""
+    the PTX is kept: its .maxntid gives the block size that ptxas -v does not print. Where the
+    build's object of the source is fresh, the same files are read out of it instead."""
     stem = artifact_stem(entry, opts)
     ptx, cubin, ptxas_log, sass_file, deps = (stem.with_name(f"{stem.name}.{target}.{ext}")
                                               for ext in ("ptx", "cubin", "ptxas.log", "sass", "d"))
     arch = target.removeprefix("sm_")
     log = CommandLog()
     result = CompileResult(entry, target, False, "", [])
+    want_sass = opts.sass and not tools.sass_missing()
+    sass_env = dict(os.environ, PATH=f"{Path(tools.nvdisasm).parent}{os.pathsep}{os.environ.get('PATH', '')}") \
+        if want_sass else None
+    if obj := fresh_build_object(entry, opts, log):
+        log.parts.append(f"(read from the build's object {obj}; ptxas's lines from {obj.name}.ptxas.log)")
+        for cmd, proc in build_objects.extract(obj, tools.cuobjdump, ptx, cubin, sass_file if want_sass else None,
+                                               sass_env):
+            log.parts += ["$ " + " ".join(cmd), proc.stderr]
+            if "-sass" in cmd and proc.returncode != 0:
+                result.notes.append(f"cuobjdump -sass failed on {cubin.name}: {proc.stderr.strip()}")
+            else:
+                result.ok = proc.returncode == 0
+        if result.ok:
+            shutil.copyfile(f"{obj}.ptxas.log", ptxas_log)
+            result.from_build = obj
+        result.log = log.text()
+        return nvidia_kernels(result, ptx, ptxas_log, sass_file if want_sass and not result.notes else None) \
+            if result.ok else result
     front_cmd = [tools.nvcc, "-std=c++20", "-O3", "--expt-relaxed-constexpr", "-lineinfo", f"-I{opts.root}",
                  *(f"-D{d}" for d in opts.defines), *opts.nvcc_flags,
                  f"-gencode=arch=compute_{arch},code=sm_{arch}", "-ptx", entry.source, "-o", ptx, "-MD", "-MF", deps]
     back_cmd = [tools.ptxas, f"-arch={target}", "-m64", "-v", ptx, "-o", cubin]
     dump_cmd = [tools.cuobjdump, "-sass", cubin]
-    want_sass = opts.sass and not tools.sass_missing()
     outputs = {"ptx": ptx, "cubin": cubin, "ptxas.log": ptxas_log, **({"sass": sass_file} if want_sass else {})}
     description = cache_description(
         "nvidia", [tools.nvcc, tools.ptxas, *((tools.cuobjdump, tools.nvdisasm) if want_sass else ())],
@@ -672,8 +700,7 @@ def compile_nvidia(entry: Entry, target: str, tools: Toolchain, opts: Options) -
             ptxas_log.write_text(back.stdout + back.stderr)
             result.ok = back.returncode == 0
         if result.ok and want_sass:
-            env = dict(os.environ, PATH=f"{Path(tools.nvdisasm).parent}{os.pathsep}{os.environ.get('PATH', '')}")
-            dump = log.run(dump_cmd, env=env, log_stdout=False)
+            dump = log.run(dump_cmd, env=sass_env, log_stdout=False)
             if dump.returncode == 0:
                 sass_file.write_text(dump.stdout)
             else:
@@ -683,8 +710,26 @@ def compile_nvidia(entry: Entry, target: str, tools: Toolchain, opts: Options) -
     result.log = log.text()
     if not result.ok:
         return result
+    return nvidia_kernels(result, ptx, ptxas_log, sass_file if want_sass and not result.notes else None)
+
+
+def fresh_build_object(entry: Entry, opts: Options, log: CommandLog) -> Path | None:
+    """The build's object of the entry's source when it stands for the report's compile: fresh,
+    and no define or nvcc flag of the report's own (the build's flags are the report's less
+    the report's extras; -DNDEBUG aside, which only removes assertions)."""
+    obj = opts.build_objects.get(entry.source.resolve())
+    if obj is None or opts.defines or opts.nvcc_flags:
+        return None
+    if why := build_objects.staleness(obj):
+        log.parts.append(f"(the build's object is not used: {why})")
+        return None
+    return obj
+
+
+def nvidia_kernels(result: CompileResult, ptx: Path, ptxas_log: Path, sass_file: Path | None) -> CompileResult:
+    """Fills `result.kernels` from the PTX (block sizes), ptxas's lines and the SASS listing."""
     entries = isa.parse_ptx_entries(ptx.read_text())
-    sass = isa.sass_functions(sass_file.read_text()) if want_sass and not result.notes else {}
+    sass = isa.sass_functions(sass_file.read_text()) if sass_file is not None else {}
     for symbol, res in isa.parse_ptxas_verbose(ptxas_log.read_text()).items():
         bounds = entries.get(symbol, {})
         ntid = bounds.get("reqntid") or bounds.get("maxntid")
@@ -939,6 +984,10 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                         "compile_cache): a source compiled before with the same commands and unchanged inputs "
                         "is not compiled again; see scripts/compile_cache.py")
     p.add_argument("--no-compile-cache", action="store_true", help="compile everything; read and keep nothing")
+    p.add_argument("--build-objects", metavar="FILE|none",
+                   help="the CUDA build's map of kernel sources to objects (default: <root>/build/cuda/"
+                        f"{build_objects.MAPPING_NAME} where it exists): a source whose object is fresh gives its "
+                        "sm_90a rows from the object, not from a compile; see scripts/build_objects.py")
     p.add_argument("--no-amd-shim", action="store_true",
                    help="compile AMD targets without the ockl/ocml stand-ins (calls stay unresolved)")
     p.add_argument("--skip-status", type=int, default=0,
@@ -1010,9 +1059,16 @@ def main(argv: list[str] | None = None) -> int:
     if not args.no_compile_cache:
         cache = compile_cache.CompileCache(args.compile_cache or Path(
             os.environ.get("SCHEDLAB_COMPILE_CACHE") or args.root.resolve() / "build" / "compile_cache"))
+    mapping = None if args.build_objects == "none" else \
+        Path(args.build_objects) if args.build_objects else build_objects.default_mapping(args.root)
+    try:
+        objects = build_objects.read_mapping(mapping) if mapping else {}
+    except OSError as err:
+        print(f"error: {err}", file=sys.stderr)
+        return 1
     opts = Options(root=args.root.resolve(), isa_dir=isa_dir, hip_include=args.hip_include, defines=args.define,
                    nvcc_flags=args.nvcc_flag, clang_flags=args.clang_flag, amd_shim=shim, sass=not args.no_sass,
-                   cache=cache)
+                   cache=cache, build_objects=objects)
 
     jobs = [(e, t) for e in entries for t in targets if e.builds_for(t)]
     results: list[CompileResult] = []
@@ -1025,8 +1081,10 @@ def main(argv: list[str] | None = None) -> int:
             shown = display_path(r.entry.source, opts.root)
             status = f"{len(r.kernels)} kernel(s)" if r.ok else "FAILED"
             with print_lock:
+                origin = ", compiled before: reused" if r.reused else ", read from the build's object" \
+                    if r.from_build else ""
                 print(f"[{done:{len(str(len(jobs)))}}/{len(jobs)}] {r.target:<7} {shown}: {status} "
-                      f"({r.seconds:.1f} s{', compiled before: reused' if r.reused else ''})", flush=True)
+                      f"({r.seconds:.1f} s{origin})", flush=True)
                 if not r.ok:
                     print(r.log, flush=True)
                     failures.append(f"{r.target}: {shown} failed to compile")
@@ -1056,6 +1114,8 @@ def main(argv: list[str] | None = None) -> int:
         "compile_cache": str(cache.folder) if cache else None,
         "reused_from_compile_cache": sorted(f"{display_path(r.entry.source, opts.root)} {r.target}"
                                             for r in results if r.reused),
+        "read_from_build_objects": sorted(f"{display_path(r.entry.source, opts.root)} {r.target}"
+                                          for r in results if r.from_build),
         "notes": notes}
     out.mkdir(parents=True, exist_ok=True)
     (out / "resources.json").write_text(json.dumps(records, indent=1) + "\n")
