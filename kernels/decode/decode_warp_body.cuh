@@ -12,7 +12,6 @@ namespace schedlab::kernels::decode_detail {
 struct StaticTiles {
   int lo, step, count, i = 0;
   __device__ int peek() const { return i < count ? lo + i * step : -1; }
-  __device__ int peek_after() const { return i + 1 < count ? lo + (i + 1) * step : -1; }  // the tile after peek()'s
   __device__ int take() {
     const int t = peek();
     ++i;
@@ -62,44 +61,18 @@ struct DynamicTiles {
   }
 };
 
-// The page ids a warp fetches ahead of its issues (kPrefetchPageIndex): `next` is src.peek()'s.
-// Pages of a tile or more: each issue fetches the next tile's id. Smaller pages put every
-// tile's ids in a block-table line of its own, which the CTAs of a sequence's KV heads reach
-// together, so a lookup one issue ahead still had its copies wait on memory: a static source's
-// ids are then fetched two issues ahead (`after`: the tile after src.peek()'s).
-template <class Policy, class Source>
-struct PageIdsAhead {
-  static constexpr bool kTwoAhead = Policy::Warp::kPrefetchPageIndex && requires(const Source& s) { s.peek_after(); };
-  int next = 0, after = 0;
-  __device__ PageIdsAhead(const Source& src, const Params& a, int seq) {
-    if (src.peek() >= 0) next = page_of<Policy>(a, seq, src.peek());
-    if constexpr (kTwoAhead)
-      if (a.page_size < kDecodeTileTokens && src.peek_after() >= 0) after = page_of<Policy>(a, seq, src.peek_after());
-  }
-  __device__ void advance(const Source& src, const Params& a, int seq) {  // src has just given up next's tile
-    if constexpr (kTwoAhead) {
-      if (a.page_size < kDecodeTileTokens) {
-        next = after;
-        if (src.peek_after() >= 0) after = page_of<Policy>(a, seq, src.peek_after());
-        return;
-      }
-    }
-    if (src.peek() >= 0) next = page_of<Policy>(a, seq, src.peek());
-  }
-};
-
 // STAGE issue, for one warp's own stages: its source's next tile into stage b; returns the
-// tile (-1: none left). With kPrefetchPageIndex its page id was fetched ahead (`ids`).
+// tile (-1: none left). next_page holds the page id of src.peek(): with kPrefetchPageIndex each
+// issue fetches the next one, a tile ahead.
 template <class Policy, DType kKv, int kHeadDim, class Source>
 __device__ __forceinline__ int issue_next(Source& src, CopyPipe<Policy, kKv, kHeadDim>& pipe, const Params& a, int seq,
-                                          int kvh, int first_key, int seq_len, PageIdsAhead<Policy, Source>& ids,
-                                          int b) {
+                                          int kvh, int first_key, int seq_len, int& next_page, int b) {
   if constexpr (Policy::Warp::kStageHints) gpu::set_priority<1>();
   const int tile = src.take();
   int page = 0;
   if (tile >= 0) {
-    page = Policy::Warp::kPrefetchPageIndex ? ids.next : page_of<Policy>(a, seq, tile);
-    if (Policy::Warp::kPrefetchPageIndex) ids.advance(src, a, seq);
+    page = Policy::Warp::kPrefetchPageIndex ? next_page : page_of<Policy>(a, seq, tile);
+    if (Policy::Warp::kPrefetchPageIndex && src.peek() >= 0) next_page = page_of<Policy>(a, seq, src.peek());
   }
   int copied = tile;  // a stale-tile fault copies an earlier tile in its place
   if (fault_hits<Policy, DecodeFault::stale_tile>(tile, first_key, seq_len) && tile >= 2) {
@@ -118,9 +91,9 @@ struct TileFeed {
   CopyPipe<Policy, kKv, kHeadDim>& pipe;
   const Params& a;
   int seq, kvh, first_key, seq_len;
-  PageIdsAhead<Policy, StaticTiles> ids;  // peeled before the first issue
+  int next_page;  // the page id of src.peek(), peeled before the first issue
   __device__ int issue(int b) {
-    return issue_next<Policy, kKv, kHeadDim>(src, pipe, a, seq, kvh, first_key, seq_len, ids, b);
+    return issue_next<Policy, kKv, kHeadDim>(src, pipe, a, seq, kvh, first_key, seq_len, next_page, b);
   }
 };
 
@@ -159,9 +132,11 @@ __device__ __forceinline__ void stream_tiles(Source& src, CopyPipe<Policy, kKv, 
                                              gpu::WaitProbe& probe) {
   using T = TileOf<Policy, kKv, kHeadDim>;
   constexpr int kStagesHere = kStages<Policy, kKv>;
-  // The first page ids are peeled; with kPrefetchPageIndex each issue then fetches the next ones.
-  PageIdsAhead<Policy, Source> ids(src, a, seq);
-  auto issue = [&](int b) { return issue_next<Policy, kKv, kHeadDim>(src, pipe, a, seq, kvh, first_key, seq_len, ids, b); };
+  // The first page id is peeled; with kPrefetchPageIndex each issue then fetches the next one.
+  int next_page = src.peek() >= 0 ? page_of<Policy>(a, seq, src.peek()) : 0;
+  auto issue = [&](int b) {
+    return issue_next<Policy, kKv, kHeadDim>(src, pipe, a, seq, kvh, first_key, seq_len, next_page, b);
+  };
   int in_flight[kStagesHere];  // tile of each stage, oldest first (-1: none)
 #pragma unroll
   for (int i = 0; i < kStagesHere; ++i) in_flight[i] = issue(i);
@@ -371,7 +346,8 @@ __device__ void decode_row_tiles(const Params& a, unsigned char* smem, gpu::Wait
   CopyPipe<Policy, kKv, kHeadDim> pipe(smem, w);
   const int2 range = cw.range(a, u);
   StaticTiles own = interleaved_tiles(range, w, kWarpsOf<Policy, kKv>);
-  TileFeed<Policy, kKv, kHeadDim> feed{own, pipe, a, u.seq, u.kvh, u.first_key, u.seq_len, {own, a, u.seq}};
+  TileFeed<Policy, kKv, kHeadDim> feed{own, pipe, a, u.seq, u.kvh, u.first_key, u.seq_len,
+                                       own.peek() >= 0 ? page_of<Policy>(a, u.seq, own.peek()) : 0};
   stream_shared_tiles<Policy, kKv, kHeadDim>(feed, smem, st, qa, range.x, range.y - range.x, rows > 0, scale_log2, probe);
   finish_unit<Policy, kKv, kHeadDim, Policy::RowTiles::kMaxRowTiles>(st, smem, a, cw, u, chunks, probe);
 }
