@@ -67,6 +67,8 @@ endfunction()
 #   schedlab_experiment([LINK libs...] [SM90A_ONLY | AMD_ONLY] [KERNELS file] [BENCH file]
 #                       [GPU_TESTS family])
 #
+# GPU_TESTS: test_gpu.cu beside it joins that family's GPU test binary (schedlab_gpu_tests).
+#
 # An experiment with one realization per vendor calls it twice, SM90A_ONLY with the NVIDIA
 # sources and AMD_ONLY with the AMD ones (KERNELS, BENCH): one backend builds one of them.
 function(schedlab_experiment)
@@ -96,10 +98,27 @@ function(schedlab_experiment)
   endif()
   # GPU_TESTS <family>: the experiment's GPU tests (test_gpu.cu beside it) join that family's
   # test binary (kernels/CMakeLists.txt), with the experiment's kernels.
-  if(ARG_GPU_TESTS AND TARGET schedlab_gpu_tests_${ARG_GPU_TESTS})
-    set(tests_target schedlab_gpu_tests_${ARG_GPU_TESTS})
-    set_source_files_properties(test_gpu.cu TARGET_DIRECTORY ${tests_target} PROPERTIES LANGUAGE ${SCHEDLAB_GPU_LANG})
-    target_sources(${tests_target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/test_gpu.cu)
-    target_link_libraries(${tests_target} PRIVATE ${name}_kernels)
+  if(ARG_GPU_TESTS AND NOT SCHEDLAB_GPU_BACKEND STREQUAL "none" AND SCHEDLAB_GPU_BACKEND STREQUAL backend)
+    schedlab_gpu_tests(${ARG_GPU_TESTS} SOURCES test_gpu.cu LINK ${name}_kernels)
+  endif()
+endfunction()
+
+# GPU test sources of the current folder joining a family's test binary
+# (schedlab_gpu_tests_<family>, kernels/CMakeLists.txt), with the libraries they need; nothing
+# where the binary is not built (no GPU backend, or a family the backend does not build).
+#
+#   schedlab_gpu_tests(<family> SOURCES files... [LINK libs...])
+function(schedlab_gpu_tests family)
+  cmake_parse_arguments(ARG "" "" "SOURCES;LINK" ${ARGN})
+  set(tests_target schedlab_gpu_tests_${family})
+  if(NOT TARGET ${tests_target})
+    return()
+  endif()
+  foreach(src IN LISTS ARG_SOURCES)
+    set_source_files_properties(${src} TARGET_DIRECTORY ${tests_target} PROPERTIES LANGUAGE ${SCHEDLAB_GPU_LANG})
+    target_sources(${tests_target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/${src})
+  endforeach()
+  if(ARG_LINK)
+    target_link_libraries(${tests_target} PRIVATE ${ARG_LINK})
   endif()
 endfunction()

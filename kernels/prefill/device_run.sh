@@ -14,7 +14,7 @@ BENCHES=${2:-bench_prefill_tuning bench_prefill_kv_tiles bench_prefill_sched_bar
 mkdir -p "$OUT"
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 if [[ ${RUN_TESTS:-1} != 0 && -x $B/schedlab_gpu_tests_prefill ]]; then
-  $B/schedlab_gpu_tests_prefill --gtest_filter='PrefillGpu*' >"$OUT/gpu_tests.txt" 2>&1
+  $B/schedlab_gpu_tests_prefill --gtest_filter='*PrefillGpu*' >"$OUT/gpu_tests.txt" 2>&1
   echo "gpu tests: exit $?"; grep -E "FAILED|Failure|error|PASSED" "$OUT/gpu_tests.txt" | head -20
 fi
 for b in $BENCHES; do

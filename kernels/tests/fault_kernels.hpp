@@ -12,6 +12,7 @@ namespace schedlab::kernels {
 // token-balanced work list) with the fault; DecodeFault::none gives the configuration itself,
 // the control the family's tests run.
 DecodeKernel decode_fault_kernel(DecodeFault fault, TileSchedule schedule = TileSchedule::split);
-PrefillLaunch prefill_fault_launch(PrefillFault fault);  // kernels/tests/prefill_fault_kernels.cu
+// kernels/tests/prefill_fault_kernels.cu: the family default with the fault (none: the control).
+PrefillLaunch prefill_fault_launch(PrefillFault fault);
 
 }  // namespace schedlab::kernels

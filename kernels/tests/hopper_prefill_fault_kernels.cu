@@ -1,8 +1,8 @@
 // The Hopper prefill kernel with each HopperFault, fp8 e4m3 at head dim 128 (declared in
-// kernels/tests/test_hopper_prefill_gpu.cu, its one user).
+// kernels/tests/test_hopper_prefill_gpu.cu, its one user); HopperFault::none is the family
+// default, the fault's control.
 #include <stdexcept>
 
-#include "experiments/prefill_pingpong/policy.hpp"
 #include "kernels/hopper_prefill/hopper_prefill.cuh"
 
 namespace schedlab::kernels {
@@ -12,7 +12,7 @@ PrefillLaunch hopper_prefill_fault_launch(HopperFault fault);
 namespace {
 
 template <HopperFault kF>
-struct Faulty : experiments::prefill_pingpong::pingpong {
+struct Faulty : HopperPrefillPolicy {
   /* Fault = */ static constexpr HopperFault kFault = kF;
 };
 
@@ -30,9 +30,9 @@ void launch_fp8_at_128(const PrefillArgs& args, gpu::api::stream_t stream) {
 PrefillLaunch hopper_prefill_fault_launch(HopperFault fault) {
   switch (fault) {
     case HopperFault::vt_key_order: return launch_fp8_at_128<Faulty<HopperFault::vt_key_order>>;
-    case HopperFault::none: break;
+    case HopperFault::none: return launch_fp8_at_128<Faulty<HopperFault::none>>;  // the family default
   }
-  throw std::invalid_argument("hopper_prefill_fault_launch: no fault named");
+  throw std::invalid_argument("hopper_prefill_fault_launch: unknown fault");
 }
 
 }  // namespace schedlab::kernels

@@ -1,4 +1,5 @@
-// The flash prefill kernel with each PrefillFault, at head dim 128 (kernels/tests/fault_kernels.hpp).
+// The flash prefill kernel with each PrefillFault, at head dim 128 (kernels/tests/fault_kernels.hpp);
+// PrefillFault::none is the family default, the faults' control.
 #include <stdexcept>
 
 #include "kernels/prefill/flash_prefill.cuh"
@@ -29,9 +30,9 @@ PrefillLaunch prefill_fault_launch(PrefillFault fault) {
     case PrefillFault::drop_tile: return launch_at_128<Faulty<PrefillFault::drop_tile>>;
     case PrefillFault::stale_tile: return launch_at_128<Faulty<PrefillFault::stale_tile>>;
     case PrefillFault::skip_mask: return launch_at_128<Faulty<PrefillFault::skip_mask>>;
-    case PrefillFault::none: break;
+    case PrefillFault::none: return launch_at_128<Faulty<PrefillFault::none>>;  // the family default
   }
-  throw std::invalid_argument("prefill_fault_launch: no fault named");
+  throw std::invalid_argument("prefill_fault_launch: unknown fault");
 }
 
 }  // namespace schedlab::kernels

@@ -1,10 +1,10 @@
-// Flash prefill against the double reference on the H200, every experiment policy: lengths
-// that are not multiples of the tiles, causal with q_len < kv_len and q_len > kv_len (rows
-// that see no key), GQA, head dim 64 and 128, bf16, f16 and fp8 e4m3 (its own gate). And the
-// gates' power: every injected fault (PrefillFault) fails them, at short and long context, in
-// bf16, f16 and fp8. And the shared online softmax (kernels/attention/online_softmax.hpp)
-// alone, on one warp, against a float simulation of its max, sum and rescale rules.
-// Label: gpu.
+// The register-tile prefill family's own GPU tests on the H200 (each experiment's variants are
+// checked by its experiments/<name>/test_gpu.cu, built into this binary): the tuning
+// candidates on the shared problems (kernels/tests/prefill_gpu_checks.hpp); the gates' power:
+// every injected fault (PrefillFault) fails them, at short and long context, in bf16, f16 and
+// fp8, where the family default passes; and the shared online softmax
+// (kernels/attention/online_softmax.hpp) alone, on one warp, against a float simulation of its
+// max, sum and rescale rules. Label: gpu.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,86 +14,32 @@
 #include <string>
 #include <vector>
 
-#include "experiments/prefill_kv_tiles/policy.hpp"
-#include "experiments/prefill_lds_buffers/policy.hpp"
-#include "experiments/prefill_pingpong/amd_policy.hpp"  // instantiated in prefill_wave_schedule_kernels.cu
-#include "experiments/prefill_sched_barrier/policy.hpp"
 #include "common/gpu/attention_tile.hpp"
 #include "common/gpu/launch.hpp"
 #include "kernels/attention/online_softmax.hpp"
 #include "kernels/attention/write_o.hpp"
-#include "kernels/prefill/flash_prefill.hpp"
 #if SCHEDLAB_PREFILL_TUNING
 #include "kernels/prefill/tuning_policy.hpp"
 #endif
 #include "kernels/tests/fault_kernels.hpp"
-#include "kernels/tests/prefill_test_configs.hpp"
-#include "kernels/tests/test_seed.hpp"
+#include "kernels/tests/prefill_gpu_checks.hpp"
 
-namespace schedlab::kernels {
+namespace schedlab::kernels::prefill_test {
 namespace {
 
-using Config = PrefillTestConfig;
-std::vector<Config> configs() {
-  std::vector<Config> all = prefill_test_configs();
-  for (const Config& c : prefill_fp8_test_configs()) all.push_back(c);
-  return all;
-}
-
-template <class Policy>
-class PrefillGpu : public ::testing::Test {};
-using Policies = ::testing::Types<
-    experiments::prefill_kv_tiles::kv_union, experiments::prefill_kv_tiles::kv_separate,
-    experiments::prefill_sched_barrier::compiler, experiments::prefill_sched_barrier::pinned,
-    experiments::prefill_sched_barrier::interleaved, experiments::prefill_lds_buffers::single,
-    experiments::prefill_lds_buffers::double_buffer, experiments::prefill_lds_buffers::double_padded,
-    experiments::prefill_pingpong::ping_pong_8wave, experiments::prefill_pingpong::plain_8wave
 #if SCHEDLAB_PREFILL_TUNING
-    ,
-    experiments::prefill_tuning::w8_n64, experiments::prefill_tuning::w4_n128_single_ftz,
-    experiments::prefill_tuning::w4_r32_union_ftz, experiments::prefill_tuning::w4_r32_union_u2_ftz,
-    experiments::prefill_tuning::w4_r32_union_u2_thr_ftz, experiments::prefill_tuning::w4_r32_union_u8_thr_ftz,
-    experiments::prefill_tuning::w4_r32_n48_u2_thr_ftz, experiments::prefill_tuning::w4_r32_n48_u8_thr_ftz,
-    experiments::prefill_tuning::w4_r32_union_u2_thr, experiments::prefill_tuning::w4_r32_n48_u8_thr
+namespace tuning = experiments::prefill_tuning;
+using TuningCandidates = ::testing::Types<
+    tuning::w8_n64, tuning::w4_n128_single_ftz, tuning::w4_r32_union_ftz, tuning::w4_r32_union_u2_ftz,
+    tuning::w4_r32_union_u2_thr_ftz, tuning::w4_r32_union_u8_thr_ftz, tuning::w4_r32_n48_u2_thr_ftz,
+    tuning::w4_r32_n48_u8_thr_ftz, tuning::w4_r32_union_u2_thr, tuning::w4_r32_n48_u8_thr>;
+INSTANTIATE_TYPED_TEST_SUITE_P(prefill_tuning, PrefillGpu, TuningCandidates);
 #endif
-    >;
-TYPED_TEST_SUITE(PrefillGpu, Policies);
-
-AccuracyReport run_prefill(const PrefillProblem& p, PrefillLaunch launch, std::uint64_t seed) {
-  PrefillCase c(p, std::move(launch));
-  c.prepare(seed, 1);
-  c.poison_output();
-  c.launch(0);
-  c.synchronize();
-  return harness::check_output(c, 0);
-}
-
-// Each configuration on inputs from the test's seed on (++seed a configuration), launched once.
-template <class Policy>
-void expect_configs_match_reference(const std::vector<Config>& chosen) {
-  std::uint64_t seed = test_seed();
-  for (const Config& cfg : chosen) {
-    const AccuracyReport acc = run_prefill(cfg.problem(), launch_flash_prefill<Policy>, ++seed);
-    EXPECT_TRUE(acc.passed) << cfg.name << ": " << acc.message;
-    std::printf("%s: %s\n", cfg.name, acc.message.c_str());
-    EXPECT_EQ(acc.nonfinite, 0u) << cfg.name;
-  }
-}
-
-TYPED_TEST(PrefillGpu, MatchesReferenceOnEveryConfig) { expect_configs_match_reference<TypeParam>(configs()); }
-
-// Small shapes for compute-sanitizer (memcheck, racecheck, synccheck), which slows each launch
-// by orders of magnitude, every policy: ragged head dim 64, causal GQA with q_len < kv_len and
-// with q_len > kv_len (rows that see no key, f16), and fp8 causal GQA.
-TYPED_TEST(PrefillGpu, SmallShapesForSanitizer) {
-  const std::vector<Config> all = prefill_test_configs(), fp8 = prefill_fp8_test_configs();
-  expect_configs_match_reference<TypeParam>({all[0], all[1], all[2], fp8[1]});
-}
 
 // ---- injected faults ----------------------------------------------------------------------
 
-// Causal, GQA 2, head dim 128, short and long: the shipped default passes on the same inputs,
-// every fault fails.
+// Causal, GQA 2, head dim 128, short and long: the family default (PrefillFault::none) passes on
+// the same inputs, every fault fails.
 TEST(PrefillFaults, EveryFaultFailsTheGate) {
   const struct {
     const char* name;
@@ -113,8 +59,7 @@ TEST(PrefillFaults, EveryFaultFailsTheGate) {
       p.causal = true;
       p.dtype = t;
       const std::string where = std::string(dtype_name(t)) + ", length " + std::to_string(len);
-      const AccuracyReport control =
-          run_prefill(p, launch_flash_prefill<experiments::prefill_lds_buffers::double_buffer>, ++seed);
+      const AccuracyReport control = run_prefill(p, prefill_fault_launch(PrefillFault::none), ++seed);
       EXPECT_TRUE(control.passed) << where << ", no fault: " << control.message;
       std::printf("%s, no fault: %s\n", where.c_str(), control.message.c_str());
       for (const auto& f : faults) {
@@ -225,4 +170,4 @@ TYPED_TEST(OnlineSoftmaxGpu, MatchesAFloatSimulation) {
 }
 
 }  // namespace
-}  // namespace schedlab::kernels
+}  // namespace schedlab::kernels::prefill_test

@@ -1,0 +1,16 @@
+// prefill_warp_specialization's variants against the double reference on the H200: every shared
+// prefill problem, fp8 where the variant runs it, and small shapes for compute-sanitizer. The
+// checks are the family's (kernels/tests/hopper_prefill_gpu_checks.hpp); built into
+// schedlab_gpu_tests_hopper_prefill. Label: gpu.
+#include <gtest/gtest.h>
+
+#include "experiments/prefill_warp_specialization/policy.hpp"
+#include "kernels/tests/hopper_prefill_gpu_checks.hpp"
+
+namespace schedlab::kernels::hopper_prefill_test {
+namespace x = experiments::prefill_warp_specialization;
+
+using Timed = ::testing::Types<x::ws_realloc, x::ws_even_regs, x::no_ws>;  // the macro takes one type name
+INSTANTIATE_TYPED_TEST_SUITE_P(prefill_warp_specialization, HopperPrefillGpu, Timed);
+
+}  // namespace schedlab::kernels::hopper_prefill_test

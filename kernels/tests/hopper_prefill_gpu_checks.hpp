@@ -1,0 +1,122 @@
+// The Hopper prefill family's GPU checks, shared by the family's tests
+// (kernels/tests/test_hopper_prefill_gpu.cu) and each Hopper experiment's
+// (experiments/<name>/test_gpu.cu, built into the same binary): a policy against the double
+// reference on the shared prefill problems (kernels/tests/prefill_test_configs.hpp; the copies
+// zero-fill past the end of a sequence) plus more tiles than SMs (persistent CTAs walk several),
+// each launched twice on the same buffers (persistent pipeline state starts over); fp8 e4m3
+// where the policy runs it (the others must refuse it); and the type-parameterized suite an
+// experiment instantiates for its variants (HopperPrefillGpu). Label: gpu.
+#pragma once
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <utility>
+#include <vector>
+
+#include "kernels/hopper_prefill/hopper_prefill.hpp"
+#include "kernels/tests/prefill_test_configs.hpp"
+#include "kernels/tests/test_seed.hpp"
+
+namespace schedlab::kernels::hopper_prefill_test {
+
+// The shared prefill problems, more tiles than SMs (persistent CTAs walk several), and causal
+// launches long enough for the long causal kernel (kLongCausalFromKeys: the non-causal key
+// tile), with q_len below and at kv_len and lengths that are not tile multiples.
+inline std::vector<PrefillTestConfig> configs() {
+  auto all = prefill_test_configs();
+  all.push_back({"d128_more_tiles_than_sms", 4, 16, 16, 1100, 1100, 128, true, DType::bf16});
+  all.push_back({"d128_long_causal_q_lt_kv", 1, 4, 2, 300, 6500, 128, true, DType::bf16});
+  all.push_back({"d128_long_causal_f16", 1, 2, 1, 1000, 6200, 128, true, DType::f16});
+  return all;
+}
+static_assert(kHasLongCausal<HopperPrefillPolicy> && 6200 >= HopperPrefillPolicy::kLongCausalFromKeys,
+              "the long causal problems above must reach the family default's long causal kernel");
+
+// The shared fp8 problems at head dim 128 (the only fp8 head dim here), plus lengths around
+// the 128- and 192-key tiles, q_len != kv_len without a mask, and more tiles than SMs.
+inline std::vector<PrefillTestConfig> fp8_configs() {
+  std::vector<PrefillTestConfig> all;
+  for (const PrefillTestConfig& c : prefill_fp8_test_configs())
+    if (c.head_dim == 128) all.push_back(c);
+  constexpr DType kFp8 = DType::fp8_e4m3;
+  all.push_back({"fp8_q_gt_kv_one_past_192", 2, 4, 2, 300, 193, 128, false, kFp8});
+  all.push_back({"fp8_q_lt_kv_tile_multiple", 1, 2, 2, 128, 384, 128, false, kFp8});
+  all.push_back({"fp8_causal_q_lt_kv_385", 1, 4, 1, 200, 385, 128, true, kFp8});
+  all.push_back({"fp8_more_tiles_than_sms", 4, 16, 16, 1100, 1100, 128, true, kFp8});
+  all.push_back({"fp8_long_causal_q_lt_kv", 1, 2, 2, 300, 6500, 128, true, kFp8});  // the long causal kernel
+  return all;
+}
+
+inline AccuracyReport run_once(PrefillCase& c) {
+  c.poison_output();
+  c.launch(0);
+  c.synchronize();
+  return harness::check_output(c, 0);
+}
+
+// Two launches on the same buffers must each pass the gate with finite outputs.
+inline void expect_matches(const PrefillTestConfig& cfg, PrefillLaunch launch, std::uint64_t seed) {
+  PrefillCase c(cfg.problem(), std::move(launch));
+  c.prepare(seed, 1);
+  for (int launch_no = 0; launch_no < 2; ++launch_no) {
+    const AccuracyReport acc = run_once(c);
+    EXPECT_TRUE(acc.passed) << cfg.name << " launch " << launch_no << ": " << acc.message;
+    EXPECT_EQ(acc.nonfinite, 0u) << cfg.name;
+  }
+}
+
+// Every policy an experiment times: INSTANTIATE_TYPED_TEST_SUITE_P(<experiment>,
+// HopperPrefillGpu, ::testing::Types<...>).
+template <class Policy>
+class HopperPrefillGpu : public ::testing::Test {};
+TYPED_TEST_SUITE_P(HopperPrefillGpu);
+
+TYPED_TEST_P(HopperPrefillGpu, MatchesReferenceOnEveryConfig) {
+  std::uint64_t seed = test_seed();
+  for (const PrefillTestConfig& cfg : configs()) expect_matches(cfg, launch_hopper_prefill<TypeParam>, ++seed);
+}
+
+// fp8 e4m3 where the policy runs it: head dim 64 is refused by every policy, and every fp8
+// problem by the policies with no producer warpgroup free to transpose V. A problem whose
+// shared storage exceeds the device (persistent_3stages' 192-key tiles) is skipped, as the
+// benchmarks skip it.
+TYPED_TEST_P(HopperPrefillGpu, Fp8MatchesReferenceWhereSupported) {
+  PrefillProblem d64 = fp8_configs()[0].problem();
+  d64.head_dim = 64;
+  EXPECT_THROW(require_hopper_prefill_fits<TypeParam>(d64), UnsupportedProblem);
+  if constexpr (!kHopperFp8Capable<TypeParam>) {
+    EXPECT_THROW(require_hopper_prefill_fits<TypeParam>(fp8_configs()[0].problem()), UnsupportedProblem);
+    GTEST_SKIP() << "the policy refuses fp8 (no producer warpgroup free to transpose V)";
+  } else {
+    std::uint64_t seed = test_seed();
+    for (const PrefillTestConfig& cfg : fp8_configs()) {
+      try {
+        require_hopper_prefill_fits<TypeParam>(cfg.problem());
+      } catch (const UnsupportedProblem& e) {
+        std::printf("%s: skipped, %s\n", cfg.name, e.what());
+        continue;
+      }
+      expect_matches(cfg, launch_hopper_prefill<TypeParam>, ++seed);
+    }
+  }
+}
+
+// Two small shapes (ragged, causal GQA with q_len < kv_len) for compute-sanitizer's memcheck
+// and racecheck, which slow each launch by orders of magnitude; fp8 causal GQA too where the
+// policy runs fp8 (the transposing warps' ordinary stores are what racecheck should see).
+TYPED_TEST_P(HopperPrefillGpu, SmallShapesForSanitizer) {
+  std::uint64_t seed = test_seed();
+  std::vector<PrefillTestConfig> small = {configs()[0], configs()[1]};
+  if constexpr (kHopperFp8Capable<TypeParam>) small.push_back(fp8_configs()[0]);
+  for (const PrefillTestConfig& cfg : small) {
+    PrefillCase c(cfg.problem(), launch_hopper_prefill<TypeParam>);
+    c.prepare(++seed, 1);
+    EXPECT_TRUE(run_once(c).passed) << cfg.name;
+  }
+}
+
+REGISTER_TYPED_TEST_SUITE_P(HopperPrefillGpu, MatchesReferenceOnEveryConfig, Fp8MatchesReferenceWhereSupported,
+                            SmallShapesForSanitizer);
+
+}  // namespace schedlab::kernels::hopper_prefill_test
