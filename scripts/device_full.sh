@@ -50,10 +50,11 @@ left() { echo $(( ${BUDGET_S:-520} - ($(date +%s) - t0) )); }
 # machine (scripts/device_stage_peers.sh), first, whatever the phase, so a carried part is never
 # lost to a call that runs out of time; each peer runs only once its package is complete.
 bash scripts/device_stage_peers.sh
-fa4_ready=0 fi_ready=0
+fa4_ready=0 fi_ready=0 cudnn_ready=0
 if [ "${PEERS:-auto}" != no ]; then
   [ "${FA4:-1}" != 0 ] && [ -f /tmp/fa4_site/.fa4_complete ] && fa4_ready=1
   [ "${FI:-1}" != 0 ] && [ -f /tmp/fi_site/.fi_complete ] && fi_ready=1
+  [ "${CUDNN:-1}" != 0 ] && [ -f /tmp/cudnn_site/.cudnn_complete ] && cudnn_ready=1
 fi
 if in_phase all bench tests && [ "${RUN_TESTS:-1}" != 0 ]; then
   # GPU tests: the gtest XML is the record (each test's seed is its `seed` property; the log
@@ -116,6 +117,9 @@ reserve=0
 ncu_keep=$reserve
 # The FlashInfer decode peer after the sweep keeps FI_S (default 180) when its package came along.
 [ "$fi_ready" = 1 ] && reserve=$(( reserve + ${FI_S:-180} ))
+# cuDNN's paged decode after it keeps CUDNN_S (default 120) when its frontend came along.
+cudnn_keep=0
+[ "$cudnn_ready" = 1 ] && cudnn_keep=${CUDNN_S:-120} && reserve=$(( reserve + cudnn_keep ))
 # The FlashAttention-4 prefill peer after it keeps FA4_S (default 200) when FA4 is staged.
 fa4_keep=0
 [ "$fa4_ready" = 1 ] && fa4_keep=${FA4_S:-200} && reserve=$(( reserve + fa4_keep ))
@@ -141,13 +145,27 @@ if [ "${PEERS:-auto}" != no ]; then
     fr=(--quick); ls -d "$R"/*/decode_* >/dev/null 2>&1 && fr=(--from-results "$R")
     # Hard stop at what is left before the ncu phase; no configuration starts in its last minute
     # (its file is rewritten after each configuration, so a stop keeps the finished ones).
-    fi_s=$(( $(left) - ncu_keep - fa4_keep - 20 )); [ "$fi_s" -gt 30 ] || fi_s=30
+    fi_s=$(( $(left) - ncu_keep - fa4_keep - cudnn_keep - 20 )); [ "$fi_s" -gt 30 ] || fi_s=30
     PYTHONPATH=/tmp/fi_site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 timeout "$fi_s" python3 \
       analysis/peers/flashinfer_peers.py --results-root "$R" "${fr[@]}" --budget-s "$(( fi_s > 120 ? fi_s - 60 : fi_s / 2 ))" \
       2>&1 | tee "$OUT/logs/flashinfer_peers.txt"
     echo "flashinfer peers rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s"
   else
     echo "flashinfer peers: skipped (not staged: run scripts/pack_flashinfer.sh and carry .peers/flashinfer.tar.xz in this call or an earlier one of the same lease)"
+  fi
+fi
+# cuDNN's paged decode (analysis/peers/cudnn_peers.py) on the same decode configurations, same
+# SCHEDLAB_RUN_ID; the frontend's wheel is .peers/cudnn_whl, installed in /tmp/cudnn_site.
+if [ "${PEERS:-auto}" != no ]; then
+  if [ "$cudnn_ready" = 1 ]; then
+    fr=(--quick); ls -d "$R"/*/decode_* >/dev/null 2>&1 && fr=(--from-results "$R")
+    cd_s=$(( $(left) - ncu_keep - fa4_keep - 20 )); [ "$cd_s" -gt 30 ] || cd_s=30
+    PYTHONPATH=/tmp/cudnn_site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 timeout "$cd_s" python3 \
+      analysis/peers/cudnn_peers.py --results-root "$R" "${fr[@]}" --budget-s "$(( cd_s > 120 ? cd_s - 60 : cd_s / 2 ))" \
+      2>&1 | tee "$OUT/logs/cudnn_peers.txt"
+    echo "cudnn peers rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s"
+  else
+    echo "cudnn peers: skipped (not staged: carry .peers with .peers/cudnn_whl/*.whl, DEVELOPING.md)"
   fi
 fi
 # FlashAttention-4's forward (analysis/peers/fa4_peers.py) on the prefill configurations this

@@ -383,10 +383,13 @@ def _cumsum(xs):
         yield s
 
 
-def reference_compare(inp: Inputs, out) -> dict:
+def reference_compare(inp: Inputs, out, gate=None, q=None) -> dict:
     """float64 reference from the stored K/V (bf16 or fp8 values upcast) on a sample of sequences
-    (the longest always among them); gated like ours (common/harness/accuracy.cpp bf16)."""
+    (the longest always among them); gated like ours (common/harness/accuracy.cpp bf16), or by
+    `gate` (a peer that computes in fp8). `q`: the query as the peer read it (default inp.q)."""
     torch = _torch()
+    gate = gate or sp.gate
+    q_all = inp.q if q is None else q
     cfg = inp.cfg
     rng = random.Random(sp._seed())
     longest = max(range(cfg.batch), key=lambda i: inp.lens[i])
@@ -400,13 +403,13 @@ def reference_compare(inp: Inputs, out) -> dict:
         n = inp.lens[i]
         k = inp.k[pages].reshape(-1, cfg.kv_heads, cfg.head_dim)[:n].double().transpose(0, 1)  # [kvh, n, D]
         v = inp.v[pages].reshape(-1, cfg.kv_heads, cfg.head_dim)[:n].double().transpose(0, 1)
-        q = inp.q[i].double().reshape(cfg.kv_heads, group, cfg.head_dim)                     # [kvh, g, D]
+        q = q_all[i].double().reshape(cfg.kv_heads, group, cfg.head_dim)                     # [kvh, g, D]
         p = torch.softmax((q @ k.transpose(-1, -2)) * scale, dim=-1)
         ref = (p @ v).reshape(cfg.q_heads, cfg.head_dim).flatten()
         refs.append(ref)
         diffs.append(out[i].double().flatten() - ref)
         del k, v, p
-    return sp.gate(diffs, refs, f"values over sequences {items}")
+    return gate(diffs, refs, f"values over sequences {items}")
 
 
 def module_key(variant: str, cfg: Config) -> str:
@@ -456,12 +459,14 @@ def run_one(variant: str, cfg: Config, inp: Inputs, workspace, flush, reps: int,
 
 
 def run_all(configs: list[Config], variants: list[str], reps: int, warmup: int, log,
-            budget_s: float | None = None, checkpoint=None) -> tuple[list[dict], dict]:
+            budget_s: float | None = None, checkpoint=None, run=None) -> tuple[list[dict], dict]:
     """Records of every configuration and variant; past ``budget_s`` no further configuration is
     started (those left are recorded as skipped, so the file still says what was not run).
     ``checkpoint(records, notes)`` runs after each configuration (the results file is rewritten
-    then, so a run stopped from outside keeps what it finished)."""
+    then, so a run stopped from outside keeps what it finished). ``run``: another peer's
+    ``run_one`` on the same configurations and inputs (default FlashInfer's)."""
     torch = _torch()
+    run = run or run_one
     t_start = time.monotonic()
     flush = sp.Flusher()
     workspace = torch.zeros(WORKSPACE_BYTES, dtype=torch.uint8, device="cuda")
@@ -484,7 +489,7 @@ def run_all(configs: list[Config], variants: list[str], reps: int, warmup: int, 
         inp = Inputs(cfg, sp._seed())
         for v in variants:
             t0 = time.time()
-            recs = run_one(v, cfg, inp, workspace, flush, reps, warmup, notes, log)
+            recs = run(v, cfg, inp, workspace, flush, reps, warmup, notes, log)
             out.extend(recs)
             log(f"[{i + 1}/{len(configs)}] {bench_name(v, cfg)}: {sp.summary_line(recs, notes)} "
                 f"({time.time() - t0:.1f} s)")
@@ -528,9 +533,8 @@ def select_configs(args, log) -> list[Config]:
     return sorted(unique, key=lambda c: DTYPES.index(c.dtype))
 
 
-def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--results-root", default="results")
+def add_config_arguments(ap: argparse.ArgumentParser) -> None:
+    """The options that choose the decode configurations (shared with the other paged-decode peers)."""
     ap.add_argument("--from-results", action="append", default=[], metavar="DIR",
                     help="run every decode configuration of our results files under DIR")
     ap.add_argument("--lengths", action="append", default=[], metavar="SPEC",
@@ -539,15 +543,25 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--heads", action="append", default=None, metavar="Q/KV",
                     help="query/KV heads of --lengths and the default grid (repeatable; default 32/8 and 64/1)")
     ap.add_argument("--dtypes", nargs="+", default=list(DTYPES), choices=DTYPES)
-    ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     ap.add_argument("--quick", action="store_true", help="four headline configurations")
+
+
+def finish_config_arguments(ap: argparse.ArgumentParser, args: argparse.Namespace) -> argparse.Namespace:
+    args.heads = args.heads or [f"{DEFAULT_Q_HEADS}/{DEFAULT_KV_HEADS}", "64/1"]
+    if getattr(args, "reps", 2) < 2:
+        ap.error("--reps must be >= 2")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--results-root", default="results")
+    add_config_arguments(ap)
+    ap.add_argument("--variants", nargs="+", default=list(VARIANTS), choices=list(VARIANTS))
     ap.add_argument("--budget-s", type=float, help="start no configuration after this many seconds")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
-    args = ap.parse_args(argv)
-    args.heads = args.heads or [f"{DEFAULT_Q_HEADS}/{DEFAULT_KV_HEADS}", "64/1"]
-    if args.reps < 2:
-        ap.error("--reps must be >= 2")
+    args = finish_config_arguments(ap, ap.parse_args(argv))
     t_start = time.time()
 
     def log(msg):
