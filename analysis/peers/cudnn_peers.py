@@ -203,7 +203,11 @@ def main(argv: list[str] | None = None) -> int:
     except (fp.SpecError, ValueError) as e:
         print(f"cudnn_peers: {e}", file=sys.stderr)
         return 2
-    torch = fp._torch()
+    try:
+        torch = fp._torch()
+    except ImportError as e:
+        print(f"cudnn_peers: torch is not importable ({e}); nothing to run", file=sys.stderr)
+        return 3
     if not torch.cuda.is_available():
         print("cudnn_peers: no CUDA device; nothing to run", file=sys.stderr)
         return 3
