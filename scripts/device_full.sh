@@ -117,7 +117,7 @@ reserve=0
 ncu_keep=$reserve
 # The FlashInfer decode peer after the sweep keeps FI_S (default 180) when its package came along.
 [ "$fi_ready" = 1 ] && reserve=$(( reserve + ${FI_S:-180} ))
-# cuDNN's paged decode after it keeps CUDNN_S (default 120) when its frontend came along.
+# cuDNN's paged decode and fp8 forward after it keep CUDNN_S (default 120) when its frontend came along.
 cudnn_keep=0
 [ "$cudnn_ready" = 1 ] && cudnn_keep=${CUDNN_S:-120} && reserve=$(( reserve + cudnn_keep ))
 # The FlashAttention-4 prefill peer after it keeps FA4_S (default 200) when FA4 is staged.
@@ -154,16 +154,25 @@ if [ "${PEERS:-auto}" != no ]; then
     echo "flashinfer peers: skipped (not staged: run scripts/pack_flashinfer.sh and carry .peers/flashinfer.tar.xz in this call or an earlier one of the same lease)"
   fi
 fi
-# cuDNN's paged decode (analysis/peers/cudnn_peers.py) on the same decode configurations, same
+# cuDNN (analysis/peers/cudnn_peers.py, cudnn_prefill_peers.py) on the same configurations, same
 # SCHEDLAB_RUN_ID; the frontend's wheel is .peers/cudnn_whl, installed in /tmp/cudnn_site.
 if [ "${PEERS:-auto}" != no ]; then
   if [ "$cudnn_ready" = 1 ]; then
-    fr=(--quick); ls -d "$R"/*/decode_* >/dev/null 2>&1 && fr=(--from-results "$R")
-    cd_s=$(( $(left) - ncu_keep - fa4_keep - 20 )); [ "$cd_s" -gt 30 ] || cd_s=30
-    PYTHONPATH=/tmp/cudnn_site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 timeout "$cd_s" python3 \
-      analysis/peers/cudnn_peers.py --results-root "$R" "${fr[@]}" --budget-s "$(( cd_s > 120 ? cd_s - 60 : cd_s / 2 ))" \
-      2>&1 | tee "$OUT/logs/cudnn_peers.txt"
-    echo "cudnn peers rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s"
+    # Its paged decode on this call's decode configurations, its fp8 forward on the fp8 prefill
+    # ones (analysis/peers/cudnn_prefill_peers.py); with neither in the call, the quick sets.
+    has_decode=0 has_prefill=0
+    compgen -G "$R/*/decode_*" >/dev/null && has_decode=1
+    { compgen -G "$R/*/prefill_*" || compgen -G "$R/*/hopper_prefill_*"; } >/dev/null && has_prefill=1
+    for part in decode prefill; do
+      script=analysis/peers/cudnn_peers.py fr=(--from-results "$R") has=$has_decode
+      [ "$part" = prefill ] && script=analysis/peers/cudnn_prefill_peers.py has=$has_prefill
+      if [ "$has_decode$has_prefill" = 00 ]; then fr=(--quick); elif [ "$has" = 0 ]; then continue; fi
+      cd_s=$(( $(left) - ncu_keep - fa4_keep - 20 )); [ "$cd_s" -gt 30 ] || cd_s=30
+      PYTHONPATH=/tmp/cudnn_site${PYTHONPATH:+:$PYTHONPATH} PYTHONUNBUFFERED=1 timeout "$cd_s" python3 "$script" \
+        --results-root "$R" "${fr[@]}" --budget-s "$(( cd_s > 120 ? cd_s - 60 : cd_s / 2 ))" \
+        2>&1 | tee "$OUT/logs/cudnn_peers_$part.txt"
+      echo "cudnn peers ($part) rc=${PIPESTATUS[0]} $(( $(date +%s) - t0 ))s"
+    done
   else
     echo "cudnn peers: skipped (not staged: carry .peers with .peers/cudnn_whl/*.whl, DEVELOPING.md)"
   fi

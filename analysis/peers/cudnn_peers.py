@@ -35,8 +35,6 @@ import flashinfer_peers as fp  # noqa: E402  (configurations, inputs, reference;
 import sdpa_peers as sp  # noqa: E402
 
 VARIANT = "cudnn_paged"
-# fp8 compute (Q, K, V, P and O in e4m3): common/harness/accuracy.cpp kFp8ComputeTolerance.
-FP8_COMPUTE_REL_L2_MAX, FP8_COMPUTE_ELEM_REL = 6e-2, 4e-1
 REFUSAL_WORDS = ("not supported", "notsupported", "no valid", "unsupported", "no execution plan")
 
 
@@ -49,25 +47,6 @@ def failure_record(cfg: fp.Config, message: str) -> dict:
     axes, flops, nbytes = fp.work(cfg)
     msg = (sp.SKIPPED_PREFIX + "cuDNN refused: " + sp._short(message)) if is_refusal(message) else sp._short(message)
     return sp.error_record(fp.bench_name(VARIANT, cfg), fp.label(VARIANT, cfg), msg, axes, flops, nbytes)
-
-
-def fp8_compute_gate(diffs: list, refs: list, compared: str) -> dict:
-    """The gate of fp8 compute (P and O rounded to e4m3): rel. L2 and each element's error against
-    the reference's RMS, as common/harness/accuracy.cpp bounds our fp8 kernels."""
-    import torch  # noqa: PLC0415
-    d, r = torch.cat(diffs), torch.cat(refs)
-    finite = torch.isfinite(d)
-    nonfinite = int((~finite).sum())
-    d = torch.where(finite, d, torch.full_like(d, float("inf")))
-    rms = float(torch.linalg.vector_norm(r)) / math.sqrt(r.numel())
-    rel = float(torch.linalg.vector_norm(d) / torch.linalg.vector_norm(r))
-    worst = float(d.abs().max()) / rms
-    res = {"rel_l2_err": rel, "max_abs_err": float(d.abs().max()), "compared": int(r.numel()), "nonfinite": nonfinite,
-           "mismatch_pct": 100.0 * float((d.abs() > FP8_COMPUTE_ELEM_REL * rms).double().mean())}
-    res["passed"] = nonfinite == 0 and rel <= FP8_COMPUTE_REL_L2_MAX and worst <= FP8_COMPUTE_ELEM_REL
-    res["message"] = (f"rel_l2 {rel:.3g} (max {FP8_COMPUTE_REL_L2_MAX:g}, fp8 compute), worst element "
-                      f"{worst:.3g} x RMS (max {FP8_COMPUTE_ELEM_REL:g}), {nonfinite} non-finite, {res['compared']} {compared}")
-    return res
 
 
 # ---- on the GPU -----------------------------------------------------------------------------
@@ -151,7 +130,7 @@ def reference_compare(cfg: fp.Config, inp: fp.Inputs, out) -> dict:
     if cfg.dtype != "fp8_e4m3":
         return fp.reference_compare(inp, out)
     q = inp.q.to(fp._torch().float8_e4m3fn).to(inp.q.dtype)
-    return fp.reference_compare(inp, out, gate=fp8_compute_gate, q=q)
+    return fp.reference_compare(inp, out, gate=sp.fp8_compute_gate, q=q)
 
 
 def run_one(variant: str, cfg: fp.Config, inp: fp.Inputs, workspace, flush, reps: int, warmup: int, notes: dict,
@@ -232,8 +211,8 @@ def main(argv: list[str] | None = None) -> int:
                        "mask; the graph built once per configuration, outside the timed region"),
                accuracy=(f"float64 torch reference from the stored K/V (fp8: and the e4m3 query), sampled "
                          f"{fp.REF_SEQUENCES} sequences plus the longest; bf16 gate rel_l2 <= {sp.REL_L2_MAX:g}; "
-                         f"fp8 compute gate rel_l2 <= {FP8_COMPUTE_REL_L2_MAX:g}, every element within "
-                         f"{FP8_COMPUTE_ELEM_REL:g} x the reference RMS"))
+                         f"fp8 compute gate rel_l2 <= {sp.FP8_COMPUTE_REL_L2_MAX:g}, every element within "
+                         f"{sp.FP8_COMPUTE_ELEM_REL:g} x the reference RMS"))
     path = sp.results_path(args.results_root, sp.device_slug(ctx["device"]), fp.FAMILY, sp.utc_stamp(), commit,
                            dirty == "true")
 

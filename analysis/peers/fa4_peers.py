@@ -358,9 +358,9 @@ def make_inputs(cfg: Config, seed: int):
     return q, k, v
 
 
-def reference_compare(cfg: Config, q, k, v, out) -> dict:
+def reference_compare(cfg: Config, q, k, v, out, gate=None) -> dict:
     """float64 reference on the GPU (upcast inputs) for a sample of batch items, heads and query
-    rows (the first and last always among them); gated like ours."""
+    rows (the first and last always among them); gated like ours (or by `gate`)."""
     torch = _torch()
     rng = random.Random(sp._seed())
     scale = 1.0 / math.sqrt(cfg.head_dim)
@@ -383,7 +383,7 @@ def reference_compare(cfg: Config, q, k, v, out) -> dict:
             refs.append(ref.flatten())
             diffs.append(out[bi, ridx, h].double().flatten() - refs[-1])
             del kk, vv, s
-    return sp.gate(diffs, refs)
+    return (gate or sp.gate)(diffs, refs)
 
 
 def run_one(cfg: Config, fa4, flush, reps: int, warmup: int, notes: dict, log, arch_major: int = 9) -> list[dict]:

@@ -73,6 +73,8 @@ MANUAL_TIME_SUFFIX = "/manual_time"
 
 # The bf16 gate of common/harness/accuracy.cpp (kBf16Tolerance).
 REL_L2_MAX, ATOL, RTOL, MAX_MISMATCH_PCT = 1e-2, 1e-2, 2e-2, 0.1
+# fp8 compute (Q, K, V, P and O in e4m3): common/harness/accuracy.cpp kFp8ComputeTolerance.
+FP8_COMPUTE_REL_L2_MAX, FP8_COMPUTE_ELEM_REL = 6e-2, 4e-1
 
 TIMING = ("kernel time: CUDA events around the call, enqueued behind the L2 flush and a device spin "
           "(no host time inside), as the harness times ours")
@@ -106,6 +108,26 @@ def gate(diffs: list, refs: list, compared: str = "values compared") -> dict:
     res["message"] = (f"rel_l2 {rel:.3g} (max {REL_L2_MAX:g}), max_abs {res['max_abs_err']:.3g}, "
                       f"{res['mismatch_pct']:.3g}% outside atol {ATOL:g} + rtol {RTOL:g} (max {MAX_MISMATCH_PCT:g}%), "
                       f"{nonfinite} non-finite, {res['compared']} {compared}")
+    return res
+
+
+def fp8_compute_gate(diffs: list, refs: list, compared: str = "values compared") -> dict:
+    """The gate of fp8 compute (P and O rounded to e4m3): rel. L2 and each element's error against
+    the reference's RMS, as common/harness/accuracy.cpp bounds our fp8 kernels; for a peer whose
+    Q, P and O are e4m3 (cuDNN's fp8 SDPA on sm_90 writes no 16-bit O)."""
+    import torch  # noqa: PLC0415
+    d, r = torch.cat(diffs), torch.cat(refs)
+    finite = torch.isfinite(d)
+    nonfinite = int((~finite).sum())
+    d = torch.where(finite, d, torch.full_like(d, float("inf")))
+    rms = float(torch.linalg.vector_norm(r)) / math.sqrt(r.numel())
+    rel = float(torch.linalg.vector_norm(d) / torch.linalg.vector_norm(r))
+    worst = float(d.abs().max()) / rms
+    res = {"rel_l2_err": rel, "max_abs_err": float(d.abs().max()), "compared": int(r.numel()), "nonfinite": nonfinite,
+           "mismatch_pct": 100.0 * float((d.abs() > FP8_COMPUTE_ELEM_REL * rms).double().mean())}
+    res["passed"] = nonfinite == 0 and rel <= FP8_COMPUTE_REL_L2_MAX and worst <= FP8_COMPUTE_ELEM_REL
+    res["message"] = (f"rel_l2 {rel:.3g} (max {FP8_COMPUTE_REL_L2_MAX:g}, fp8 compute), worst element "
+                      f"{worst:.3g} x RMS (max {FP8_COMPUTE_ELEM_REL:g}), {nonfinite} non-finite, {res['compared']} {compared}")
     return res
 
 
