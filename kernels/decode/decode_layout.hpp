@@ -1,8 +1,13 @@
-// The paged decode kernel's shared storage as byte layouts: the warps' stages (WarpStorage) and
-// the warpgroup row-tile body's steps (GroupSmem). Host and device read the same structs: the
-// kernel sizes its dynamic shared memory from them, and the plan (decode_smem_bytes) refuses a
-// policy whose storage does not fit before anything is launched.
+// The paged decode kernel's shared storage as structs: the warps' stages (WarpStorage) and the
+// warpgroup row-tile body's steps (GroupSmem). Each region is a member, so every size and offset
+// the kernel uses is a sizeof or offsetof of them, and host and device read the same structs:
+// the kernel sizes its dynamic shared memory from them, and the plan (decode_smem_bytes) refuses
+// a policy whose storage does not fit before anything is launched.
 #pragma once
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
 #include "common/dtype.hpp"
 #include "common/gpu/arch.hpp"
 #include "kernels/decode/decode_policy.hpp"
@@ -49,12 +54,30 @@ inline constexpr bool kBulkOn = Policy::Warp::kBulkCopy && kArchHasBulkCopy && k
 // after every warp's stages and the combine space (combine_warps, after the loop).
 template <class Policy, DType kKv, int kHeadDim, bool kArchHasBulkCopy>
 struct WarpStorage {
-  static constexpr int kStageBytes = kRawTileBytes<kKv, kHeadDim>;  // one tile in shared memory
-  static constexpr int kPerWarp = kStages<Policy, kKv> * 2 * kStageBytes;
-  static constexpr int kCombine = kWarpsOf<Policy, kKv> * kDecodeMaxGroup * (kHeadDim + 2) * 4;
-  static constexpr int kBarriers = kPerWarp * kWarpsOf<Policy, kKv> > kCombine ? kPerWarp * kWarpsOf<Policy, kKv> : kCombine;
-  static constexpr int kBytes =
-      kBarriers + (kBulkOn<Policy, kKv, kArchHasBulkCopy> ? kWarpsOf<Policy, kKv> * kStages<Policy, kKv> * 8 : 0);
+  static constexpr int kWarps = kWarpsOf<Policy, kKv>, kStagesHere = kStages<Policy, kKv>;
+  static constexpr int kTileBytes = kRawTileBytes<kKv, kHeadDim>;  // one tile in shared memory
+  struct Stage {
+    unsigned char k[kTileBytes], v[kTileBytes];
+  };
+  struct Warp {
+    Stage stages[kStagesHere];
+  };
+  // The combine space (combine_warps) reuses the stages once every warp's loop is done.
+  union Body {
+    Warp warps[kWarps];
+    float combine[kWarps][kDecodeMaxGroup][kHeadDim + 2];
+  };
+  struct BodyAndBarriers {
+    Body body;
+    std::uint64_t full[kWarps][kStagesHere];  // bulk copies: each stage's full barrier
+  };
+  using Layout = std::conditional_t<kBulkOn<Policy, kKv, kArchHasBulkCopy>, BodyAndBarriers, Body>;
+  static constexpr int kStageBytes = kTileBytes;
+  static constexpr int kPerWarp = sizeof(Warp);
+  static constexpr int kBarriers = sizeof(Body);  // where the barriers start (bulk copies)
+  static constexpr int kBytes = sizeof(Layout);
+  static_assert(sizeof(Stage) == 2 * kTileBytes && offsetof(BodyAndBarriers, full) == sizeof(Body),
+                "the regions lie back to back, unpadded");
 };
 
 // fp8 KV in the warpgroup body has a producer warpgroup beside the computing one.
@@ -94,22 +117,50 @@ struct GroupSmem {
   using Q = BoxTile<kWarps * kDecodeMaxGroup, kHeadDim>;
   using Q8 = BoxTile<kWarps * kDecodeMaxGroup, kHeadDim / 2>;  // raw keys: a part of Q, e4m3 as 8-bit pairs
   static constexpr int kRawTile = kRawTileBytes<kKv, kHeadDim>;  // fp8: one warp's 16 tokens of K (or V)
-  static constexpr int kStageBytes = 2 * KV::kBytes;  // 16-bit: one step's K and V
   // fp8: the ring of raw slots, each one step's K or V tiles of every warp: two steps, four
   // with raw keys.
   static constexpr int kRawSlots = !kFp8 ? 0 : kRawKeys ? 8 : 4;
   static constexpr int kSlotBytes = kWarps * kRawTile;
-  static constexpr int kConverted = kFp8 ? kRawSlots * kSlotBytes : kStages * kStageBytes;
-  // A converted step: K then V (KV::kBytes each), or V alone with raw keys.
-  static constexpr int kConvertedStepBytes = (kRawKeys ? 1 : 2) * KV::kBytes;
-  static constexpr int kQ = kConverted + (kFp8 ? kConvertedSteps * kConvertedStepBytes : 0);
-  // Raw keys: Q's high then low e4m3 parts (BoxTiles of 128-byte rows, together Q::kBytes at
-  // head dim 128), then each query row's 1 / s.
-  static constexpr int kQPartBytes = kWarps * kDecodeMaxGroup * kHeadDim;
-  static constexpr int kRowScales = kQ + Q::kBytes;
-  static constexpr int kQEnd = kRowScales + (kRawKeys ? kWarps * kDecodeMaxGroup * 4 : 0);
-  static constexpr int kCombine = kWarps * kDecodeMaxGroup * (kHeadDim + 2) * 4;
-  static constexpr int kBytes = kQEnd > kCombine ? kQEnd : kCombine;
+  static constexpr int kQPartBytes = kWarps * kDecodeMaxGroup * kHeadDim;  // raw keys: Q's high or low part
+
+  // 16-bit KV: kStages steps of K then V.
+  struct Step16 {
+    unsigned char k[KV::kBytes], v[KV::kBytes];
+  };
+  struct Steps16 {
+    Step16 steps[kStages];
+  };
+  // fp8: the raw ring, then the converted 16-bit steps the producers write: K then V, or V alone
+  // with raw keys.
+  struct StepsFp8 {
+    unsigned char raw[kRawSlots > 0 ? kRawSlots : 1][kSlotBytes];
+    unsigned char converted[kConvertedSteps][(kRawKeys ? 1 : 2) * KV::kBytes];
+  };
+  using Steps = std::conditional_t<kFp8, StepsFp8, Steps16>;
+  // Then Q's 64 rows (raw keys: its high then low e4m3 parts, together Q::kBytes at head dim
+  // 128), and with raw keys each query row's 1 / s.
+  struct Loop {
+    Steps steps;
+    unsigned char q[Q::kBytes];
+  };
+  struct LoopRawKeys {
+    Steps steps;
+    unsigned char q[Q::kBytes];
+    float row_scale[kWarps * kDecodeMaxGroup];
+  };
+  // The warps' combine space (combine_warps) reuses the storage after the loop.
+  union Layout {
+    std::conditional_t<kRawKeys, LoopRawKeys, Loop> loop;
+    float combine[kWarps][kDecodeMaxGroup][kHeadDim + 2];
+  };
+  static constexpr int kStageBytes = sizeof(Step16);  // 16-bit: one step's K and V
+  static constexpr int kConverted = kFp8 ? offsetof(StepsFp8, converted) : sizeof(Steps16);
+  static constexpr int kConvertedStepBytes = sizeof(StepsFp8::converted[0]);
+  static constexpr int kQ = offsetof(Loop, q);
+  static constexpr int kRowScales = sizeof(Loop);  // raw keys: offsetof(LoopRawKeys, row_scale)
+  static constexpr int kBytes = sizeof(Layout);
+  static_assert(!kRawKeys || offsetof(LoopRawKeys, row_scale) == sizeof(Loop), "the regions lie back to back");
+  static_assert(kQ % 1024 == 0 && kConverted % 1024 == 0, "every box 1024-byte aligned, as wgmma's operands want");
   static_assert(!kRawKeys || (kSlotBytes % 1024 == 0 && kRawTile == 16 * 128 && 2 * kQPartBytes == Q::kBytes),
                 "raw keys: a step's K slot is one 1024-byte aligned BoxTile of 128-byte rows");
   static_assert(!kAsksWarpgroupRows<Policy> || (kWarps == 4 && Policy::RowTiles::kMaxRowTiles == 4),
@@ -121,7 +172,7 @@ struct GroupSmem {
   }
   // 16-bit: where stage b's K lies (every warp copies its rows into it; V follows at kVOffset).
   static constexpr int k_offset(int b) { return b * kStageBytes; }
-  static constexpr int kVOffset = KV::kBytes;
+  static constexpr int kVOffset = offsetof(Step16, v);
 };
 
 }  // namespace decode_detail
