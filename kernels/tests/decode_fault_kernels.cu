@@ -1,6 +1,7 @@
 // The paged decode kernel with each DecodeFault, and without one (the family's configurations
 // SplitRows and TokenBalancedRows), at head dim 128 (kernels/tests/fault_kernels.hpp).
 #include <stdexcept>
+#include <string>
 
 #include "kernels/decode/paged_decode.cuh"
 #include "kernels/tests/fault_kernels.hpp"
@@ -29,13 +30,37 @@ decltype(auto) with_kv_at_128(const DecodeProblem& p, F&& f) {
   }
 }
 
+// The KV dtypes a fault is built for: those the fault tests run it in (each dtype is kernels of
+// its own, and this file is among the slowest of the build to compile). q_high_only spoils fp8's
+// raw-keys body; stale_max runs on sharp scores, which only 16-bit KV computes exactly enough;
+// max_unchecked shows as f16's P overflowing.
+template <DecodeFault kF, DType kKv>
+inline constexpr bool kBuiltFor = kF == DecodeFault::q_high_only     ? kKv == DType::fp8_e4m3
+                                  : kF == DecodeFault::stale_max     ? kKv != DType::fp8_e4m3
+                                  : kF == DecodeFault::max_unchecked ? kKv == DType::f16
+                                                                     : true;
+
+template <class Policy, DType kKv>
+void require_built(const DecodeProblem& p) {
+  if constexpr (!kBuiltFor<Policy::kFault, kKv>)
+    throw std::invalid_argument("decode_fault_kernel: this fault is not built for " +
+                                std::string(dtype_name(p.kv_dtype)) + " KV (kBuiltFor)");
+}
+
 template <class Policy>
 DecodeKernel at_head_dim_128() {
   return {[](const DecodeArgs& a, const DecodePlan& plan, gpu::api::stream_t s) {
-            with_kv_at_128(*a.problem, [&]<DType kKv>() { decode_detail::launch_for<Policy, kKv, 128>(a, plan, s); });
+            with_kv_at_128(*a.problem, [&]<DType kKv>() {
+              require_built<Policy, kKv>(*a.problem);
+              if constexpr (kBuiltFor<Policy::kFault, kKv>) decode_detail::launch_for<Policy, kKv, 128>(a, plan, s);
+            });
           },
           [](const DecodeProblem& p, int forced) {
-            return with_kv_at_128(p, [&]<DType kKv>() { return decode_detail::plan_for<Policy, kKv, 128>(p, forced); });
+            return with_kv_at_128(p, [&]<DType kKv>() {
+              require_built<Policy, kKv>(p);
+              if constexpr (kBuiltFor<Policy::kFault, kKv>) return decode_detail::plan_for<Policy, kKv, 128>(p, forced);
+              else return DecodePlan{};
+            });
           }};
 }
 
