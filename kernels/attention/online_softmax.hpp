@@ -101,6 +101,38 @@ __device__ __forceinline__ float exp2_on_fma(float x) {
   return underflow ? 0.f : y;
 }
 
+// One row's running max m meets the max of a new score tile, both in the log2 domain: m moves
+// to the larger (thresholded: only past kThreshold above it, FA4's stale max), and the step
+// gives the factor the row's sum and O are rescaled by and the offset its exponentials
+// subtract. A row with no visible key so far keeps m = -inf; m_use is then a finite stand-in,
+// so that no inf - inf is taken and every exponential of the row is 0. Every family's softmax
+// moves its maxima through this step, however it reduces and masks its scores.
+struct MaxStep {
+  float corr;   // exp2(m_old - m_use): 1 where the max stayed, 0 on a row's first visible key
+  float m_use;  // the offset of this tile's exponentials
+};
+template <float kThreshold = 0.f>
+__device__ __forceinline__ MaxStep advance_max(float& m, float tile_max) {
+  float m_new = fmaxf(m, tile_max);
+  // Thresholded: the stale max stays while the new one is within the threshold above it (a
+  // row's first visible key always moves it from -inf).
+  if constexpr (kThreshold > 0.f) m_new = m_new > m + kThreshold ? m_new : m;
+  const float m_use = m_new == -INFINITY ? 0.f : m_new;
+  const MaxStep step{gpu::mma::fast_exp2(m - m_use), m_use};
+  m = m_new;
+  return step;
+}
+
+// The factor a row of O is multiplied by at the end, o_scale / l (o_scale: a dequantization
+// scale of V, else 1), from the row's whole sum l. A row that saw no key has l = 0 and is
+// written as zeros, as the reference does.
+__device__ __forceinline__ float inverse_sum(float l, float o_scale = 1.f) { return l > 0.f ? o_scale / l : 0.f; }
+
+// A row's log-sum-exp in the log2 domain, from its running max and whole sum: the weight of a
+// partial row when the partials of one row are merged (split-KV decode). -inf for a row that
+// saw no key, so that such a partial weighs nothing.
+__device__ __forceinline__ float row_lse(float m, float l) { return l > 0.f ? m + log2f(l) : -INFINITY; }
+
 // One m16 tile: masks (kMask: the tile crosses the causal diagonal or the end of the keys),
 // updates the running max and sum, and gives the factor O is rescaled by (corr); S becomes P
 // = exp2(S scale - m) in place. Element i of accumulator tile n belongs to row slot
@@ -150,14 +182,9 @@ __device__ __forceinline__ void softmax_rows(float (&s)[T::kSTiles][4], float (&
 #pragma unroll
     for (int c = 1; c < kChains; ++c) tile_max[r][0] = fmaxf(tile_max[r][0], tile_max[r][c]);
     tile_max[r][0] = T::row_max(tile_max[r][0]);  // the lanes sharing the row
-    float m_new = fmaxf(m[r], tile_max[r][0] * scale_log2);
-    // Thresholded: the stale max stays while the new one is within the threshold above it
-    // (a row's first visible key always moves it from -inf).
-    if constexpr (Form::kRescaleThreshold > 0.f) m_new = m_new > m[r] + Form::kRescaleThreshold ? m_new : m[r];
-    // A row with no visible key so far keeps m at -inf; a finite stand-in avoids inf - inf.
-    const float m_use = m_new == -INFINITY ? 0.f : m_new;
-    corr[r] = gpu::mma::fast_exp2(m[r] - m_use);
-    m[r] = m_new;
+    const MaxStep step = advance_max<Form::kRescaleThreshold>(m[r], tile_max[r][0] * scale_log2);
+    const float m_use = step.m_use;
+    corr[r] = step.corr;
     if constexpr (kFoldSumOf<Form>) {
       m_rows[r] = m_use;
     } else {
@@ -247,13 +274,10 @@ __device__ __forceinline__ void online_softmax(float (&s)[kMTiles][T::kSTiles][4
   rescale_o<T, Rescale>(st, corr);
 }
 
-// Final normalisation of row slot r of m16 tile mt: the factor O's row is multiplied by,
-// o_scale / l (o_scale: a dequantization scale of V, else 1). A row that saw no key has
-// l = 0 and is written as zeros, as the reference does.
+// Final normalisation of row slot r of m16 tile mt: inverse_sum of the row's sum over its lanes.
 template <class T, int kMTiles>
 __device__ __forceinline__ float row_normalizer(const RowState<T, kMTiles>& st, int mt, int r, float o_scale) {
-  const float l = T::row_sum(st.l[mt][r]);
-  return l > 0.f ? o_scale / l : 0.f;
+  return inverse_sum(T::row_sum(st.l[mt][r]), o_scale);
 }
 
 }  // namespace schedlab::kernels::attention

@@ -66,7 +66,7 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
       const int row = g + 8 * r;
       if (row >= my_rows) continue;
       const int head = head0 + row_base + row;
-      const float inv = l > 0.f ? v_scale / l : 0.f;  // no visible key: zeros, as the reference
+      const float inv = inverse_sum(l, v_scale);
       if (whole) {
         auto* o = static_cast<typename E::storage*>(a.o) + (std::size_t(seq) * a.q_heads + head) * kHeadDim;
 #pragma unroll
@@ -87,7 +87,7 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
         }
         // A lost-split fault writes the middle split's partial with no weight in the combine.
         const bool lost = Policy::kFault == DecodeFault::lose_split && split == a.num_splits / 2;
-        if (t == 0) a.partial_lse[slot] = l > 0.f && !lost ? st.m[r] + log2f(l) : -INFINITY;
+        if (t == 0) a.partial_lse[slot] = lost ? -INFINITY : row_lse(st.m[r], l);
       }
     }
     return;
@@ -138,7 +138,7 @@ __device__ void combine_warps(Softmax<kHeadDim>& st, float* smem, const Params& 
       a.partial_o[slot * kHeadDim + d] = out;
       // A lost-split fault writes the middle split's partial with no weight in the combine.
       const bool lost = Policy::kFault == DecodeFault::lose_split && split == a.num_splits / 2;
-      if (d == 0) a.partial_lse[slot] = l > 0.f && !lost ? m + log2f(l) : -INFINITY;
+      if (d == 0) a.partial_lse[slot] = lost ? -INFINITY : row_lse(m, l);
     }
   }
 }

@@ -21,14 +21,14 @@ __device__ void write_warp_partial(Softmax<kHeadDim>& st, const Params& a, const
       const int row = g + 8 * r;
       if (row >= u.rows) continue;
       const std::size_t at = (std::size_t(u.seq) * a.q_heads + u.head0 + row) * a.num_splits + slot;
-      const float inv = st.l[r] > 0.f ? v_scale / st.l[r] : 0.f;
+      const float inv = inverse_sum(st.l[r], v_scale);
       float* o = a.partial_o + at * kHeadDim;
 #pragma unroll
       for (int n = 0; n < kHeadDim / 8; ++n) {
         o[Tile<kKv, kHeadDim>::o_column(n, 2 * t)] = st.o[n][2 * r] * inv;
         o[Tile<kKv, kHeadDim>::o_column(n, 2 * t + 1)] = st.o[n][2 * r + 1] * inv;
       }
-      if (t == 0) a.partial_lse[at] = st.l[r] > 0.f ? st.m[r] + log2f(st.l[r]) : -INFINITY;
+      if (t == 0) a.partial_lse[at] = row_lse(st.m[r], st.l[r]);
     }
   }
 }

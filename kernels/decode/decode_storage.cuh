@@ -20,6 +20,7 @@
 #include "common/gpu/warpgroup.hpp"
 #include "common/harness/variant_list.hpp"
 #include "kernels/attention/constants.hpp"
+#include "kernels/attention/online_softmax.hpp"
 #include "kernels/attention/pipeline.hpp"
 #include "kernels/common/element.hpp"
 #include "kernels/decode/decode_layout.hpp"
@@ -31,6 +32,10 @@ namespace schedlab::kernels::decode_detail {
 
 using gpu::kWarpSize;
 using attention::kLog2e;
+// The online softmax steps every family shares (max step, final normalizer, log-sum-exp).
+using attention::advance_max;
+using attention::inverse_sum;
+using attention::row_lse;
 
 // The named barriers of the decode kernel (0 is the CTA barrier, __syncthreads): the warpgroup
 // body's ring of converted fp8 steps between its producer and computing warpgroups (full and

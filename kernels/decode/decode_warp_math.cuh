@@ -139,11 +139,9 @@ __device__ __forceinline__ void softmax_keys(float (&s)[kTiles][4], Softmax<kHea
       tile_max[r] = fmaxf(tile_max[r], gpu::shfl_xor(tile_max[r], 1));  // the 4 lanes of a row
       tile_max[r] = fmaxf(tile_max[r], gpu::shfl_xor(tile_max[r], 2));
       if constexpr (kLean) tile_max[r] *= row_scale(scale_log2, r);
-      const float m_new = fmaxf(st.m[r], tile_max[r]);
-      // A fully masked tile keeps m at -inf; subtracting a finite stand-in avoids inf - inf.
-      corr[r] = gpu::mma::fast_exp2(st.m[r] - (m_new == -INFINITY ? 0.f : m_new));
-      moved = moved || m_new != st.m[r];
-      st.m[r] = m_new;
+      const float m_old = st.m[r];
+      corr[r] = advance_max(st.m[r], tile_max[r]).corr;
+      moved = moved || st.m[r] != m_old;
       st.l[r] *= corr[r];
       if constexpr (!kLean) {
 #pragma unroll

@@ -122,11 +122,7 @@ __device__ __forceinline__ void online_softmax(float (&s)[2][4], Softmax<kHeadDi
     s[0][i] = (key >= first_key && key < seq_len && !dropped) ? s[0][i] * scale : -INFINITY;
     tile_max = fmaxf(tile_max, s[0][i]);
   }
-  const float m_new = fmaxf(st.m[0], W::row_max(tile_max));
-  // A fully masked tile keeps m at -inf; subtracting a finite stand-in avoids inf - inf.
-  const float m_use = m_new == -INFINITY ? 0.f : m_new;
-  const float corr = gpu::mma::fast_exp2(st.m[0] - m_use);
-  st.m[0] = m_new;
+  const auto [corr, m_use] = advance_max(st.m[0], W::row_max(tile_max));
   st.l[0] *= corr;
 #pragma unroll
   for (int n = 0; n < W::kOTiles; ++n)
@@ -200,13 +196,13 @@ __device__ __forceinline__ void write_partial_on_tile(Softmax<kHeadDim>& st, con
   if (row >= rows) return;
   const std::size_t at = (std::size_t(seq) * a.q_heads + head0 + row) * a.num_splits + slot;
   const float v_scale = a.v_scale ? a.v_scale[kvh] : 1.f;
-  const float inv = st.l[0] > 0.f ? v_scale * W::kPvScale / st.l[0] : 0.f;
+  const float inv = inverse_sum(st.l[0], v_scale * W::kPvScale);
   float* o = a.partial_o + at * kHeadDim;
 #pragma unroll
   for (int n = 0; n < W::kOTiles; ++n)
 #pragma unroll
     for (int i = 0; i < 4; ++i) o[W::o_col(n, i)] = st.o[n][i] * inv;
-  if (W::col(0, 0, 0) == 0) a.partial_lse[at] = st.l[0] > 0.f ? st.m[0] + log2f(st.l[0]) : -INFINITY;
+  if (W::col(0, 0, 0) == 0) a.partial_lse[at] = row_lse(st.m[0], st.l[0]);
 }
 
 }  // namespace schedlab::kernels::decode_detail
