@@ -236,6 +236,17 @@ __device__ __forceinline__ void update_rows(float (&s)[T::kSTiles][4], float (&m
   T::template pack_p<Op>(pa, s);
 }
 
+// O *= corr on one m16 tile's accumulators: its n8 C tiles, element i in row slot i / kPerSlot.
+// Whether to rescale at all is the caller's: a family gates it on its own test.
+template <int kPerSlot, int kOTiles, int kSlots>
+__device__ __forceinline__ void scale_o_rows(float (&o)[kOTiles][4], const float (&corr)[kSlots]) {
+  static_assert(kSlots * kPerSlot == 4, "an accumulator tile holds 4 elements per lane");
+#pragma unroll
+  for (int n = 0; n < kOTiles; ++n)
+#pragma unroll
+    for (int i = 0; i < 4; ++i) o[n][i] *= corr[i / kPerSlot];
+}
+
 // O *= corr for every m16 tile, after all their updates: one straight-line block, so the
 // tiles' independent max / exp2 / sum chains can interleave, and at most one branch.
 // Thresholded, the branch is warp-uniform and, after the first tiles, almost never taken.
@@ -251,11 +262,7 @@ __device__ __forceinline__ void rescale_o(RowState<T, kMTiles>& st, const float 
   if constexpr (kThresholded) rescale = gpu::warp_any(rescale);
   if (rescale) {
 #pragma unroll
-    for (int mt = 0; mt < kMTiles; ++mt)
-#pragma unroll
-      for (int n = 0; n < T::kOTiles; ++n)
-#pragma unroll
-        for (int i = 0; i < 4; ++i) st.o[mt][n][i] *= corr[mt][i / kPer];
+    for (int mt = 0; mt < kMTiles; ++mt) scale_o_rows<kPer>(st.o[mt], corr[mt]);
   }
 }
 

@@ -32,10 +32,12 @@ namespace schedlab::kernels::decode_detail {
 
 using gpu::kWarpSize;
 using attention::kLog2e;
-// The online softmax steps every family shares (max step, final normalizer, log-sum-exp).
+// The online softmax steps every family shares (max step, O's rescale, final normalizer,
+// log-sum-exp).
 using attention::advance_max;
 using attention::inverse_sum;
 using attention::row_lse;
+using attention::scale_o_rows;
 
 // The named barriers of the decode kernel (0 is the CTA barrier, __syncthreads): the warpgroup
 // body's ring of converted fp8 steps between its producer and computing warpgroups (full and

@@ -55,12 +55,7 @@ struct Rescale {
 };
 template <class Policy, int kHeadDim>
 __device__ __forceinline__ void apply_rescale(Softmax<kHeadDim>& st, const Rescale& r) {
-  if (Policy::kFault != DecodeFault::stale_max && gpu::warp_any(r.moved)) {
-#pragma unroll
-    for (int n = 0; n < kHeadDim / 8; ++n)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) st.o[n][i] *= r.corr[i / 2];
-  }
+  if (Policy::kFault != DecodeFault::stale_max && gpu::warp_any(r.moved)) scale_o_rows<2>(st.o, r.corr);
 }
 // The softmax scale of a lane's row r (0: row g, 1: row g + 8): the same for every row, or one
 // per row (RowScales: S computed on queries scaled per row, GroupSmem::kRawKeys).

@@ -124,10 +124,7 @@ __device__ __forceinline__ void online_softmax(float (&s)[2][4], Softmax<kHeadDi
   }
   const auto [corr, m_use] = advance_max(st.m[0], W::row_max(tile_max));
   st.l[0] *= corr;
-#pragma unroll
-  for (int n = 0; n < W::kOTiles; ++n)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) st.o[n][i] *= corr;
+  scale_o_rows<4>(st.o, {corr});
   float p[1][4];  // [16-token block][element]
 #pragma unroll
   for (int i = 0; i < 4; ++i) {
