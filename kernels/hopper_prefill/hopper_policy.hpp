@@ -57,9 +57,12 @@ struct HopperPrefillPolicy {
   // Dynamic schedule: tile ids a CTA may hold past the one it computes (dynamic_tile_scheduler.hpp).
   /* TileQueueSlots = */ static constexpr int kTileQueueSlots = 2;
   /* Stages = */ static constexpr int kStages = 2;  // K and V stages each in the shared ring
-  // fp8: stages of the V^T ring. V^T(j) is freed only once O += P V(j) completes, during the
-  // consumers' next tile, so with two stages the producer transposes V(j + 2) inside one tile
-  // of the consumers' time.
+  // K(j) and V(j) in one shared-memory slot, as seed 003's kernel holds its K and V tiles in
+  // one union of registers: V(j) is copied into the slot K(j) held once every consumer's
+  // S = Q K(j)^T has read it, and K(j + kStages) once V(j)'s readers are done. Half the K/V
+  // shared memory, and V(j)'s copy can start only after QK(j). false: K and V in rings of
+  // their own, each copy waiting only for its own ring (experiments/prefill_kv_rings).
+  /* KvUnion = */ static constexpr bool kKvUnion = false;
   // fp8: S = Q K^T issued as two halves of the key tile, each its own wgmma group, so the
   // softmax of the first half (its max and exp2s) runs while the tensor pipe computes the
   // second: each consumer's own chain per tile (wait for S, max, exponentials) is what bounds
@@ -67,6 +70,9 @@ struct HopperPrefillPolicy {
   // the second half moving it past the rescale threshold rescales the first half's P (rare
   // after the first tiles).
   /* SplitQkFp8 = */ static constexpr bool kSplitQkFp8 = false;
+  // fp8: stages of the V^T ring. V^T(j) is freed only once O += P V(j) completes, during the
+  // consumers' next tile, so with two stages the producer transposes V(j + 2) inside one tile
+  // of the consumers' time.
   /* VtStages = */ static constexpr int kVtStages = 2;
   // > 0: keep a stale running max until a row's max grows by more than this (log2 units) and
   // skip O *= corr when no row of the warp moved (FA4's conditional rescaling); P then

@@ -43,14 +43,15 @@ sys.path.insert(0, str(ROOT / "scripts"))
 import isa  # noqa: E402
 import resource_report  # noqa: E402
 
-EXPERIMENTS = ("prefill_pingpong", "prefill_warp_specialization", "prefill_intra_overlap", "prefill_persistent")
+EXPERIMENTS = ("prefill_pingpong", "prefill_warp_specialization", "prefill_intra_overlap", "prefill_persistent",
+               "prefill_kv_rings")
 PRODUCER_REGS = 24
 FP8 = 3  # DType::fp8_e4m3 in the mangled name
 FP8_PRODUCER_REGS, FP8_CONSUMER_REGS = 24, 240  # kernels/hopper_prefill/hopper_policy.hpp (the matrix transpose)
 FP8_REFUSED = {"no_ws", "persistent_dynamic"}  # no producer warpgroup free to transpose V
 SMALL_SPILL = 16  # LDL / STL instructions allowed in the causal head-dim-64 kernels
 VARIANT_SPILL = 56  # ... and in the variants that are not the family default (outside their main loops)
-DEFAULT_VARIANTS = {"pingpong", "ws_realloc", "overlapped", "one_per_tile"}
+DEFAULT_VARIANTS = {"pingpong", "ws_realloc", "overlapped", "one_per_tile", "separate"}
 CONSUMER_REGS = {128: 240, 64: 160}  # the default tile shapes (kernels/hopper_prefill/hopper_policy.hpp)
 # The policies with a long causal kernel (kLongCausalFromKeys and a non-causal key tile that
 # differs from the causal one): every variant but persistent_3stages, whose tile is the causal one.
@@ -59,6 +60,7 @@ LONG_CAUSAL_VARIANTS = {
     "prefill_warp_specialization": {"ws_realloc", "ws_even_regs", "no_ws"},
     "prefill_intra_overlap": {"overlapped", "serial", "serial_free_running"},
     "prefill_persistent": {"one_per_tile", "persistent", "persistent_dynamic"},
+    "prefill_kv_rings": {"separate", "union_slot"},
 }
 
 
@@ -167,3 +169,24 @@ def test_pingpong_hands_turns_through_named_barriers(sass):
         assert _count(body, r"BAR\.ARV") == 0, f"free_running {key}: BAR.ARV present"
         syncs = [i for i in body if "BAR.SYNC" in i]
         assert syncs and all(re.search(r"BAR\.SYNC\S* 0x0$", i) for i in syncs), f"free_running {key}: {syncs}"
+
+
+def _launch_smem(functions: dict[str, list[str]], experiment: str, variant: str) -> dict[tuple[str, str, str], int]:
+    """{(long causal, dtype, head_dim, causal): dynamic shared memory bytes} of one policy's kernels."""
+    pattern = re.compile(rf"hopper_prefill_kernelI(NS0_10LongCausalI)?NS_11experiments\d+{experiment}{len(variant)}"
+                         rf"{variant}E(?:EE)?LNS_5DTypeE(\d)ELi(\d+)ELb(\d)ENS_3gpu11DynamicSmemILm(\d+)E")
+    return {(bool(m.group(1)), *m.groups()[1:4]): int(m.group(5)) for name in functions if (m := pattern.search(name))}
+
+
+def test_kv_union_drops_the_v_ring_and_waits_for_each_slots_other_tenant(sass):
+    # union_slot: V(j) lands in K(j)'s slot, so the V ring is gone (less shared memory at every
+    # shape), and each copy also waits on the other ring's empty barrier (more mbarrier waits).
+    fn = sass["prefill_kv_rings"]
+    separate, union = (_launch_smem(fn, "prefill_kv_rings", v) for v in ("separate", "union_slot"))
+    assert separate.keys() == union.keys() and separate
+    for key in separate:
+        assert union[key] < separate[key], f"{key}: union {union[key]} B, separate {separate[key]} B"
+    waits = {v: _kernels(fn, "prefill_kv_rings", v) for v in ("separate", "union_slot")}
+    for key, body in waits["union_slot"].items():
+        n_union, n_separate = (_count(b, r"SYNCS\.PHASECHK") for b in (body, waits["separate"][key]))
+        assert n_union > n_separate, f"union_slot {key}: {n_union} mbarrier waits, separate {n_separate}"

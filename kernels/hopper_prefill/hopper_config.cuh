@@ -1,0 +1,209 @@
+// The Hopper prefill kernel's configuration and storage: the constants every role derives
+// from a policy (Config), the shared storage and its rings, the kernel's parameters, and the
+// keys and scales of one output tile. The kernel is described in hopper_prefill.cuh.
+#pragma once
+#include <cstdint>
+#include <map>
+#include <tuple>
+#include <type_traits>
+
+#include "common/gpu/backend/cuda/attention_tile_fp8.hpp"
+#include "common/gpu/backend/cuda/hopper.hpp"
+#include "common/gpu/device.hpp"
+#include "common/gpu/kernel_traits.hpp"
+#include "common/gpu/launch.hpp"
+#include "common/gpu/runtime.hpp"
+#include "kernels/attention/constants.hpp"
+#include "kernels/attention/dynamic_tile_scheduler.hpp"
+#include "kernels/attention/online_softmax.hpp"
+#include "kernels/attention/pipeline.hpp"
+#include "kernels/attention/tile_scheduler.hpp"
+#include "kernels/attention/write_o.hpp"
+#include "kernels/hopper_prefill/hopper_policy.hpp"
+#include "kernels/hopper_prefill/hopper_prefill.hpp"
+
+namespace schedlab::kernels::hopper_detail {
+
+using attention::PipelineState;
+using attention::TileCoord;
+using gpu::kWarpGroupThreads;
+using gpu::kWarpSize;
+namespace wgmma = gpu::wgmma;
+using attention::kLog2e;
+inline constexpr int kBoxCols = 64;      // 16-bit tensor-map columns of one 128-byte-swizzled box
+inline constexpr int kRowBytes = 128;    // one box row: 64 bf16 / f16 or 128 e4m3 values
+inline constexpr int kAtomBytes = 1024;  // 8 swizzled rows: the wgmma stride offset
+inline constexpr int kStepBytes = 32;    // the k extent of one wgmma: k16 of 16-bit, k32 of 8-bit values
+inline constexpr int kStepsPerRow = kRowBytes / kStepBytes;
+// Named barriers: 0 is __syncthreads; kTurnBarrier0 + c is consumer c's ping-pong turn.
+inline constexpr int kTurnBarrier0 = 2;
+
+// The m16n8 rows of O when V^T's row 16c + i holds column 16c + 2i (i < 8) or 16c + 2(i - 8) + 1
+// (VTranspose::Matrix): a lane's slot of C tiles 2c and 2c + 1 then holds columns 16c + 4t ..
+// 16c + 4t + 3, in the order (2c, 0), (2c + 1, 0), (2c, 1), (2c + 1, 1); one 8-byte store each.
+template <int kBlockN, int kHeadDim>
+struct M16n8RowsPairedCols : gpu::attn::M16n8Rows<kBlockN, kHeadDim> {
+  using Base = gpu::attn::M16n8Rows<kBlockN, kHeadDim>;
+  template <class Op>
+  static __device__ __forceinline__ void store_o_row(std::uint16_t* row_ptr, const float (&o)[Base::kOTiles][4], int r,
+                                                     float inv) {
+    const int t = gpu::mma::frag_lane() % 4;
+#pragma unroll
+    for (int c = 0; c < Base::kOTiles / 2; ++c)
+      *reinterpret_cast<uint2*>(row_ptr + 16 * c + 4 * t) =
+          make_uint2(gpu::mma::pack2<Op>(o[2 * c][2 * r] * inv, o[2 * c + 1][2 * r] * inv),
+                     gpu::mma::pack2<Op>(o[2 * c][2 * r + 1] * inv, o[2 * c + 1][2 * r + 1] * inv));
+  }
+};
+
+template <class Policy, DType kT, int kHeadDimT, bool kCausalT>
+struct Config {
+  static constexpr int kHeadDim = kHeadDimT;
+  static constexpr bool kCausal = kCausalT;
+  static constexpr bool kFp8 = kT == DType::fp8_e4m3;
+  static constexpr int kElemBytes = kFp8 ? 1 : 2;
+  static constexpr HopperTile kTile = kFp8 ? Policy::fp8_tile(kCausal) : Policy::tile(kHeadDim, kCausal);
+  static constexpr int kConsumers = kTile.consumers;  // consumer warpgroups
+  static constexpr int kWgRows = 64;    // query rows of one consumer (wgmma m64)
+  static constexpr int kBlockM = kConsumers * kWgRows;
+  static constexpr int kBlockN = kTile.block_n;
+  static constexpr int kStages = Policy::kStages;
+  // One shared-memory slot per stage holding K(j), then V(j); else a K ring and a V ring.
+  static constexpr bool kKvUnion = Policy::kKvUnion;
+  // The ring O += P V reads: V as copied (kStages), or fp8's V^T ring (kVtStages).
+  static constexpr int kVtStages = Policy::kVtStages;
+  static constexpr int kPvStages = kT == DType::fp8_e4m3 ? kVtStages : kStages;
+  static constexpr int kTileQueueSlots = Policy::kTileQueueSlots;
+  static constexpr int kProducers = Policy::kWarpSpecialized ? 1 : 0;
+  static constexpr int kThreads = (kConsumers + kProducers) * kWarpGroupThreads;
+  static constexpr int kConsumerWarps = kConsumers * kWarpGroupThreads / kWarpSize;  // arrivals that free a stage
+  static constexpr int kColBlocks = kHeadDim * kElemBytes / kRowBytes;  // 128-byte boxes per row
+  static constexpr int kQBytes = kBlockM * kHeadDim * kElemBytes;
+  static constexpr int kKvBytes = kBlockN * kHeadDim * kElemBytes;
+  static constexpr int kStepElems = kStepBytes / kElemBytes;  // k of one wgmma: 16 or 32
+  static constexpr int kQkSteps = kHeadDim / kStepElems;      // k steps of S = Q K^T
+  static constexpr int kPvSteps = kBlockN / kStepElems;       // k steps of O += P V
+  static constexpr int kSRegs = kBlockN / 2;      // S accumulators per thread (m64 x kBlockN)
+  static constexpr int kORegs = kHeadDim / 2;     // O accumulators per thread (m64 x head dim)
+  // The online softmax's form (kernels/attention/online_softmax.hpp): row chains, the sum
+  // folded once per tile, the mask by each row's first invisible key.
+  static constexpr int kRowChains = kTile.row_chains;
+  static constexpr bool kFoldSum = true, kRowLimitMask = true, kSkipUnitRescale = false;
+  // fp8: a share of the exp2s on the FMA pipe (the multi-function unit is as busy as the tensor
+  // pipe there); 16-bit keeps every exp2 on the MUFU.
+  static constexpr int kExp2OnFmaEvery = kFp8 ? Policy::kExp2OnFmaEveryFp8 : 0;
+  // fp8: S = Q K^T in two halves of the key tile, the first half's softmax under the second's
+  // GEMM (Policy::kSplitQkFp8); HalfRows is a half's m16n8 rows.
+  static constexpr bool kSplitQk = kFp8 && Policy::kSplitQkFp8;
+  static constexpr int kHalfN = kBlockN / 2;
+  // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
+  static constexpr bool kPairedCols = kFp8 && Policy::kVTranspose == VTranspose::Matrix;
+  // A warp's 16 rows of a consumer's m64 wgmma accumulators, laid out as m16n8 C tiles.
+  using Rows = std::conditional_t<kPairedCols, M16n8RowsPairedCols<kBlockN, kHeadDim>, gpu::attn::M16n8Rows<kBlockN, kHeadDim>>;
+  using HalfRows = gpu::attn::M16n8Rows<kHalfN, kHeadDim>;  // the softmax reads only rows and keys
+  static constexpr int kConsumerRegs = kTile.consumer_regs;
+  static constexpr int kProducerRegs = kFp8 ? Policy::kProducerRegsFp8 : Policy::kProducerRegs;
+  static constexpr float kRescaleThreshold = Policy::kRescaleThreshold;
+  static constexpr HopperFault kFault = Policy::kFault;
+  // fp8: V^T (head dim rows x keys) in 128-key column blocks, written by producer warps 1..3.
+  static constexpr int kTransposeWarps = kFp8 ? 3 : 0;
+  static constexpr int kVtBlocks = (kBlockN + kRowBytes - 1) / kRowBytes;
+  static constexpr int kVtBytes = kVtBlocks * kHeadDim * kRowBytes;
+  static constexpr int kVReaderWarps = kFp8 ? kTransposeWarps : kConsumerWarps;  // arrivals that free a V stage
+  static_assert(kHeadDim * kElemBytes % kRowBytes == 0, "rows in whole 128-byte boxes");
+  static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "a K/V tile is whole k16 steps and one box of at most 256 rows");
+  static_assert(kStages >= 2 && kStages <= 4 && kVtStages >= 2 && kVtStages <= 4, "two to four stages in each ring");
+  static_assert(!kKvUnion || Policy::kWarpSpecialized, "one slot for K and V: the producer thread orders its copies");
+  static_assert(Policy::kWarpSpecialized || !Policy::kRegisterRealloc,
+                "register reallocation moves registers from a producer warpgroup to the consumers");
+  static_assert(!kFp8 || kHopperFp8Capable<Policy>, "fp8 needs the producer warpgroup and a static schedule");
+  static_assert(!kFp8 || (kHeadDim == 128 && kBlockN % kStepElems == 0),
+                "fp8: head dim 128 (a lane of a transposing warp takes 4 of its 128 columns), whole k32 steps");
+  // P = exp2(s - m) <= 2^threshold goes to e4m3 with a fixed scale of 1: 2^8 = 256 < 448.
+  static_assert(!kFp8 || kRescaleThreshold <= 8.f, "fp8 P must stay within e4m3's range");
+  static_assert(!kSplitQk || (kHalfN % 16 == 0 && kHalfN % (8 * kTile.row_chains) == 0 && Policy::kIntraOverlap),
+                "split QK: halves of whole n16 blocks and row chains, on the overlapped main loop");
+  static_assert(Policy::kWarpSpecialized || Policy::kSchedule == attention::TileSchedule::OnePerTile,
+                "without a producer warpgroup, a CTA computes one tile");
+  // setmaxnreg moves registers within what the CTA was given at launch (the launch bound's
+  // per-thread count, a multiple of 8, times its threads); an increase past that pool waits
+  // forever, so the budgets must fit the launch allocation, not the whole register file.
+  static constexpr int kLaunchRegsPerThread = 65536 / kThreads / 8 * 8;
+  static_assert(!Policy::kRegisterRealloc ||
+                    kProducerRegs * kWarpGroupThreads + kConsumerRegs * kConsumers * kWarpGroupThreads <=
+                        kLaunchRegsPerThread * kThreads,
+                "the register budgets exceed the registers the CTA is allocated at launch");
+};
+
+// fp8's V^T ring: kVtBlocks blocks of [head dim][128 keys], 128-byte swizzled as the copies
+// would leave them, so that V^T is a K-major B operand like K. Full: one arrival per
+// transposing warp; empty: one per consumer warp.
+template <class Cfg>
+struct TransposedV {
+  alignas(kAtomBytes) unsigned char vt[Cfg::kVtStages][Cfg::kVtBytes];
+  attention::FullEmptyPipeline<Cfg::kVtStages> vt_pipe;
+};
+struct NoTransposedV {};
+
+// The V ring of its own (an empty member under kKvUnion, where V(j) lands in K(j)'s slot).
+template <class Cfg>
+struct VRing {
+  alignas(kAtomBytes) unsigned char v[Cfg::kStages][Cfg::kKvBytes];
+};
+struct NoVRing {};
+
+// Shared storage: Q, the K and V rings, their barriers. Each tile is 1024-byte aligned (the
+// 128-byte swizzle repeats every 8 rows) and laid out as the copies leave it: kColBlocks
+// blocks of [rows][128 bytes]. fp8 adds the V^T ring (an empty base otherwise).
+template <class Cfg>
+struct SharedStorage : std::conditional_t<Cfg::kFp8, TransposedV<Cfg>, NoTransposedV> {
+  alignas(kAtomBytes) unsigned char q[Cfg::kQBytes];
+  alignas(kAtomBytes) unsigned char k_ring[Cfg::kStages][Cfg::kKvBytes];
+  std::conditional_t<Cfg::kKvUnion, NoVRing, VRing<Cfg>> v_ring;
+  attention::TmaPipeline<Cfg::kStages> k_pipe, v_pipe;
+  attention::TileQueue<Cfg::kTileQueueSlots> tile_queue;  // the dynamic schedule's tile ids, producer to consumers
+  std::uint64_t q_full;   // Q of the current tile has landed
+  std::uint64_t q_empty;  // the consumers are done with Q (persistent CTAs reload it)
+  static constexpr int kLaunchBytes = int(sizeof(SharedStorage)) + kAtomBytes;  // + alignment slack
+  __device__ unsigned char* k(int stage) { return k_ring[stage]; }
+  __device__ unsigned char* v(int stage) {
+    if constexpr (Cfg::kKvUnion) return k_ring[stage];
+    else return v_ring.v[stage];
+  }
+};
+
+struct Params {
+  gpu::api::TensorMap q_map, k_map, v_map;  // dims (head_dim, position, head, batch)
+  std::uint16_t* o;
+  int q_len, kv_len, q_heads, kv_heads;
+  float scale_log2;  // softmax scale * log2(e): scores live in the log2 domain (exp2)
+  attention::TileGrid tiles;
+  const float *q_scale, *k_scale, *v_scale;  // fp8: per-head dequantization scales (null otherwise)
+};
+
+// The keys one output tile needs, the same for every role of the CTA.
+template <class Cfg>
+struct TileWork {
+  TileCoord t;
+  int q_row0, n_tiles, kv_head;
+  __device__ TileWork(const Params& a, TileCoord tile) : t(tile) {
+    q_row0 = t.m_block * Cfg::kBlockM;
+    kv_head = t.head / (a.q_heads / a.kv_heads);
+    const int last_row = min(q_row0 + Cfg::kBlockM, a.q_len) - 1;
+    const int key_end = Cfg::kCausal ? min(a.kv_len, last_row + a.kv_len - a.q_len + 1) : a.kv_len;
+    n_tiles = key_end > 0 ? (key_end + Cfg::kBlockN - 1) / Cfg::kBlockN : 0;
+  }
+};
+
+// The tile's score scale (log2 domain) and O's factor besides 1 / l: fp8 folds q_scale *
+// k_scale into the first and v_scale into the second (a stored value is byte * scale).
+struct TileScales {
+  float qk_log2, o;
+};
+template <class Cfg>
+__device__ __forceinline__ TileScales tile_scales(const Params& a, const TileWork<Cfg>& w) {
+  if constexpr (Cfg::kFp8) return {a.scale_log2 * a.q_scale[w.t.head] * a.k_scale[w.kv_head], a.v_scale[w.kv_head]};
+  else return {a.scale_log2, 1.f};
+}
+
+}  // namespace schedlab::kernels::hopper_detail

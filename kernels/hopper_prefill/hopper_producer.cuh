@@ -1,0 +1,186 @@
+// The Hopper prefill kernel's producer warpgroup: the thread that issues the bulk copies of
+// Q and the K/V tiles (Loader), and for fp8 the warps that transpose each landed V tile into
+// the V^T ring (VTransposer). The kernel is described in hopper_prefill.cuh.
+#pragma once
+#include "kernels/hopper_prefill/hopper_config.cuh"
+
+namespace schedlab::kernels::hopper_detail {
+
+// STAGE produce: the copies of one tile's Q and of K/V tile j, issued by one thread (the
+// producer warp's, or a consumer's without warp specialization).
+template <class Cfg>
+struct Loader {
+  const Params& a;
+  SharedStorage<Cfg>& s;
+  PipelineState<Cfg::kStages> k_state, v_state;
+  unsigned q_parity = 0;
+
+  __device__ void load_q(const TileWork<Cfg>& w) {
+    gpu::mbarrier_wait(&s.q_empty, q_parity ^ 1u);  // the consumers released the last tile's Q
+    gpu::mbarrier_arrive_expect_tx(&s.q_full, Cfg::kQBytes);
+#pragma unroll
+    for (int cb = 0; cb < Cfg::kColBlocks; ++cb)
+      gpu::bulk_tensor_copy_4d(s.q + cb * Cfg::kBlockM * kRowBytes, &a.q_map, cb * kBoxCols, w.q_row0, w.t.head,
+                               w.t.batch, &s.q_full);
+    q_parity ^= 1u;
+  }
+  // The state `passes` (at most kStages) copies past `state` in its ring.
+  static __device__ PipelineState<Cfg::kStages> ahead(PipelineState<Cfg::kStages> state, int passes) {
+    state.stage += passes;
+    if (state.stage >= Cfg::kStages) {
+      state.stage -= Cfg::kStages;
+      state.parity ^= 1u;
+    }
+    return state;
+  }
+  // kKvUnion: a copy into a slot also waits for the slot's other tenant to be read. `lead` is
+  // how many copies of the other ring this copy's waiting state lies past that ring's own:
+  // K(j) waits for the readers of V(j - kStages), V(j) for those of K(j) (the wait that would
+  // precede K(j + kStages)).
+  template <bool kIsK>
+  __device__ void load_kv(const TileWork<Cfg>& w, int j, int lead = 0) {
+    auto& pipe = kIsK ? s.k_pipe : s.v_pipe;
+    auto& state = kIsK ? k_state : v_state;
+    pipe.producer_acquire(state);  // every consumer warp released this stage
+    if constexpr (Cfg::kKvUnion) {
+      if constexpr (kIsK) s.v_pipe.producer_acquire(ahead(v_state, lead));
+      else s.k_pipe.producer_acquire(ahead(k_state, lead));
+    }
+    std::uint64_t* full = pipe.producer_expect(state, Cfg::kKvBytes);
+    unsigned char* dst = kIsK ? s.k(state.index()) : s.v(state.index());
+#pragma unroll
+    for (int cb = 0; cb < Cfg::kColBlocks; ++cb)
+      gpu::bulk_tensor_copy_4d(dst + cb * Cfg::kBlockN * kRowBytes, kIsK ? &a.k_map : &a.v_map, cb * kBoxCols,
+                               j * Cfg::kBlockN, w.kv_head, w.t.batch, full);
+    ++state;
+  }
+  // The producer warpgroup's whole tile: K(j + 1) goes before V(j), since the overlapped
+  // consumer needs S(j + 1) before it multiplies by V(j).
+  // kKvUnion: K(j + 1) waits one V copy past v_state (V(j)'s stage, holding V(j + 1 -
+  // kStages)); V(j) waits for K(j)'s readers, the wait kStages copies past K(j) in the K ring,
+  // where k_state is at K(j + 2), or at K(j + 1) after the last K. (The fp8 producer's 24
+  // registers then spill 8 bytes; a loop peeled so that every lead is a constant spilled 168.)
+  __device__ void load_tile(const TileWork<Cfg>& w) {
+    load_q(w);
+    if (w.n_tiles > 0) load_kv<true>(w, 0);
+    for (int j = 0; j < w.n_tiles; ++j) {
+      const bool next = j + 1 < w.n_tiles;
+      if (next) load_kv<true>(w, j + 1, 1);
+      load_kv<false>(w, j, Cfg::kStages - (next ? 2 : 1));
+    }
+  }
+};
+
+// V (keys x 128 columns, 128-byte rows as the copy leaves them) to V^T (columns x keys), the
+// K-major B operand of the 8-bit O += P V. The keys of each 16-key half are written in the
+// order P holds them (pack_p: logical key 4t + i is the accumulator's key 2t, 2t + 1, 8 + 2t,
+// 9 + 2t), so P needs no shuffle. Half h is the 16-byte chunk h % 8 of 128-key column block
+// h / 8 of V^T (a 32-key step: two chunks).
+//
+// VTranspose::Words. One warp takes 16 keys at a time, lane l columns 4l..4l+3:
+// 16 word loads (each a whole 128-byte row across the warp: no bank conflict), 3 byte
+// permutes per word written, 4 16-byte stores. Lane l starts its stores at column (l / 2) % 4
+// so that the 8 lanes of a store phase write rows 8 apart in swizzle (distinct chunks).
+template <class Cfg>
+__device__ __forceinline__ void transpose_v_words(unsigned char* vt, const unsigned char* v, int warp) {
+  const int lane = gpu::lane_id(), rot = (lane >> 1) & 3;
+  std::uint32_t pick[4];  // PRMT selector: byte c of two words, c = (j + rot) % 4 for store j
+#pragma unroll
+  for (int j = 0; j < 4; ++j) pick[j] = ((j + rot) & 3) | ((((j + rot) & 3) + 4) << 4);
+  for (int h = warp; h < Cfg::kBlockN / 16; h += Cfg::kTransposeWarps) {
+    std::uint32_t out[4][4];  // [store j][word t]: column 4 lane + (j + rot) % 4, logical keys 4t..4t+3
+#pragma unroll
+    for (int t = 0; t < 4; ++t) {
+      std::uint32_t w[4];  // keys 16h + {2t, 2t + 1, 8 + 2t, 9 + 2t}, columns 4 lane..4 lane + 3
+#pragma unroll
+      for (int i = 0; i < 4; ++i) {
+        const int key_in_16 = Cfg::kFault == HopperFault::vt_key_order ? 4 * t + i : 8 * (i >> 1) + 2 * t + (i & 1);
+        const int key_in_8 = key_in_16 & 7, key = 16 * h + key_in_16;
+        w[i] = *reinterpret_cast<const std::uint32_t*>(v + key * kRowBytes + (((lane >> 2) ^ key_in_8) << 4) +
+                                                       4 * (lane & 3));
+      }
+#pragma unroll
+      for (int j = 0; j < 4; ++j)
+        out[j][t] = __byte_perm(__byte_perm(w[0], w[1], pick[j]), __byte_perm(w[2], w[3], pick[j]), 0x5410);
+    }
+    const int chunk = h % 8;
+    unsigned char* block = vt + h / 8 * Cfg::kHeadDim * kRowBytes;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int col = 4 * lane + ((j + rot) & 3);
+      *reinterpret_cast<uint4*>(block + col * kRowBytes + ((chunk ^ (col & 7)) << 4)) =
+          make_uint4(out[j][0], out[j][1], out[j][2], out[j][3]);
+    }
+  }
+}
+
+// VTranspose::Matrix. A unit is 16 keys (half h) x 32 columns (16-byte chunks 2u, 2u + 1). One
+// ldmatrix.trans x4 reads it, matrix m = keys 16h + 8 (m % 2).., chunk 2u + m / 2 (8 rows of 8
+// distinct swizzled chunks: no bank conflict), and leaves lane (g, t) 16-bit pairs: register m
+// holds the bytes of keys 2t, 2t + 1 (+ 8 for odd m) at columns 2g, 2g + 1 of its chunk. Two
+// byte permutes per chunk give column 2g's and column 2g + 1's four keys in P's order; one
+// stmatrix x4 writes them as V^T rows 16 chunk + g (even columns) and 16 chunk + 8 + g (odd):
+// 8 consecutive rows per matrix, again 8 distinct chunks (the row order is what makes that so;
+// writing column c to row c would put two rows of a phase on one chunk).
+template <class Cfg>
+__device__ __forceinline__ void transpose_v_matrix(unsigned char* vt, const unsigned char* v, int warp) {
+  constexpr unsigned kChunkPairs = Cfg::kHeadDim / 32, kUnits = Cfg::kBlockN / 16 * kChunkPairs;
+  // Bytes (selector nibbles) of two ldmatrix.trans words (keys 2t, 2t + 1 | 8 + 2t, 9 + 2t) for
+  // column 2g (even) and 2g + 1 (odd) in P's order; the fault swaps keys 2t + 1 and 8 + 2t.
+  constexpr bool kFault = Cfg::kFault == HopperFault::vt_key_order;
+  constexpr std::uint32_t kEven = kFault ? 0x6240 : 0x6420, kOdd = kFault ? 0x7351 : 0x7531;
+  // Lane l addresses row r = l % 8 of matrix m = l / 8: key (and V^T row) 8 (m % 2) + r of its
+  // 16, chunk m / 2 of the unit's two. Rows of a matrix start at multiples of 8, so the
+  // swizzle's row term is r for the reads and the writes alike.
+  const unsigned lane = gpu::lane_id(), m = lane >> 3, r = lane & 7, row_in_16 = 8 * (m & 1) + r;
+  // One unit at a time: unrolled (by 2 or more), the loop's hoisted addresses spill the
+  // producer's 24 registers; three warps transpose, so three units are in flight.
+#pragma unroll 1
+  for (unsigned unit = warp; unit < kUnits; unit += Cfg::kTransposeWarps) {
+    const unsigned h = unit / kChunkPairs, chunk = 2 * (unit % kChunkPairs) + (m >> 1);
+    std::uint32_t x[4];
+    gpu::mma::ldmatrix_x4_trans(x, v + (16 * h + row_in_16) * kRowBytes + ((chunk ^ r) << 4));
+    const std::uint32_t y[4] = {__byte_perm(x[0], x[1], kEven), __byte_perm(x[0], x[1], kOdd),
+                                __byte_perm(x[2], x[3], kEven), __byte_perm(x[2], x[3], kOdd)};
+    gpu::stmatrix_x4(vt + h / 8 * Cfg::kHeadDim * kRowBytes + (16 * chunk + row_in_16) * kRowBytes + (((h % 8) ^ r) << 4), y);
+  }
+}
+
+// STAGE produce (fp8): one transposing warp's walk over a tile's V ring and the V^T ring.
+// The consumers read V^T with wgmma (the async proxy), so the ordinary stores are fenced
+// before the arrival that lets them.
+template <class Cfg>
+struct VTransposer {
+  // Rings of one depth walk in step, and one state serves both (a second one spills the
+  // producer's 24 registers).
+  static constexpr bool kInStep = Cfg::kVtStages == Cfg::kStages;
+  struct SameAsV {};
+  SharedStorage<Cfg>& s;
+  int warp;  // 0..kTransposeWarps - 1
+  PipelineState<Cfg::kStages> v_state;
+  std::conditional_t<kInStep, SameAsV, PipelineState<Cfg::kVtStages>> own_vt_state{};
+  __device__ auto& vt_state() {
+    if constexpr (kInStep) return v_state;
+    else return own_vt_state;
+  }
+  __device__ void tile(const TileWork<Cfg>& w) {
+    for (int j = 0; j < w.n_tiles; ++j) {
+      s.v_pipe.consumer_wait(v_state);          // V(j) has landed
+      s.vt_pipe.producer_acquire(vt_state());  // every consumer warp released V^T(j - kVtStages)
+      unsigned char* vt = s.vt[vt_state().index()];
+      const unsigned char* v = s.v(v_state.index());
+      if constexpr (Cfg::kPairedCols) transpose_v_matrix<Cfg>(vt, v, warp);
+      else transpose_v_words<Cfg>(vt, v, warp);
+      gpu::fence_proxy_async_smem();
+      gpu::warp_sync();
+      if (gpu::lane_id() == 0) {
+        s.v_pipe.consumer_release(v_state);     // this warp's reads of V(j) are done
+        s.vt_pipe.producer_commit(vt_state());  // its part of V^T(j) is written
+      }
+      ++v_state;
+      if constexpr (!kInStep) ++own_vt_state;
+    }
+  }
+};
+
+}  // namespace schedlab::kernels::hopper_detail
