@@ -654,8 +654,23 @@ def render_placement(args: list[str], files: list[str]) -> str:
     return "\n".join(lines)
 
 
+def render_claims(args: list[str], files: list[str]) -> str:
+    """Published claims by id (analysis/published_claims.csv), each with its verdict on exactly
+    the files named (results files and the stall files of their runs)."""
+    from . import published
+    if not args:
+        raise ReadmeError("claims takes one or more claim ids")
+    known = {c.id: c for c in published.load_claims()}
+    unknown = [a for a in args if a not in known]
+    if unknown:
+        raise ReadmeError(f"unknown claim id(s) {', '.join(unknown)} (analysis/published_claims.csv)")
+    data = Dataset.load([REPO / f for f in files])
+    return "\n".join(f"- `{o.claim.id}` ({o.claim.metric.replace('_', ' ')}): published {o.published}; ours {o.ours}. "
+                     f"Verdict: {o.text}." for o in published.evaluate([known[a] for a in args], data))
+
+
 KINDS = {"placement": render_placement, "softmax_phases": render_softmax_phases, "spans": render_spans, "shares": render_shares, "timeline": render_timeline, "allocations": render_allocations, "pipes": render_pipes, "experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers, "loops": render_loops,
-         "noise": render_noise, "status": render_status, "builds": render_builds}
+         "noise": render_noise, "status": render_status, "builds": render_builds, "claims": render_claims}
 KINDS["tried"] = lambda args, files: __import__(f"{__package__}.readme_tried", fromlist=["_"]).render_tried(args, files)
 
 

@@ -67,6 +67,15 @@ def test_a_missing_cited_file_is_an_error(tmp_path):
         readme.render(["experiment", "x"], ["results/h200/x/no_such_file.json"])
 
 
+def test_a_claims_section_names_known_claims_and_judges_the_cited_files_only():
+    cited = next(s for _, s in SECTIONS if s.args[:1] == ["claims"])
+    with pytest.raises(readme.ReadmeError, match="unknown claim"):
+        readme.render(["claims", "no_such_claim"], cited.files)
+    # The same claim on files of another experiment has nothing to measure.
+    other = next(s for _, s in SECTIONS if s.args[:2] == ["experiment", "prefill_pingpong"])
+    assert "not measured yet" in readme.render(["claims", cited.args[1]], other.files)
+
+
 def test_a_stale_section_is_found(tmp_path):
     src = next(p for p, _ in SECTIONS if p.name == "README.md" and p.parent.name == "decode_page_prefetch")
     copy = tmp_path / "README.md"
