@@ -69,37 +69,11 @@ inline constexpr bool kFoldSumOf = [] {
   if constexpr (requires { F::kFoldSum; }) return bool(F::kFoldSum);
   else return false;
 }();
-//   kExp2OnFmaEvery (0): with kFoldSum, the exponentials of every kExp2OnFmaEvery-th n8 tile
-//     are computed on the FMA pipe (exp2_on_fma) instead of the multi-function unit, which
-//     runs the rest: a share of the MUFU's work moved to the FMA and ALU pipes (FA4's device).
-template <class F>
-inline constexpr int kExp2OnFmaEveryOf = [] {
-  if constexpr (requires { F::kExp2OnFmaEvery; }) return int(F::kExp2OnFmaEvery);
-  else return 0;
-}();
 template <class F>
 inline constexpr bool kRowLimitMaskOf = [] {
   if constexpr (requires { F::kRowLimitMask; }) return bool(F::kRowLimitMask);
   else return false;
 }();
-
-// 2^x without the multi-function unit: x = j + f with j = round(x) and f in [-1/2, 1/2]; 2^f by
-// a cubic fitted to it on that interval (relative error under 8e-5: far below the e4m3 step of
-// 2^-4 that P is rounded to in fp8, and below bf16's 2^-8), 2^j added to its exponent bits.
-// Three FADDs and three FFMAs on the FMA pipe, a clamp, a shift, an add and a select on the ALU.
-// x below -126 (a masked -inf included) gives exactly +0, as the MUFU's exp2 does for -inf: a
-// row with no visible key must keep l = 0. (At -127 and below the cubic's value under 1 would
-// take the exponent field below zero.)
-__device__ __forceinline__ float exp2_on_fma(float x) {
-  constexpr float kRound = 12582912.f;  // 1.5 x 2^23: x + kRound holds round(x) in its low mantissa bits
-  const bool underflow = x < -126.f;
-  x = fmaxf(x, -126.f);
-  const float t = x + kRound, f = x - (t - kRound);
-  const float p = fmaf(fmaf(fmaf(0.05517161f, f, 0.24261113f), f, 0.69326097f), f, 0.99992806f);
-  // t's bits are 0x4B400000 + round(x); shifted by 23 only round(x) << 23 is left (mod 2^32).
-  const float y = __int_as_float(__float_as_int(p) + (__float_as_int(t) << 23));
-  return underflow ? 0.f : y;
-}
 
 // One row's running max m meets the max of a new score tile, both in the log2 domain: m moves
 // to the larger (thresholded: only past kThreshold above it, FA4's stale max), and the step
@@ -210,12 +184,7 @@ __device__ __forceinline__ void softmax_rows(float (&s)[T::kSTiles][4], float (&
     for (int n = 0; n < T::kSTiles; ++n)
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        const float x = fmaf(s[n][i], scale_log2, -m_rows[i / kPer]);
-        if constexpr (kExp2OnFmaEveryOf<Form> > 0) {
-          s[n][i] = n % kExp2OnFmaEveryOf<Form> == kExp2OnFmaEveryOf<Form> - 1 ? exp2_on_fma(x) : gpu::mma::fast_exp2(x);
-        } else {
-          s[n][i] = gpu::mma::fast_exp2(x);
-        }
+        s[n][i] = gpu::mma::fast_exp2(fmaf(s[n][i], scale_log2, -m_rows[i / kPer]));
         sum[i / kPer][n % kChains] += s[n][i];
       }
 #pragma unroll

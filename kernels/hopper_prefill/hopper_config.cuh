@@ -39,8 +39,8 @@ inline constexpr int kStepsPerRow = kRowBytes / kStepBytes;
 inline constexpr int kTurnBarrier0 = 2;
 
 // The m16n8 rows of O when V^T's row 16c + i holds column 16c + 2i (i < 8) or 16c + 2(i - 8) + 1
-// (VTranspose::Matrix): a lane's slot of C tiles 2c and 2c + 1 then holds columns 16c + 4t ..
-// 16c + 4t + 3, in the order (2c, 0), (2c + 1, 0), (2c, 1), (2c + 1, 1); one 8-byte store each.
+// (fp8's matrix transpose of V, transpose_v_matrix): a lane's slot of C tiles 2c and 2c + 1
+// then holds columns 16c + 4t .. 16c + 4t + 3, in the order (2c, 0), (2c + 1, 0), (2c, 1), (2c + 1, 1); one 8-byte store each.
 template <int kBlockN, int kHeadDim>
 struct M16n8RowsPairedCols : gpu::attn::M16n8Rows<kBlockN, kHeadDim> {
   using Base = gpu::attn::M16n8Rows<kBlockN, kHeadDim>;
@@ -70,8 +70,11 @@ struct Config {
   static constexpr int kStages = Policy::kStages;
   // One shared-memory slot per stage holding K(j), then V(j); else a K ring and a V ring.
   static constexpr bool kKvUnion = Policy::kKvUnion;
-  // The ring O += P V reads: V as copied (kStages), or fp8's V^T ring (kVtStages).
-  static constexpr int kVtStages = Policy::kVtStages;
+  // The ring O += P V reads: V as copied (kStages), or fp8's V^T ring (kVtStages). V^T(j) is
+  // freed only once O += P V(j) completes, during the consumers' next tile, so with two stages
+  // the producer transposes V(j + 2) inside one tile of the consumers' time (a third stage was
+  // no faster: kernels/hopper_prefill/LOG.md, fp8_vt3).
+  static constexpr int kVtStages = 2;
   static constexpr int kPvStages = kT == DType::fp8_e4m3 ? kVtStages : kStages;
   static constexpr int kTileQueueSlots = Policy::kTileQueueSlots;
   static constexpr int kProducers = Policy::kWarpSpecialized ? 1 : 0;
@@ -89,15 +92,12 @@ struct Config {
   // folded once per tile, the mask by each row's first invisible key.
   static constexpr int kRowChains = kTile.row_chains;
   static constexpr bool kFoldSum = true, kRowLimitMask = true, kSkipUnitRescale = false;
-  // fp8: a share of the exp2s on the FMA pipe (the multi-function unit is as busy as the tensor
-  // pipe there); 16-bit keeps every exp2 on the MUFU.
-  static constexpr int kExp2OnFmaEvery = kFp8 ? Policy::kExp2OnFmaEveryFp8 : 0;
   // fp8: S = Q K^T in two halves of the key tile, the first half's softmax under the second's
   // GEMM (Policy::kSplitQkFp8); HalfRows is a half's m16n8 rows.
   static constexpr bool kSplitQk = kFp8 && Policy::kSplitQkFp8;
   static constexpr int kHalfN = kBlockN / 2;
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
-  static constexpr bool kPairedCols = kFp8 && Policy::kVTranspose == VTranspose::Matrix;
+  static constexpr bool kPairedCols = kFp8;
   // A warp's 16 rows of a consumer's m64 wgmma accumulators, laid out as m16n8 C tiles.
   using Rows = std::conditional_t<kPairedCols, M16n8RowsPairedCols<kBlockN, kHeadDim>, gpu::attn::M16n8Rows<kBlockN, kHeadDim>>;
   using HalfRows = gpu::attn::M16n8Rows<kHalfN, kHeadDim>;  // the softmax reads only rows and keys

@@ -20,20 +20,6 @@ enum class HopperFault {
   vt_key_order,  // fp8: V^T written in a key order other than the one P holds the keys in
 };
 
-// fp8: how the producer's warps turn each landed V tile (keys x columns) into V^T (columns x
-// keys), the K-major operand the 8-bit wgmma needs (README "fp8 e4m3").
-enum class VTranspose {
-  // 32-bit loads of one key row across the warp, three byte permutes per word written, 16-byte
-  // stores: V^T's rows in column order.
-  Words,
-  // ldmatrix.trans (16-bit) of 16 keys x 32 columns, two byte permutes per word, stmatrix (as
-  // FA3's producer does): a quarter of the instructions and a few registers. V^T's rows are the
-  // columns of each 16-column chunk evens first (row i < 8: column 2i; row 8 + i: 2i + 1), which
-  // keeps every stmatrix phase on 8 distinct swizzled chunks; the output stage restores the
-  // order (O's columns are V^T's rows).
-  Matrix,
-};
-
 struct HopperPrefillPolicy {
   // A producer warpgroup issues every bulk copy and the consumer warpgroups only compute
   // (FA3 3.1). false: no producer; one consumer thread issues the copies between its tiles.
@@ -70,10 +56,6 @@ struct HopperPrefillPolicy {
   // the second half moving it past the rescale threshold rescales the first half's P (rare
   // after the first tiles).
   /* SplitQkFp8 = */ static constexpr bool kSplitQkFp8 = false;
-  // fp8: stages of the V^T ring. V^T(j) is freed only once O += P V(j) completes, during the
-  // consumers' next tile, so with two stages the producer transposes V(j + 2) inside one tile
-  // of the consumers' time.
-  /* VtStages = */ static constexpr int kVtStages = 2;
   // > 0: keep a stale running max until a row's max grows by more than this (log2 units) and
   // skip O *= corr when no row of the warp moved (FA4's conditional rescaling); P then
   // reaches 2^threshold at most, which bf16 / f16 and the f32 sums hold.
@@ -97,15 +79,10 @@ struct HopperPrefillPolicy {
   // 128-key causal one (the tuning table's fp8_causal_n192 before it became the default there).
   /* LongCausalFromKeys = */ static constexpr int kLongCausalFromKeys = 6144;
   // fp8 e4m3 (head dim 128 only; README "fp8 e4m3"). The producer's warps 1-3 transpose each
-  // V tile; with the matrix transpose the producer keeps 24 registers, as in 16-bit, and the
-  // consumers take 240 of the launch's 168 per thread ((168 x 384 - 24 x 128) / 256). The word
-  // transpose needs 56 (at 40 its loop spilled 64 bytes), which leaves the consumers 224.
-  // Keys per tile are whole 32-key steps of the 8-bit wgmma: 192 non-causal, 128 causal.
-  /* VTranspose = */ static constexpr VTranspose kVTranspose = VTranspose::Matrix;
-  // fp8: the exp2s of every n-th 8-key column block of S on the FMA pipe instead of the
-  // multi-function unit (attention::exp2_on_fma); 0: all on the MUFU. In fp8 the MUFU's exp2s
-  // take as many cycles as the tensor pipe's matrix ops, and the two overlap little.
-  /* Exp2OnFmaEveryFp8 = */ static constexpr int kExp2OnFmaEveryFp8 = 0;
+  // V tile (ldmatrix.trans and stmatrix, transpose_v_matrix), so the producer keeps 24
+  // registers, as in 16-bit, and the consumers take 240 of the launch's 168 per thread
+  // ((168 x 384 - 24 x 128) / 256). Keys per tile are whole 32-key steps of the 8-bit wgmma:
+  // 192 non-causal, 128 causal.
   /* ProducerRegsFp8 = */ static constexpr int kProducerRegsFp8 = 24;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {

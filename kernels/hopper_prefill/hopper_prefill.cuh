@@ -11,7 +11,7 @@
 //
 // fp8 e4m3 (head dim 128) runs through the same body: 8-bit wgmma (k32) takes both shared
 // operands K-major, so the producer's warps 1-3 transpose each landed V tile into a second
-// ring (transpose_v_words / transpose_v_matrix) before the consumers' O += P V; the per-head
+// ring (transpose_v_matrix) before the consumers' O += P V; the per-head
 // scales fold into the softmax scale and O's 1 / l; O is written in bf16.
 #pragma once
 #include "kernels/hopper_prefill/hopper_producer.cuh"

@@ -75,47 +75,9 @@ struct Loader {
 // K-major B operand of the 8-bit O += P V. The keys of each 16-key half are written in the
 // order P holds them (pack_p: logical key 4t + i is the accumulator's key 2t, 2t + 1, 8 + 2t,
 // 9 + 2t), so P needs no shuffle. Half h is the 16-byte chunk h % 8 of 128-key column block
-// h / 8 of V^T (a 32-key step: two chunks).
-//
-// VTranspose::Words. One warp takes 16 keys at a time, lane l columns 4l..4l+3:
-// 16 word loads (each a whole 128-byte row across the warp: no bank conflict), 3 byte
-// permutes per word written, 4 16-byte stores. Lane l starts its stores at column (l / 2) % 4
-// so that the 8 lanes of a store phase write rows 8 apart in swizzle (distinct chunks).
-template <class Cfg>
-__device__ __forceinline__ void transpose_v_words(unsigned char* vt, const unsigned char* v, int warp) {
-  const int lane = gpu::lane_id(), rot = (lane >> 1) & 3;
-  std::uint32_t pick[4];  // PRMT selector: byte c of two words, c = (j + rot) % 4 for store j
-#pragma unroll
-  for (int j = 0; j < 4; ++j) pick[j] = ((j + rot) & 3) | ((((j + rot) & 3) + 4) << 4);
-  for (int h = warp; h < Cfg::kBlockN / 16; h += Cfg::kTransposeWarps) {
-    std::uint32_t out[4][4];  // [store j][word t]: column 4 lane + (j + rot) % 4, logical keys 4t..4t+3
-#pragma unroll
-    for (int t = 0; t < 4; ++t) {
-      std::uint32_t w[4];  // keys 16h + {2t, 2t + 1, 8 + 2t, 9 + 2t}, columns 4 lane..4 lane + 3
-#pragma unroll
-      for (int i = 0; i < 4; ++i) {
-        const int key_in_16 = Cfg::kFault == HopperFault::vt_key_order ? 4 * t + i : 8 * (i >> 1) + 2 * t + (i & 1);
-        const int key_in_8 = key_in_16 & 7, key = 16 * h + key_in_16;
-        w[i] = *reinterpret_cast<const std::uint32_t*>(v + key * kRowBytes + (((lane >> 2) ^ key_in_8) << 4) +
-                                                       4 * (lane & 3));
-      }
-#pragma unroll
-      for (int j = 0; j < 4; ++j)
-        out[j][t] = __byte_perm(__byte_perm(w[0], w[1], pick[j]), __byte_perm(w[2], w[3], pick[j]), 0x5410);
-    }
-    const int chunk = h % 8;
-    unsigned char* block = vt + h / 8 * Cfg::kHeadDim * kRowBytes;
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int col = 4 * lane + ((j + rot) & 3);
-      *reinterpret_cast<uint4*>(block + col * kRowBytes + ((chunk ^ (col & 7)) << 4)) =
-          make_uint4(out[j][0], out[j][1], out[j][2], out[j][3]);
-    }
-  }
-}
-
-// VTranspose::Matrix. A unit is 16 keys (half h) x 32 columns (16-byte chunks 2u, 2u + 1). One
-// ldmatrix.trans x4 reads it, matrix m = keys 16h + 8 (m % 2).., chunk 2u + m / 2 (8 rows of 8
+// h / 8 of V^T (a 32-key step: two chunks). As FA3's producer does it (a word transpose, with
+// three byte permutes per word, was slower: LOG.md, fp8_words): a unit is 16 keys (half h) x
+// 32 columns (16-byte chunks 2u, 2u + 1). One ldmatrix.trans x4 reads it, matrix m = keys 16h + 8 (m % 2).., chunk 2u + m / 2 (8 rows of 8
 // distinct swizzled chunks: no bank conflict), and leaves lane (g, t) 16-bit pairs: register m
 // holds the bytes of keys 2t, 2t + 1 (+ 8 for odd m) at columns 2g, 2g + 1 of its chunk. Two
 // byte permutes per chunk give column 2g's and column 2g + 1's four keys in P's order; one
@@ -169,8 +131,7 @@ struct VTransposer {
       s.vt_pipe.producer_acquire(vt_state());  // every consumer warp released V^T(j - kVtStages)
       unsigned char* vt = s.vt[vt_state().index()];
       const unsigned char* v = s.v(v_state.index());
-      if constexpr (Cfg::kPairedCols) transpose_v_matrix<Cfg>(vt, v, warp);
-      else transpose_v_words<Cfg>(vt, v, warp);
+      transpose_v_matrix<Cfg>(vt, v, warp);
       gpu::fence_proxy_async_smem();
       gpu::warp_sync();
       if (gpu::lane_id() == 0) {

@@ -3,17 +3,16 @@
 Replays, in numpy, what the Hopper family's fp8 path does with bytes and registers
 (kernels/hopper_prefill/hopper_prefill.cuh):
   - the bulk copy's 128-byte swizzle of a V tile (16-byte chunk c of row r at c ^ (r % 8));
-  - both transposes of V into V^T, lane by lane, in the kernel's order of keys and columns:
-    transpose_v_words (word loads, byte permutes with PRMT semantics, 16-byte stores) and
+  - the transpose of V into V^T, lane by lane, in the kernel's order of keys and columns:
     transpose_v_matrix (ldmatrix.trans and stmatrix with PTX's fragment semantics, two byte
-    permutes), whose V^T rows are the columns of each 16-column chunk evens first, and the
-    output stage that restores the column order (M16n8RowsPairedCols::store_o_row);
+    permutes with PRMT semantics), whose V^T rows are the columns of each 16-column chunk evens
+    first, and the output stage that restores the column order (M16n8RowsPairedCols::store_o_row);
   - pack_p: which S accumulators go into which byte of which A register;
   - what the 8-bit wgmma reads: A from registers in the PTX m64nNk32 A-fragment layout
     (row 16 warp + lane / 4 + 8 (reg % 2), k 4 (lane % 4) + byte + 16 (reg / 2)), the f32
     accumulator layout for S, and B K-major from the 128-byte-swizzled V^T;
 and checks that the product is S V for the 128-, 192- and 224-key tiles, and that the
-vt_key_order fault breaks it, in both transposes. A change to one side of the P / V^T key order that the other
+vt_key_order fault breaks it. A change to one side of the P / V^T key order that the other
 side does not follow fails here before it reaches the device. The two copies (kernel and
 this file) must be kept in step by hand.
 Run: python3 -m pytest -q kernels/hopper_prefill/tests
@@ -30,10 +29,6 @@ def _swizzled(row: int, chunk: int) -> int:
     return chunk ^ (row & 7)
 
 
-def _word(buf: np.ndarray, off: int) -> int:
-    return int.from_bytes(buf[off:off + 4].tobytes(), "little")
-
-
 def _prmt(x: int, y: int, selector: int) -> int:
     src = x.to_bytes(4, "little") + y.to_bytes(4, "little")
     return int.from_bytes(bytes(src[(selector >> (4 * n)) & 7] for n in range(4)), "little")
@@ -47,30 +42,6 @@ def _copied_tile(v: np.ndarray) -> np.ndarray:
             at = key * ROW_BYTES + _swizzled(key, c) * 16
             raw[at:at + 16] = v[key, 16 * c:16 * c + 16]
     return raw
-
-
-def _transpose_v_words(raw: np.ndarray, block_n: int, key_order_fault: bool) -> np.ndarray:
-    vt = np.zeros(-(-block_n // ROW_BYTES) * HEAD_DIM * ROW_BYTES, np.uint8)
-    for warp in range(TRANSPOSE_WARPS):
-        for lane in range(32):
-            rot = (lane >> 1) & 3
-            pick = [((j + rot) & 3) | ((((j + rot) & 3) + 4) << 4) for j in range(4)]
-            for h in range(warp, block_n // 16, TRANSPOSE_WARPS):
-                out = [[0] * 4 for _ in range(4)]
-                for t in range(4):
-                    w = []
-                    for i in range(4):
-                        key_in_16 = 4 * t + i if key_order_fault else 8 * (i >> 1) + 2 * t + (i & 1)
-                        key = 16 * h + key_in_16
-                        w.append(_word(raw, key * ROW_BYTES + (((lane >> 2) ^ (key_in_16 & 7)) << 4) + 4 * (lane & 3)))
-                    for j in range(4):
-                        out[j][t] = _prmt(_prmt(w[0], w[1], pick[j]), _prmt(w[2], w[3], pick[j]), 0x5410)
-                block = h // 8 * HEAD_DIM * ROW_BYTES
-                for j in range(4):
-                    col = 4 * lane + ((j + rot) & 3)
-                    at = block + col * ROW_BYTES + (((h % 8) ^ (col & 7)) << 4)
-                    vt[at:at + 16] = np.frombuffer(b"".join(x.to_bytes(4, "little") for x in out[j]), np.uint8)
-    return vt
 
 
 def _ldmatrix_trans_x4(buf: np.ndarray, row_at: list[int]) -> list[list[int]]:
@@ -128,7 +99,6 @@ def _paired_cols_to_order(o: np.ndarray) -> np.ndarray:
 
 
 TRANSPOSES = {
-    "words": (lambda raw, n, fault: _transpose_v_words(raw, n, fault), lambda o: o),
     "matrix": (_transpose_v_matrix, _paired_cols_to_order),
 }
 

@@ -7,13 +7,13 @@ every instantiation (bf16 / f16, head dim 64 / 128, causal or not; fp8 e4m3 at h
 on the policies that run it, FP8_REFUSED excepted):
   - the matrix products are warpgroup ops (HGMMA; fp8: QGMMA ...x32 E4M3 and no HGMMA), with
     no mma.sync (HMMA) anywhere;
-  - fp8: the producer's transpose of V is there (VTranspose::Matrix, the default): ldmatrix.trans
+  - fp8: the producer's transpose of V is there (transpose_v_matrix): ldmatrix.trans
     (LDSM.16.MT88.4), the two byte permutes that put each column's keys in P's order (PRMT
     0x6420 / 0x7531), stmatrix (STSM.16.M88.4), and a proxy fence (FENCE.VIEW.ASYNC.S) after
     the last store, before the consumers' wgmma may read V^T;
   - Q, K and V arrive by bulk tensor copies (UTMALDG.4D);
   - local memory (LDL / STL) in the family default (the variants `pingpong`, `ws_realloc`,
-    `overlapped`, `one_per_tile` are that policy): none, except in the causal head-dim-64
+    `overlapped`, `one_per_tile`, `separate` are that policy): none, except in the causal head-dim-64
     kernels (three consumers at 160 registers each, the most the SM's file allows beside a
     24-register producer: a few words, at most SMALL_SPILL instructions). `ws_even_regs`
     spills heavily (consumers left at the launch's 168 registers; ptxas also serializes their
