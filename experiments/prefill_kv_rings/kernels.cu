@@ -7,4 +7,6 @@ template void launch_hopper_prefill<experiments::prefill_kv_rings::separate>(con
 template void require_hopper_prefill_fits<experiments::prefill_kv_rings::separate>(const PrefillProblem&);
 template void launch_hopper_prefill<experiments::prefill_kv_rings::union_slot>(const PrefillArgs&, gpu::api::stream_t);
 template void require_hopper_prefill_fits<experiments::prefill_kv_rings::union_slot>(const PrefillProblem&);
+template void launch_hopper_prefill<experiments::prefill_kv_rings::union_4slots>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<experiments::prefill_kv_rings::union_4slots>(const PrefillProblem&);
 }  // namespace schedlab::kernels

@@ -15,5 +15,12 @@ struct separate : kernels::HopperPrefillPolicy {
 struct union_slot : kernels::HopperPrefillPolicy {
   /* KvUnion = */ static constexpr bool kKvUnion = true;
 };
+// The union in the separate rings' shared memory: four slots, so K(j + 2) no longer waits for
+// the readers of V(j) (they hold another slot), while V(j)'s copy still waits for QK(j). Its
+// difference from union_slot is what the halved ring costs; what is left against separate is
+// the wait for QK(j).
+struct union_4slots : union_slot {
+  /* Stages = */ static constexpr int kStages = 4;
+};
 
 }  // namespace schedlab::experiments::prefill_kv_rings

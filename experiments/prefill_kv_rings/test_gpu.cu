@@ -11,7 +11,7 @@
 namespace schedlab::kernels::hopper_prefill_test {
 namespace x = experiments::prefill_kv_rings;
 
-using Timed = ::testing::Types<x::union_slot>;  // the macro takes one type name; separate is the family default
+using Timed = ::testing::Types<x::union_slot, x::union_4slots>;  // the macro takes one type name; separate is the family default
 INSTANTIATE_TYPED_TEST_SUITE_P(prefill_kv_rings, HopperPrefillGpu, Timed);
 
 }  // namespace schedlab::kernels::hopper_prefill_test

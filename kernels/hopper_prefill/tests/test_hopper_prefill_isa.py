@@ -60,7 +60,7 @@ LONG_CAUSAL_VARIANTS = {
     "prefill_warp_specialization": {"ws_realloc", "ws_even_regs", "no_ws"},
     "prefill_intra_overlap": {"overlapped", "serial", "serial_free_running"},
     "prefill_persistent": {"one_per_tile", "persistent", "persistent_dynamic"},
-    "prefill_kv_rings": {"separate", "union_slot"},
+    "prefill_kv_rings": {"separate", "union_slot", "union_4slots"},
 }
 
 
