@@ -47,6 +47,18 @@ struct PipelineState {
   }
 };
 
+// The state `passes` (at most kStages) steps past `state`: the stage a producer will reach
+// then, for a wait on it ahead of time.
+template <int kStages>
+__device__ PipelineState<kStages> ahead(PipelineState<kStages> state, int passes) {
+  state.stage += passes;
+  if (state.stage >= kStages) {
+    state.stage -= kStages;
+    state.parity ^= 1u;
+  }
+  return state;
+}
+
 template <int kStages>
 struct FullPipeline {
   std::uint64_t full[kStages];

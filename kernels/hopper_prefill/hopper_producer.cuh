@@ -24,15 +24,6 @@ struct Loader {
                                w.t.batch, &s.q_full);
     q_parity ^= 1u;
   }
-  // The state `passes` (at most kStages) copies past `state` in its ring.
-  static __device__ PipelineState<Cfg::kStages> ahead(PipelineState<Cfg::kStages> state, int passes) {
-    state.stage += passes;
-    if (state.stage >= Cfg::kStages) {
-      state.stage -= Cfg::kStages;
-      state.parity ^= 1u;
-    }
-    return state;
-  }
   // kKvUnion: a copy into a slot also waits for the slot's other tenant to be read. `lead` is
   // how many copies of the other ring this copy's waiting state lies past that ring's own:
   // K(j) waits for the readers of V(j - kStages), V(j) for those of K(j) (the wait that would
@@ -43,8 +34,8 @@ struct Loader {
     auto& state = kIsK ? k_state : v_state;
     pipe.producer_acquire(state);  // every consumer warp released this stage
     if constexpr (Cfg::kKvUnion) {
-      if constexpr (kIsK) s.v_pipe.producer_acquire(ahead(v_state, lead));
-      else s.k_pipe.producer_acquire(ahead(k_state, lead));
+      if constexpr (kIsK) s.v_pipe.producer_acquire(attention::ahead(v_state, lead));
+      else s.k_pipe.producer_acquire(attention::ahead(k_state, lead));
     }
     std::uint64_t* full = pipe.producer_expect(state, Cfg::kKvBytes);
     unsigned char* dst = kIsK ? s.k(state.index()) : s.v(state.index());

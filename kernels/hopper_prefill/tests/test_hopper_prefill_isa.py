@@ -76,15 +76,20 @@ def sass(tmp_path_factory) -> dict[str, dict[str, list[str]]]:
 LONG_CAUSAL = 2  # the key of a policy's long causal kernel (LongCausal<Policy>): causal, the non-causal key tile
 
 
+def _kernel_name(experiment: str, variant: str) -> re.Pattern[str]:
+    """A policy's hopper_prefill_kernel names: groups (LongCausal, dtype, head_dim, causal, dynamic shared bytes)."""
+    return re.compile(rf"hopper_prefill_kernelI(NS0_10LongCausalI)?NS_11experiments\d+{experiment}{len(variant)}"
+                      rf"{variant}E(?:EE)?LNS_5DTypeE(\d)ELi(\d+)ELb(\d)ENS_3gpu11DynamicSmemILm(\d+)E")
+
+
 def _kernels(functions: dict[str, list[str]], experiment: str, variant: str) -> dict[tuple[int, int, int], list[str]]:
     """{(dtype, head_dim, causal): instructions} of one policy's hopper_prefill_kernel instantiations;
     its long causal kernels (LongCausal<Policy>, 16-bit and fp8 at head dim 128) have causal = LONG_CAUSAL."""
-    pattern = re.compile(rf"hopper_prefill_kernelI(NS0_10LongCausalI)?NS_11experiments\d+{experiment}{len(variant)}"
-                         rf"{variant}E(?:EE)?LNS_5DTypeE(\d)ELi(\d+)ELb(\d)E")
+    pattern = _kernel_name(experiment, variant)
     found = {}
     for name, body in functions.items():
         if m := pattern.search(name):
-            dtype, dim, causal = (int(g) for g in m.groups()[1:])
+            dtype, dim, causal = (int(g) for g in m.groups()[1:4])
             found[(dtype, dim, LONG_CAUSAL if m.group(1) else causal)] = body
     runs_fp8 = variant not in FP8_REFUSED
     expected = (10 if runs_fp8 else 8) + (2 if variant in LONG_CAUSAL_VARIANTS[experiment] else 0) + int(runs_fp8)
@@ -173,8 +178,7 @@ def test_pingpong_hands_turns_through_named_barriers(sass):
 
 def _launch_smem(functions: dict[str, list[str]], experiment: str, variant: str) -> dict[tuple[str, str, str], int]:
     """{(long causal, dtype, head_dim, causal): dynamic shared memory bytes} of one policy's kernels."""
-    pattern = re.compile(rf"hopper_prefill_kernelI(NS0_10LongCausalI)?NS_11experiments\d+{experiment}{len(variant)}"
-                         rf"{variant}E(?:EE)?LNS_5DTypeE(\d)ELi(\d+)ELb(\d)ENS_3gpu11DynamicSmemILm(\d+)E")
+    pattern = _kernel_name(experiment, variant)
     return {(bool(m.group(1)), *m.groups()[1:4]): int(m.group(5)) for name in functions if (m := pattern.search(name))}
 
 
