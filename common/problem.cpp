@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 #include <random>
 #include <string>
 
@@ -103,6 +104,26 @@ void check_scales(const std::vector<float>& scales, DType kv_dtype, int kv_heads
   }
 }
 
+// The lengths of a ragged prefill batch: one per sequence, each >= 1, the longest being
+// q_len and kv_len (what a kernel that sizes its grid by the longest reads).
+void check_ragged(const PrefillProblem& p, const KernelSupport& support) {
+  if (p.lengths.size() != std::size_t(p.batch))
+    throw InvalidProblem("lengths", "has " + std::to_string(p.lengths.size()) + " entries for batch " +
+                                        std::to_string(p.batch));
+  int longest = 0;
+  for (std::size_t s = 0; s < p.lengths.size(); ++s) {
+    if (p.lengths[s] < 1)
+      throw InvalidProblem("lengths", "sequence " + std::to_string(s) + " has length " + std::to_string(p.lengths[s]) +
+                                          " (must be >= 1)");
+    longest = std::max(longest, p.lengths[s]);
+  }
+  if (p.q_len != longest || p.kv_len != longest)
+    throw InvalidProblem("lengths", "the longest is " + std::to_string(longest) + " but q_len, kv_len are " +
+                                        std::to_string(p.q_len) + ", " + std::to_string(p.kv_len) +
+                                        " (make_ragged_prefill sets them)");
+  if (!support.ragged) throw InvalidProblem("lengths", "this kernel takes no ragged batch");
+}
+
 // Deterministic uniform double in [0, 1) from the top 53 bits (std::uniform_real_distribution
 // is implementation-defined, so its values would differ between standard libraries).
 double uniform01(std::mt19937_64& rng) {
@@ -119,6 +140,7 @@ void PrefillProblem::validate(const KernelSupport& support) const {
   check_heads(q_heads, kv_heads);
   require_positive(q_len, "q_len");
   require_positive(kv_len, "kv_len");
+  if (ragged()) check_ragged(*this, support);
   check_head_dim(head_dim, support);
   check_dtype(dtype, support, "dtype");
   check_window(window, support);
@@ -126,13 +148,38 @@ void PrefillProblem::validate(const KernelSupport& support) const {
   check_softmax_scale(softmax_scale);
 }
 
+std::int64_t PrefillProblem::q_start(int seq) const {
+  if (!ragged()) return std::int64_t(seq) * q_len;
+  return std::accumulate(lengths.begin(), lengths.begin() + seq, std::int64_t(0));
+}
+
+std::int64_t PrefillProblem::kv_start(int seq) const {
+  return ragged() ? q_start(seq) : std::int64_t(seq) * kv_len;  // ragged: as many keys as queries
+}
+
+PrefillProblem make_ragged_prefill(std::vector<int> lengths, int q_heads, int kv_heads, int head_dim, bool causal,
+                                   DType dtype) {
+  PrefillProblem p;
+  p.batch = int(lengths.size());
+  p.q_len = p.kv_len = lengths.empty() ? 0 : *std::max_element(lengths.begin(), lengths.end());
+  p.lengths = std::move(lengths);
+  p.q_heads = q_heads;
+  p.kv_heads = kv_heads;
+  p.head_dim = head_dim;
+  p.causal = causal;
+  p.dtype = dtype;
+  p.validate();
+  return p;
+}
+
 float PrefillProblem::scale() const { return effective_scale(softmax_scale, head_dim); }
 
-KeyRange PrefillProblem::visible_keys(int q_pos) const {
+KeyRange PrefillProblem::visible_keys(int q_pos, int seq) const {
   // Bottom-right alignment: the last query sits at the last key.
-  const int diag = q_pos + (kv_len - q_len);
-  KeyRange r{0, kv_len};
-  if (causal) r.end = std::min(kv_len, diag + 1);
+  const int keys = seq_kv_len(seq);
+  const int diag = q_pos + (keys - seq_q_len(seq));
+  KeyRange r{0, keys};
+  if (causal) r.end = std::min(keys, diag + 1);
   if (window > 0) r.begin = std::max(0, diag - window + 1);
   return r;
 }
@@ -140,10 +187,12 @@ KeyRange PrefillProblem::visible_keys(int q_pos) const {
 double PrefillProblem::flops() const {
   // Exact visible (query, key) pairs, one query position at a time: O(q_len), and it stays
   // right for any mix of causal, window and q_len != kv_len without case analysis.
+  // A uniform batch counts one sequence and multiplies.
   std::int64_t pairs = 0;
-  for (int i = 0; i < q_len; ++i) pairs += visible_keys(i).size();
+  for (int b = 0; b < (ragged() ? batch : 1); ++b)
+    for (int i = 0; i < seq_q_len(b); ++i) pairs += visible_keys(i, b).size();
   constexpr double kFlopsPerPairPerDim = 4.0;  // 2 for S = Q K^T, 2 for O += P V
-  return kFlopsPerPairPerDim * double(pairs) * head_dim * q_heads * batch;
+  return kFlopsPerPairPerDim * double(pairs) * head_dim * q_heads * (ragged() ? 1 : batch);
 }
 
 double PrefillProblem::min_bytes() const {

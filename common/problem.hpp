@@ -1,7 +1,9 @@
 // Problem descriptions for the two kernel families, with validate() that names the field
 // a malformed problem gets wrong. Layouts (row-major, innermost last):
 //   prefill  Q [batch, q_len, q_heads, head_dim], K/V [batch, kv_len, kv_heads, head_dim],
-//            O like Q.
+//            O like Q. A ragged batch (`lengths`) packs its sequences one after another:
+//            Q/O [total tokens, q_heads, head_dim], K/V [total tokens, kv_heads, head_dim]
+//            (the uniform layout is that packing with every length the same).
 //   decode   Q [batch, q_heads, head_dim]; K/V pool [num_pages, kv_heads, page_size, head_dim]
 //            (a page of one head is contiguous); block_table [batch, max_pages_per_seq] of
 //            int32 page ids; O [batch, q_heads, head_dim] in the query dtype.
@@ -44,6 +46,7 @@ struct KernelSupport {
   std::vector<int> page_sizes = {};    // decode only
   bool sliding_window = true;
   bool causal = true;
+  bool ragged = true;  // prefill: takes a batch of sequences of different lengths (`lengths`)
 };
 
 inline constexpr int kNoWindow = 0;
@@ -60,12 +63,22 @@ struct PrefillProblem {
   int window = kNoWindow;  // > 0: keys further than window-1 positions back are masked
   DType dtype = DType::bf16;
   float softmax_scale = 0.f;  // 0: 1/sqrt(head_dim)
+  // A ragged batch (as a serving engine's prefill batch is): sequence b has lengths[b] queries
+  // and as many keys, packed after sequence b - 1. Empty: every sequence has q_len queries and
+  // kv_len keys. Given, it has `batch` entries and q_len = kv_len = the longest (make_ragged).
+  std::vector<int> lengths;
 
   void validate(const KernelSupport& support = {}) const;
   float scale() const;
   int group_size() const { return q_heads / kv_heads; }
-  std::int64_t q_elems() const { return std::int64_t(batch) * q_len * q_heads * head_dim; }
-  std::int64_t kv_elems() const { return std::int64_t(batch) * kv_len * kv_heads * head_dim; }
+  bool ragged() const { return !lengths.empty(); }
+  int seq_q_len(int seq) const { return ragged() ? lengths[std::size_t(seq)] : q_len; }
+  int seq_kv_len(int seq) const { return ragged() ? lengths[std::size_t(seq)] : kv_len; }
+  // Sequence seq's first row in the packed Q / O and K / V; q_start(batch) is every query.
+  std::int64_t q_start(int seq) const;
+  std::int64_t kv_start(int seq) const;
+  std::int64_t q_elems() const { return q_start(batch) * q_heads * head_dim; }
+  std::int64_t kv_elems() const { return kv_start(batch) * kv_heads * head_dim; }
   // Matrix FLOPs the FlashAttention papers count: 4 * q_len * kv_len * head_dim * heads * batch,
   // halved for causal (square case); masked-out blocks are not counted as work. Counted
   // exactly as 4 * head_dim * heads * batch per visible (query, key) pair, so the causal
@@ -73,10 +86,14 @@ struct PrefillProblem {
   double flops() const;
   // Fewest bytes: Q, K, V read once, O written once.
   double min_bytes() const;
-  // Keys the query at position q_pos sees under the causal and window masks. Empty for the
-  // first q_len - kv_len queries of a causal problem with q_len > kv_len.
-  KeyRange visible_keys(int q_pos) const;
+  // Keys the query at position q_pos of sequence seq sees under the causal and window masks.
+  // Empty for the first q_len - kv_len queries of a causal problem with q_len > kv_len.
+  KeyRange visible_keys(int q_pos, int seq = 0) const;
 };
+
+// A ragged prefill problem of `lengths` (batch, q_len and kv_len follow from them).
+PrefillProblem make_ragged_prefill(std::vector<int> lengths, int q_heads, int kv_heads, int head_dim, bool causal,
+                                   DType dtype);
 
 struct DecodeProblem {
   int batch = 1, q_heads = 32, kv_heads = 8, head_dim = 128, page_size = 16;

@@ -40,6 +40,7 @@ from __future__ import annotations
 
 import argparse
 import gzip
+import importlib.util
 import json
 import math
 import os
@@ -60,8 +61,6 @@ DTYPES = ("bf16", "fp8_e4m3")
 ELEM_BYTES = {"bf16": 2, "f16": 2, "fp8_e4m3": 1}
 Q_BYTES = 2  # queries and outputs stay bf16
 DEFAULT_PAGE, DEFAULT_Q_HEADS, DEFAULT_KV_HEADS, DEFAULT_HEAD_DIM = 16, 32, 8, 128
-MAX_BATCH = 1 << 16  # common/harness/axes.hpp kMaxBatch
-LENGTHS_SEED = 1     # common/harness/axes.cpp kLengthsSeed
 WORKSPACE_BYTES = 256 << 20
 REF_SEQUENCES = 4
 MEMORY_LIMIT_BYTES = 60e9
@@ -76,72 +75,21 @@ class SpecError(ValueError):
 
 # ---- ragged batches: common/harness/axes.cpp parse_lengths --------------------------------
 
-class SplitMix64:
-    """The harness's generator for the named length distributions (same sequence)."""
-
-    MASK = (1 << 64) - 1
-
-    def __init__(self, seed: int):
-        self.state = seed & self.MASK
-
-    def next(self) -> int:
-        self.state = (self.state + 0x9E3779B97F4A7C15) & self.MASK
-        z = self.state
-        z = ((z ^ (z >> 30)) * 0xBF58476D1CE4E5B9) & self.MASK
-        z = ((z ^ (z >> 27)) * 0x94D049BB133111EB) & self.MASK
-        return z ^ (z >> 31)
-
-    def in_range(self, lo: int, hi: int) -> int:
-        return lo + self.next() % (hi - lo + 1)
+def _load_lengths():
+    """analysis/schedlab_analysis/lengths.py (the harness's reading of a `lengths` value, its
+    draws included), loaded by its path: it needs the standard library alone, while importing it
+    through its package runs the package's __init__ (pandas), which a peer script on the GPU
+    machine has no use for. The same file under pytest and as a script."""
+    path = Path(__file__).resolve().parents[1] / "schedlab_analysis" / "lengths.py"
+    spec = importlib.util.spec_from_file_location("_schedlab_lengths", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
 
 
-def _whole(text: str, min_value: int = 1) -> int:
-    if not text or not text.isdigit() or int(text) >= 1 << 31:
-        raise SpecError(f"lengths: {text!r} is not a whole number that fits in an int")
-    if int(text) < min_value:
-        raise SpecError(f"lengths: {text!r} is below {min_value}")
-    return int(text)
-
-
-def _check_batch(spec: str, n: int) -> None:
-    if n > MAX_BATCH:
-        raise SpecError(f"lengths {spec!r}: {n} sequences, more than {MAX_BATCH}")
-
-
-def parse_lengths(spec: str) -> list[int]:
-    """Every sequence's context of a ragged batch: 'a+b+NxL' lists, or uniform:B:MIN-MAX and
-    one_long:B:LONG:MIN-MAX drawn as the harness draws them."""
-    fields = spec.split(":")
-    kind = fields[0]
-    if kind in ("uniform", "one_long"):
-        want = 3 if kind == "uniform" else 4
-        if len(fields) != want:
-            raise SpecError(f"lengths {spec!r}: expected "
-                            + ("uniform:BATCH:MIN-MAX" if kind == "uniform" else "one_long:BATCH:LONG:MIN-MAX"))
-        batch = _whole(fields[1])
-        _check_batch(spec, batch)
-        rng = fields[-1].split("-")
-        if len(rng) != 2:
-            raise SpecError(f"lengths {spec!r}: expected a range MIN-MAX, got {fields[-1]!r}")
-        lo, hi = _whole(rng[0]), _whole(rng[1])
-        if lo > hi:
-            raise SpecError(f"lengths {spec!r}: range {fields[-1]!r} has MIN > MAX")
-        gen = SplitMix64(LENGTHS_SEED)
-        out = [_whole(fields[2])] if kind == "one_long" else []
-        while len(out) < batch:
-            out.append(gen.in_range(lo, hi))
-        return out
-    if len(fields) != 1:
-        raise SpecError(f"lengths {spec!r}: unknown distribution {kind!r} (expected uniform:BATCH:MIN-MAX, "
-                        "one_long:BATCH:LONG:MIN-MAX, or lengths joined by '+')")
-    out: list[int] = []
-    for item in spec.split("+"):
-        count_text, x, length_text = item.partition("x")
-        count = _whole(count_text) if x else 1
-        length = _whole(length_text if x else item)
-        _check_batch(spec, len(out) + count)
-        out.extend([length] * count)
-    return out
+_lengths = _load_lengths()
+parse_lengths = _lengths.parse_lengths  # raises LengthsError (a ValueError) naming the fault
+LengthsError = _lengths.LengthsError
 
 
 # ---- configurations -------------------------------------------------------------------------

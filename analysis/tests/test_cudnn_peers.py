@@ -3,12 +3,13 @@ names its rows as our decode rows (beside FlashInfer's, same baseline), tells cu
 from failures, and its command line refuses what forms no configuration before touching a GPU."""
 from __future__ import annotations
 
-import importlib.util
 import subprocess
 import sys
 from pathlib import Path
 
 import pytest
+
+from peer_script import import_peer_script
 
 PEERS = Path(__file__).resolve().parents[1] / "peers"
 SCRIPT = PEERS / "cudnn_peers.py"
@@ -16,16 +17,7 @@ SCRIPT = PEERS / "cudnn_peers.py"
 
 @pytest.fixture(scope="module")
 def cd():
-    had = {m: m in sys.modules for m in ("torch", "cudnn")}
-    sys.path.insert(0, str(PEERS))
-    spec = importlib.util.spec_from_file_location("cudnn_peers", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["cudnn_peers"] = mod
-    spec.loader.exec_module(mod)
-    for m, was in had.items():
-        if not was:
-            assert m not in sys.modules, f"importing the script must not import {m}"
-    return mod
+    return import_peer_script("cudnn_peers", ("torch", "cudnn"))
 
 
 def test_rows_join_our_decode_names_beside_flashinfer(cd):

@@ -1,7 +1,8 @@
 """analysis/peers/fa4_peers.py and scripts/device_fa4_stage.sh without a GPU, torch or FA4: the
-prefill configurations read from our results files, names and work as our harness spells and
-declares them, the skip records (FA4 refusing, its compile failing, the budget, the package
-absent), and the staging of the packed FA4 in parts."""
+prefill configurations read from our results files (ragged batches among them), names and work
+as our harness spells and declares them, the skip records (FA4 refusing, its compile failing,
+the memory limit, the budget, the package absent), the varlen call's lengths and the ragged
+reference's sample, and the staging of the packed FA4 in parts."""
 from __future__ import annotations
 
 import gzip
@@ -11,9 +12,12 @@ import shutil
 import subprocess
 import sys
 import tarfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
+
+from peer_script import import_peer_script
 
 from schedlab_analysis import dataset, load
 import synth
@@ -26,15 +30,7 @@ ACC = {"rel_l2_err": 0.003, "max_abs_err": 0.001, "mismatch_pct": 0.0}
 
 @pytest.fixture(scope="module")
 def fa():
-    had = {m: m in sys.modules for m in ("torch", "flash_attn", "cutlass")}
-    spec = importlib.util.spec_from_file_location("fa4_peers", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    sys.modules["fa4_peers"] = mod  # its dataclass resolves annotations through it
-    spec.loader.exec_module(mod)
-    for m, was in had.items():
-        if not was:
-            assert m not in sys.modules, f"importing the script must not import {m}"
-    return mod
+    return import_peer_script("fa4_peers", ("torch", "flash_attn", "cutlass"))
 
 
 def test_names_follow_our_prefill_names(fa):
@@ -264,3 +260,207 @@ def test_stage_refuses_strangers_and_mixed_packings(tmp_path):
     # A single part that is the whole archive unpacks at once.
     only = _pack(tmp_path, 1)[0]
     assert _stage(tmp_path, only).returncode == 0 and (tmp_path / "site" / ".fa4_complete").exists()
+
+
+# ---- ragged batches (lengths) -----------------------------------------------------------------
+
+RAGGED = "bf16/lengths:lognormal:30:1536:0.5:256-8192+2x32768/head_dim:128/causal:1/q_heads:64/kv_heads:8"
+
+
+def test_ragged_names_parse_and_round_trip(fa):
+    # kernels/prefill/prefill_shapes.hpp prefill_shape_name: lengths instead of seq and batch.
+    from schedlab_analysis.lengths import parse_lengths
+    cfg = fa.config_from_name(f"prefill_pingpong/pingpong/{RAGGED}/manual_time")
+    cfg.check()
+    assert fa.shape_name(cfg) == RAGGED
+    assert fa.bench_name(cfg) == f"peers_prefill/fa4/{RAGGED}"
+    spec = "lognormal:30:1536:0.5:256-8192+2x32768"
+    assert cfg.lengths == tuple(parse_lengths(spec)) and cfg.lengths_spec == spec and cfg.is_ragged
+    assert (cfg.batch, cfg.q_len, cfg.kv_len, cfg.q_heads, cfg.kv_heads) == (32, 32768, 32768, 64, 8)
+    assert cfg.lengths[-2:] == (32768, 32768) and all(256 <= n <= 8192 for n in cfg.lengths[:30])
+    for name in ("bf16/lengths:1000+8192/head_dim:128/causal:0",
+                 "f16/lengths:4x1024+1x32768/head_dim:64/causal:1/window:256/kv_heads:8",
+                 "fp8_e4m3/lengths:uniform:8:100-300/head_dim:128/causal:1",
+                 "bf16/lengths:one_long:16:65536:256-4096/head_dim:128/causal:1/q_heads:32"):
+        c = fa.config_from_name(f"prefill_x/v/{name}/iterations:1/manual_time")
+        c.check()
+        assert fa.shape_name(c) == name and fa.config_from_name(f"x/y/{fa.shape_name(c)}") == c
+    # Heads default as a uniform name's do: 2048 / head_dim, kv_heads = q_heads.
+    c = fa.config_from_name("x/y/bf16/lengths:1000+8192/head_dim:64/causal:0")
+    assert (c.q_heads, c.kv_heads, c.batch, c.q_len, c.window) == (32, 32, 2, 8192, 0)
+    assert c == fa.Config.ragged("1000+8192", 64, 0)
+    assert c != fa.Config.ragged("1000+1x8192", 64, 0)  # another spec, another name
+    assert fa.Config.fa3(8192, 128, 0).lengths is None and not fa.Config.fa3(8192, 128, 0).is_ragged
+
+
+def test_ragged_names_the_harness_refuses(fa, tmp_path):
+    with pytest.raises(ValueError, match="also has seq"):
+        fa.config_from_name("x/y/bf16/lengths:1000+8192/seq:8192/head_dim:128/causal:0")
+    with pytest.raises(ValueError, match="batch"):
+        fa.config_from_name("x/y/bf16/lengths:1000+8192/head_dim:128/causal:0/batch:2")
+    with pytest.raises(ValueError, match="not a whole number"):
+        fa.config_from_name("x/y/bf16/lengths:1++3/head_dim:128/causal:0")
+    # A Config whose lengths are not its spec's draws, or that names lengths it does not hold.
+    good = fa.Config.ragged("3x5+7", 8, 1)
+    for bad, says in ((replace(good, lengths=(5, 5, 5, 6), q_len=6, kv_len=6), "does not draw"),
+                      (replace(good, batch=3), "4 entries for batch 3"),
+                      (replace(good, q_len=8), "the longest is 7"),
+                      (replace(good, lengths=None), "holds no lengths")):
+        with pytest.raises(fa.SpecError, match=says):
+            bad.check()
+
+
+def _ragged_brute_pairs(n: int, causal: int, window: int) -> int:
+    return sum((not causal or j <= i) and (window == 0 or j > i - window) for i in range(n) for j in range(n))
+
+
+def test_ragged_work_is_the_sum_over_sequences(fa):
+    # common/problem.cpp: flops 4 * D * q_heads * (pairs of every sequence), bytes Q, K, V, O
+    # over the total tokens; prefill_case.hpp: seq_len/kv_len the longest, tokens all of them.
+    for spec, causal, window in (("1000+8192+3x7", 1, 0), ("1000+8192+3x7", 0, 0), ("5+9+1+13", 1, 3),
+                                 ("5+9+1+13", 0, 4)):
+        cfg = fa.Config.ragged(spec, 64, causal, q_heads=8, kv_heads=2, window=window)
+        axes, flops, nbytes = fa.work(cfg)
+        per_seq = [fa.work(fa.Config("bf16", n, n, 64, causal, 1, 8, 2, window)) for n in cfg.lengths]
+        assert flops == sum(w[1] for w in per_seq)
+        assert nbytes == sum(w[2] for w in per_seq)
+        assert axes == {"batch": len(cfg.lengths), "q_heads": 8, "kv_heads": 2, "seq_len": max(cfg.lengths),
+                        "kv_len": max(cfg.lengths), "head_dim": 64, "causal": causal, "window": window,
+                        "tokens": sum(cfg.lengths)}
+        if max(cfg.lengths) < 100:
+            assert fa.total_pairs(cfg) == sum(_ragged_brute_pairs(n, causal, window) for n in cfg.lengths)
+            assert [fa.visible_pairs(cfg, s) for s in range(cfg.batch)] == \
+                [_ragged_brute_pairs(n, causal, window) for n in cfg.lengths]
+    causal = fa.Config.ragged("1000+8192", 128, 1)
+    assert fa.work(causal)[1] == 4.0 * 128 * 16 * (1000 * 1001 // 2 + 8192 * 8193 // 2)
+    assert fa.work(causal)[2] == 9192 * 16 * 128 * 2 * 4.0  # Q, K, V read, O written, bf16
+    fp8 = fa.Config.ragged("1000+8192", 128, 1, "fp8_e4m3")
+    assert fa.work(fp8)[2] == 9192 * 16 * 128 * (3 * 1 + 2)  # e4m3 in, O in bf16
+    # A uniform batch written as lengths does the uniform batch's work.
+    assert fa.work(fa.Config.ragged("2x8192", 128, 1))[1:] == fa.work(fa.Config.fa3(8192, 128, 1))[1:]
+    # Per-sequence key ranges: bottom-right per sequence, as each sequence has as many keys as queries.
+    win = fa.Config.ragged("5+9", 8, 1, window=3)
+    assert fa.visible_range(win, 4, 0) == (2, 5) and fa.visible_range(win, 8, 1) == (6, 9)
+
+
+def test_cu_seqlens_and_varlen_arguments(fa):
+    cfg = fa.Config.ragged("1000+8192+3x7", 128, 1)
+    assert fa.cu_seqlens(cfg) == [0, 1000, 9192, 9199, 9206, 9213]
+    assert fa.total_tokens(cfg) == 9213
+    assert fa.varlen_arguments(cfg) == {"cu_seqlens_q": [0, 1000, 9192, 9199, 9206, 9213],
+                                        "cu_seqlens_k": [0, 1000, 9192, 9199, 9206, 9213],
+                                        "max_seqlen_q": 8192, "max_seqlen_k": 8192}
+    assert fa.cu_seqlens(fa.Config.fa3(8192, 128, 0)) == [0, 8192, 16384]  # the uniform packing
+    assert fa.seq_lengths(cfg, 1) == (8192, 8192) and fa.seq_lengths(fa.Config("bf16", 5, 9, 8, 1, 2, 1, 1)) == (5, 9)
+
+
+def test_ragged_refusals_compile_keys_and_memory(fa):
+    ok = fa.Config.ragged("1000+8192", 128, 1)
+    assert fa.known_refusal(ok) is None and fa.memory_refusal(ok) is None
+    assert "fp8" in fa.known_refusal(fa.Config.ragged("1000+8192", 128, 1, "fp8_e4m3"))
+    assert "not 100" in fa.known_refusal(fa.Config.ragged("1000+8192", 100, 1, q_heads=16))
+    assert fa.compile_key(ok) == "bf16/D128/causal:1/varlen"
+    assert fa.compile_key(fa.Config.ragged(RAGGED.split("/")[1][len("lengths:"):], 128, 1, q_heads=64, kv_heads=8)) \
+        == "bf16/D128/causal:1/gqa:8/varlen"
+    assert fa.compile_key(fa.Config.ragged("300x64", 128, 0)) == "bf16/D128/causal:0/varlen/lookup"
+    # The memory estimate: Q, K, V and O over every token.
+    big = fa.Config.ragged("64x65536", 128, 1)
+    assert fa.tensor_bytes(big) == 64 * 65536 * 16 * 128 * 2 * 4.0
+    assert fa.memory_refusal(big) == "Q/K/V/O need 68.7 GB, over this script's 40 GB limit"
+    assert fa.memory_refusal(fa.Config.fa3(16384, 128, 1)) is None
+    rec = fa.failure_record(big, fa.memory_refusal(big), skipped=True)
+    assert rec["error_message"].startswith("skipped: Q/K/V/O need") and rec["tokens"] == 64 * 65536
+    assert rec["run_name"] == "peers_prefill/fa4/bf16/lengths:64x65536/head_dim:128/causal:1/manual_time"
+    refused = fa.first_call_failure(ok, AssertionError("cu_seqlens_q must have shape (batch_size + 1,)"))
+    assert refused["error_message"] == \
+        "skipped: FA4 refused: AssertionError: cu_seqlens_q must have shape (batch_size + 1,)"
+
+
+def test_ragged_reference_sample(fa):
+    cfg = fa.Config.ragged("300+17+4000+5+9+1000", 128, 1)
+    picks, heads = fa.ragged_reference_sample(cfg, fa.random.Random(7))
+    seqs = [s for s, _ in picks]
+    assert len(seqs) == fa.REF_SEQUENCES and seqs[0] == 0 and seqs[-1] == cfg.batch - 1 and seqs == sorted(set(seqs))
+    for s, rows in picks:
+        n = cfg.lengths[s]
+        assert rows == sorted(set(rows)) and rows[0] == 0 and rows[-1] == n - 1 and len(rows) <= fa.REF_ROWS + 2
+    assert len(heads) == fa.REF_HEADS and all(0 <= h < cfg.q_heads for h in heads)
+    assert fa.ragged_reference_sample(cfg, fa.random.Random(7)) == (picks, heads)  # seeded: repeatable
+    one = fa.Config.ragged("1", 128, 0)
+    assert fa.ragged_reference_sample(one, fa.random.Random(0))[0] == [(0, [0])]
+    two = fa.Config.ragged("3+2", 128, 0, q_heads=2)
+    assert fa.ragged_reference_sample(two, fa.random.Random(0)) == ([(0, [0, 1, 2]), (1, [0, 1])], [0, 1])
+
+
+def test_order_puts_ragged_after_the_uniform_kernel_and_keeps_uniform_order(fa):
+    uniform = [fa.Config.fa3(512, 64, 0), fa.Config.fa3(8192, 128, 1), fa.Config.fa3(512, 128, 1)]
+    ragged = [fa.Config.ragged("1000+8192", 128, 1), fa.Config.ragged("2x4096+1", 128, 1)]
+    got = [fa.shape_name(c) for c in fa.order(ragged + uniform)]
+    assert got == ["bf16/seq:8192/head_dim:128/causal:1", "bf16/seq:512/head_dim:128/causal:1",
+                   "bf16/lengths:1000+8192/head_dim:128/causal:1", "bf16/lengths:2x4096+1/head_dim:128/causal:1",
+                   "bf16/seq:512/head_dim:64/causal:0"]
+    assert [c for c in fa.order(ragged + uniform) if not c.is_ragged] == fa.order(uniform)
+
+
+def test_contexts_name_the_varlen_call_only_where_ragged_ran(fa):
+    uniform = [fa.Config.fa3(8192, 128, 1)]
+    assert fa.layout_context(uniform) == (
+        "flash_attn.cute.flash_attn_func(q, k, v, causal, window_size), Q [batch, q_len, q_heads, D], "
+        "K/V [batch, kv_len, kv_heads, D], contiguous; the first call of each kernel (its JIT "
+        "compile) is timed apart (first_call_s) and followed by the warm-up")
+    assert fa.accuracy_context(uniform) == (
+        "float64 torch reference on the GPU from the upcast inputs, sampled 2 batch items x 4 heads x 256+ "
+        "query rows; gate rel_l2 <= 0.01, mismatch (atol 0.01 + rtol 0.02) <= 0.1%")
+    both = uniform + [fa.Config.ragged("1000+8192", 128, 1)]
+    assert fa.layout_context(both).startswith(fa.layout_context(uniform) + "; a ragged batch: "
+                                              "flash_attn.cute.flash_attn_varlen_func(")
+    assert "4 sequences (the first and last among them)" in fa.accuracy_context(both)
+
+
+def test_select_configs_with_lengths(fa):
+    args = fa.argparse.Namespace(from_results=[], quick=False, lengths=["1000+8192"])
+    got = [fa.shape_name(c) for c in fa.select_configs(args, log=lambda *_: None)]
+    assert got == ["bf16/lengths:1000+8192/head_dim:128/causal:0", "bf16/lengths:1000+8192/head_dim:128/causal:1"]
+
+
+def test_main_refuses_a_bad_lengths_before_any_gpu_work(fa, capsys):
+    assert fa.main(["--lengths", "1++2"]) == 2
+    assert "not a whole number" in capsys.readouterr().err
+
+
+def _our_ragged_runs(root: Path, fa):
+    """Our prefill_pingpong on two ragged batches and a uniform one (counters as prefill_case.hpp
+    writes them, tokens for a ragged batch), and one name the harness would refuse."""
+    def cfg(c):
+        axes, flops, nbytes = fa.work(c)
+        name = fa.shape_name(c).split("/", 1)[1]
+        return dict(axes, _name=name, _flops=flops, _bytes=nbytes)
+    ragged = [fa.Config.ragged("1000+8192", 128, 1), fa.Config.ragged("4x512+1x4096", 128, 0)]
+    configs = [cfg(c) for c in ragged] + [cfg(fa.Config.fa3(8192, 128, 1))]
+    bad = dict(configs[0], _name="lengths:1000+8192/seq:8192/head_dim:128/causal:1")
+    synth.experiment_run(root, "prefill_pingpong", "prefill", "free_running", {"free_running": 1.0, "pingpong": 0.9},
+                         configs + [bad], context={"run_id": "call-2"})
+    return ragged
+
+
+def test_ragged_discovery_and_join(fa, tmp_path):
+    root = tmp_path / "results"
+    ragged = _our_ragged_runs(root, fa)
+    said = []
+    found = fa.discover_configs(root, log=said.append)
+    assert found == ragged + [fa.Config.fa3(8192, 128, 1)]
+    assert any("also has seq" in line for line in said)
+    recs = []
+    for c in fa.order(found):
+        recs += fa.records(c, [100.0, 101.0, 99.0, 100.5], ACC)
+    sp = fa.sp
+    path = sp.results_path(root, "h200", "prefill", "20261120T121000Z", "0123456789", False)
+    sp.write_atomic(path, sp.results_document({"device": "NVIDIA H200", "experiment": "peers_prefill",
+                                               "run_id": "call-2"}, recs))
+    assert fa.discover_configs(root, log=lambda *_: None) == found  # our peer rows add no configuration
+    view = dataset.Dataset.load(root).view("h200", "prefill_pingpong")
+    fa4_rows = view.peers[view.peers["variant"] == "fa4"]
+    refused = "causal=1 lengths=1000+8192 seq=8192"  # ours only: the name the peer left out
+    assert refused in set(view.summary["config"])
+    assert len(fa4_rows) == 3 and set(fa4_rows["config"]) == set(view.summary["config"]) - {refused}
+    assert set(fa4_rows["tokens"].dropna()) == {9192, 6144}

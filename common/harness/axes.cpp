@@ -1,7 +1,9 @@
 #include "common/harness/axes.hpp"
 
 #include <algorithm>
+#include <cctype>
 #include <charconv>
+#include <cmath>
 #include <cstdint>
 
 namespace schedlab::harness {
@@ -200,27 +202,64 @@ int parse_int(std::string_view axis, std::string_view text, int min_value) {
   return value;
 }
 
-std::vector<int> parse_lengths(std::string_view spec) {
-  const auto fields = split(spec, ':');
+namespace {
+
+// SIGMA of a lognormal distribution: a decimal number in (0, 10].
+double parse_sigma(std::string_view spec, std::string_view text) {
+  double value = 0;
+  const auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+  if (text.empty() || ec != std::errc() || end != text.data() + text.size() || !(value > 0 && value <= 10))
+    throw AxesError("lengths " + quoted(spec) + ": SIGMA " + quoted(text) + " is not a number in (0, 10]");
+  return value;
+}
+
+// One named distribution of a `lengths` value (uniform, one_long, lognormal), appended to out.
+void draw_lengths(std::string_view spec, std::string_view item, std::vector<int>& out) {
+  const auto fields = split(item, ':');
   const std::string_view kind = fields[0];
-  std::vector<int> out;
-  if (kind == "uniform" || kind == "one_long") {
-    const std::size_t want = kind == "uniform" ? 3 : 4;
-    if (fields.size() != want)
-      throw AxesError("lengths " + quoted(spec) + ": expected " +
-                      (kind == "uniform" ? "uniform:BATCH:MIN-MAX" : "one_long:BATCH:LONG:MIN-MAX"));
-    const int batch = parse_int("lengths", fields[1], 1);
-    check_batch(spec, std::size_t(batch));
-    const auto [lo, hi] = parse_range(spec, fields.back());
-    SplitMix64 gen{kLengthsSeed};
-    if (kind == "one_long") out.push_back(parse_int("lengths", fields[2], 1));
-    while (static_cast<int>(out.size()) < batch) out.push_back(gen.in(lo, hi));
-    return out;
-  }
-  if (fields.size() != 1)
+  const std::size_t want = kind == "uniform" ? 3 : kind == "one_long" ? 4 : kind == "lognormal" ? 5 : 0;
+  if (want == 0)
     throw AxesError("lengths " + quoted(spec) + ": unknown distribution " + quoted(kind) +
-                    " (expected uniform:BATCH:MIN-MAX, one_long:BATCH:LONG:MIN-MAX, or lengths joined by '+')");
+                    " (expected uniform:BATCH:MIN-MAX, one_long:BATCH:LONG:MIN-MAX, "
+                    "lognormal:BATCH:MEDIAN:SIGMA:MIN-MAX, or lengths joined by '+')");
+  if (fields.size() != want)
+    throw AxesError("lengths " + quoted(spec) + ": expected " +
+                    (kind == "uniform"    ? "uniform:BATCH:MIN-MAX"
+                     : kind == "one_long" ? "one_long:BATCH:LONG:MIN-MAX"
+                                          : "lognormal:BATCH:MEDIAN:SIGMA:MIN-MAX"));
+  const int batch = parse_int("lengths", fields[1], 1);
+  check_batch(spec, out.size() + std::size_t(batch));
+  const auto [lo, hi] = parse_range(spec, fields.back());
+  SplitMix64 gen{kLengthsSeed};
+  if (kind == "lognormal") {
+    const double median = parse_int("lengths", fields[2], 1), sigma = parse_sigma(spec, fields[3]);
+    constexpr double kTwoPi = 6.283185307179586, kUnit = 0x1.0p-53;
+    for (int i = 0; i < batch; ++i) {
+      // Box-Muller on two 53-bit uniforms, u1 in (0, 1]; rounded half up, then clamped
+      // (analysis/schedlab_analysis/lengths.py draws the same).
+      const double u1 = double((gen.next() >> 11) + 1) * kUnit, u2 = double(gen.next() >> 11) * kUnit;
+      const double z = std::sqrt(-2.0 * std::log(u1)) * std::cos(kTwoPi * u2);
+      const double len = std::floor(median * std::exp(sigma * z) + 0.5);
+      out.push_back(static_cast<int>(std::clamp(len, double(lo), double(hi))));
+    }
+    return;
+  }
+  const std::size_t end = out.size() + std::size_t(batch);
+  if (kind == "one_long") out.push_back(parse_int("lengths", fields[2], 1));
+  while (out.size() < end) out.push_back(gen.in(lo, hi));
+}
+
+}  // namespace
+
+std::vector<int> parse_lengths(std::string_view spec) {
+  std::vector<int> out;
   for (std::string_view item : split(spec, '+')) {
+    if (item.find(':') != std::string_view::npos) {
+      draw_lengths(spec, item, out);
+      continue;
+    }
+    if (!item.empty() && std::isalpha(static_cast<unsigned char>(item.front())))
+      draw_lengths(spec, item, out);  // a distribution's name without its fields: the error that lists them
     const std::size_t x = item.find('x');
     const int count = x == std::string_view::npos ? 1 : parse_int("lengths", item.substr(0, x), 1);
     const int length = parse_int("lengths", x == std::string_view::npos ? item : item.substr(x + 1), 1);

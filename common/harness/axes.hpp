@@ -14,6 +14,9 @@
 //   4x1024+1x65536           COUNTxLENGTH repeats a length (mixable with single lengths)
 //   uniform:B:MIN-MAX        B lengths drawn uniformly from [MIN, MAX]
 //   one_long:B:LONG:MIN-MAX  one sequence of LONG first, then B-1 drawn from [MIN, MAX]
+//   lognormal:B:MEDIAN:SIGMA:MIN-MAX  B lengths MEDIAN * exp(SIGMA * z), z standard normal,
+//                            clamped to [MIN, MAX] (a serving batch's prompt lengths)
+// Lengths and distributions join with '+': lognormal:30:1536:0.5:256-8192+2x32768.
 // The draws use a fixed seed: one spec gives the same lengths in every run.
 //
 // Errors (an unknown axis, a malformed value, a combination the family cannot form) are

@@ -227,15 +227,22 @@ std::vector<double> prefill_reference(const PrefillProblem& p, const void* q, co
                                       const std::vector<QueryRow>& rows, const QkvScales& scales) {
   p.validate();
   Layout l{p.batch, p.q_heads, p.kv_heads, p.head_dim, p.dtype, p.dtype, p.scale()};
+  // Row starts once: a ragged problem's q_start / kv_start sum the lengths before.
+  std::vector<std::int64_t> q_start(std::size_t(p.batch) + 1), kv_start(std::size_t(p.batch) + 1);
+  for (int b = 0; b <= p.batch; ++b) {
+    q_start[std::size_t(b)] = p.q_start(b);
+    kv_start[std::size_t(b)] = p.kv_start(b);
+  }
   l.row_in_problem = [&](const QueryRow& r) {
-    return r.batch >= 0 && r.batch < p.batch && r.head >= 0 && r.head < p.q_heads && r.pos >= 0 && r.pos < p.q_len;
+    return r.batch >= 0 && r.batch < p.batch && r.head >= 0 && r.head < p.q_heads && r.pos >= 0 &&
+           r.pos < p.seq_q_len(r.batch);
   };
-  l.keys_of = [&](const QueryRow& r) { return p.visible_keys(r.pos); };
+  l.keys_of = [&](const QueryRow& r) { return p.visible_keys(r.pos, r.batch); };
   l.q_offset = [&](const QueryRow& r) {
-    return ((std::int64_t(r.batch) * p.q_len + r.pos) * p.q_heads + r.head) * p.head_dim;
+    return ((q_start[std::size_t(r.batch)] + r.pos) * p.q_heads + r.head) * p.head_dim;
   };
   l.kv_offset = [&](int b, int kv_head, int j) {
-    return ((std::int64_t(b) * p.kv_len + j) * p.kv_heads + kv_head) * p.head_dim;
+    return ((kv_start[std::size_t(b)] + j) * p.kv_heads + kv_head) * p.head_dim;
   };
   auto per_head = [](const std::vector<double>& given, int heads, const char* name) {
     if (given.empty()) return std::vector<double>(heads, 1.0);
@@ -252,34 +259,47 @@ std::vector<double> prefill_reference(const PrefillProblem& p, const void* q, co
 
 std::vector<QueryRow> all_rows(const PrefillProblem& p) {
   std::vector<QueryRow> rows;
-  rows.reserve(std::size_t(p.batch) * p.q_len * p.q_heads);
+  rows.reserve(std::size_t(p.q_start(p.batch)) * p.q_heads);
   for (int b = 0; b < p.batch; ++b)
-    for (int pos = 0; pos < p.q_len; ++pos)
+    for (int pos = 0; pos < p.seq_q_len(b); ++pos)
       for (int h = 0; h < p.q_heads; ++h) rows.push_back({b, h, pos});
   return rows;
 }
 
 std::vector<QueryRow> sample_rows(const PrefillProblem& p, std::size_t max_rows, std::uint64_t seed) {
-  // Flat index = position in the Q layout [batch, q_len, q_heads].
-  const std::int64_t total = std::int64_t(p.batch) * p.q_len * p.q_heads;
-  auto flat = [&](int b, int pos, int h) { return (std::int64_t(b) * p.q_len + pos) * p.q_heads + h; };
+  // Flat index = position in the Q layout [tokens, q_heads] (tokens: the sequences packed).
+  std::vector<std::int64_t> starts(std::size_t(p.batch) + 1);
+  for (int b = 0; b <= p.batch; ++b) starts[std::size_t(b)] = p.q_start(b);
+  const std::int64_t total = starts.back() * p.q_heads;
+  auto flat = [&](int b, int pos, int h) { return (starts[std::size_t(b)] + pos) * p.q_heads + h; };
   std::vector<std::int64_t> must{0, total - 1};
   // Around the first query the causal diagonal reaches (the row before sees no key when
-  // q_len > kv_len) and around the first query whose window no longer starts at key 0.
-  std::vector<int> boundaries{p.q_len - p.kv_len};
-  if (p.window > 0) boundaries.push_back(p.window - (p.kv_len - p.q_len));
-  for (int start : boundaries) {
-    for (int pos : {start - 1, start, start + 1}) {
-      if (pos < 0 || pos >= p.q_len) continue;
-      must.push_back(flat(0, pos, 0));
-      must.push_back(flat(p.batch - 1, pos, p.q_heads - 1));
+  // q_len > kv_len) and around the first query whose window no longer starts at key 0, in
+  // the first and the last sequence; a ragged batch adds every sequence's first and last
+  // rows (where a kernel's packing or its masks at a sequence's end go wrong).
+  for (int b : {0, p.batch - 1}) {
+    const int q_len = p.seq_q_len(b), kv_len = p.seq_kv_len(b);
+    std::vector<int> boundaries{q_len - kv_len};
+    if (p.window > 0) boundaries.push_back(p.window - (kv_len - q_len));
+    for (int start : boundaries) {
+      for (int pos : {start - 1, start, start + 1}) {
+        if (pos < 0 || pos >= q_len) continue;
+        must.push_back(flat(b, pos, b == 0 ? 0 : p.q_heads - 1));
+      }
+    }
+  }
+  if (p.ragged()) {
+    for (int b = 0; b < p.batch; ++b) {
+      must.push_back(flat(b, 0, b % p.q_heads));
+      must.push_back(flat(b, p.seq_q_len(b) - 1, (b + 1) % p.q_heads));
     }
   }
   std::vector<QueryRow> rows;
   for (std::int64_t i : sample_indices(total, must, max_rows, seed)) {
     const int h = int(i % p.q_heads);
-    const std::int64_t bp = i / p.q_heads;
-    rows.push_back({int(bp / p.q_len), h, int(bp % p.q_len)});
+    const std::int64_t token = i / p.q_heads;
+    const int b = int(std::upper_bound(starts.begin(), starts.end(), token) - starts.begin()) - 1;
+    rows.push_back({b, h, int(token - starts[std::size_t(b)])});
   }
   return rows;
 }

@@ -91,6 +91,24 @@ TEST(Lengths, ListsRepeatsAndNamedDistributions) {
   EXPECT_EQ(parse_lengths("uniform:3:9-9"), (std::vector<int>{9, 9, 9}));
 }
 
+// The serving batch's draws, pinned: analysis/tests/test_lengths.py pins the same list for
+// the Python twin that the peers read names with, so the two cannot drift apart.
+TEST(Lengths, LognormalIsPinnedAndJoinsWithLists) {
+  const auto l = parse_lengths("lognormal:8:1536:0.5:256-8192");
+  EXPECT_EQ(l, (std::vector<int>{1514, 1371, 1617, 1193, 1906, 903, 829, 2117}));
+  const auto many = parse_lengths("lognormal:2000:1536:0.5:256-8192");
+  std::vector<int> sorted = many;
+  std::sort(sorted.begin(), sorted.end());
+  EXPECT_NEAR(sorted[1000], 1536, 100);  // the median
+  EXPECT_EQ(parse_lengths("lognormal:4:1000:3:500-600").size(), 4u);
+  for (int n : parse_lengths("lognormal:50:1000:3:500-600")) EXPECT_TRUE(n >= 500 && n <= 600) << n;  // clamped
+  auto joined = parse_lengths("lognormal:8:1536:0.5:256-8192+2x32768");
+  ASSERT_EQ(joined.size(), 10u);
+  EXPECT_EQ(std::vector<int>(joined.begin(), joined.begin() + 8), l);
+  EXPECT_EQ(joined[8], 32768);
+  EXPECT_EQ(parse_lengths("7+uniform:3:9-9"), (std::vector<int>{7, 9, 9, 9}));
+}
+
 TEST(Lengths, MalformedSpecsNameTheirFault) {
   EXPECT_CONTAINS(axes_error([] { parse_lengths("zipf:4:1-9"); }), "unknown distribution 'zipf'");
   EXPECT_CONTAINS(axes_error([] { parse_lengths("uniform:4"); }), "uniform:BATCH:MIN-MAX");
@@ -101,6 +119,11 @@ TEST(Lengths, MalformedSpecsNameTheirFault) {
   EXPECT_CONTAINS(axes_error([] { parse_lengths("1++3"); }), "not a whole number");
   EXPECT_CONTAINS(axes_error([] { parse_lengths("0x5"); }), "below 1");
   EXPECT_CONTAINS(axes_error([] { parse_lengths("70000x1"); }), "more than 65536");
+  EXPECT_CONTAINS(axes_error([] { parse_lengths("lognormal:4:100:1-9"); }), "lognormal:BATCH:MEDIAN:SIGMA:MIN-MAX");
+  EXPECT_CONTAINS(axes_error([] { parse_lengths("lognormal:4:100:x:1-9"); }), "SIGMA 'x'");
+  EXPECT_CONTAINS(axes_error([] { parse_lengths("lognormal:4:100:0:1-9"); }), "not a number in (0, 10]");
+  EXPECT_CONTAINS(axes_error([] { parse_lengths("lognormal"); }), "lognormal:BATCH:MEDIAN:SIGMA:MIN-MAX");
+  EXPECT_CONTAINS(axes_error([] { parse_lengths("60000x1+uniform:9000:1-2"); }), "more than 65536");
 }
 
 // The whole-grid tiers are the shape lists the benchmarks registered before tiers existed, in
@@ -242,6 +265,22 @@ TEST(PrefillShapes, CrossProductWithDerivedDefaults) {
   EXPECT_EQ(kernels::prefill_shape_name(s.at(0)), "bf16/seq:2048/head_dim:128/causal:0");
 }
 
+TEST(PrefillShapes, RaggedBatchesAreNamedByTheirLengths) {
+  auto s = kernels::prefill_shapes(axes("lengths=100+300,3x64;q_heads=64;kv_heads=8;causal=1;dtype=fp8"));
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].lengths, (std::vector<int>{100, 300}));
+  EXPECT_EQ(s[0].batch, 2);
+  EXPECT_EQ(s[0].q_len, 300);
+  EXPECT_EQ(s[0].kv_heads, 8);
+  EXPECT_EQ(kernels::prefill_shape_name(s[0]),
+            "fp8_e4m3/lengths:100+300/head_dim:128/causal:1/q_heads:64/kv_heads:8");
+  EXPECT_EQ(kernels::prefill_shape_name(s[1]), "fp8_e4m3/lengths:3x64/head_dim:128/causal:1/q_heads:64/kv_heads:8");
+  s = kernels::prefill_shapes(axes("lengths=lognormal:8:1536:0.5:256-8192+2x32768;head_dim=64"));
+  EXPECT_EQ(s.at(0).batch, 10);
+  EXPECT_EQ(s.at(0).q_heads, 32);  // FA3 heads at head dim 64
+  EXPECT_EQ(s.at(0).q_len, 32768);
+}
+
 TEST(PrefillShapes, ErrorsNameTheAxisAndTheShape) {
   const auto err = [](const char* text) { return axes_error([&] { kernels::prefill_shapes(axes(text)); }); };
   EXPECT_CONTAINS(err("sequence=8192"), "unknown axis 'sequence' for the prefill family");
@@ -252,6 +291,9 @@ TEST(PrefillShapes, ErrorsNameTheAxisAndTheShape) {
   EXPECT_CONTAINS(e, "prefill shape head_dim=128;q_heads=16;kv_heads=5");
   EXPECT_CONTAINS(e, "invalid problem: q_heads");
   EXPECT_CONTAINS(err("head_dim=4096"), "invalid problem");  // no FA3 head count fits
+  EXPECT_CONTAINS(err("lengths=5+9;seq=512"), "it takes no seq");
+  EXPECT_CONTAINS(err("lengths=5+9;batch=2"), "it takes no batch");
+  EXPECT_CONTAINS(err("lengths=5+0"), "below 1");
 }
 
 TEST(ExpandAxes, FamilyOrderNotTheUsersOrder) {

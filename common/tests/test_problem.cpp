@@ -126,6 +126,48 @@ TEST(PrefillProblem, FlopsCountVisiblePairs) {
   EXPECT_DOUBLE_EQ(p.flops(), per_pair * (10.0 * 11 / 2 + 990.0 * 10));
 }
 
+TEST(PrefillProblem, RaggedBatchPacksItsSequences) {
+  const PrefillProblem p = make_ragged_prefill({100, 7, 300}, 8, 2, 64, true, DType::bf16);
+  EXPECT_EQ(p.batch, 3);
+  EXPECT_EQ(p.q_len, 300);
+  EXPECT_EQ(p.kv_len, 300);
+  EXPECT_EQ(p.q_start(0), 0);
+  EXPECT_EQ(p.q_start(2), 107);
+  EXPECT_EQ(p.kv_start(3), 407);
+  EXPECT_EQ(p.q_elems(), 407 * 8 * 64);
+  EXPECT_EQ(p.kv_elems(), 407 * 2 * 64);
+  EXPECT_EQ(p.visible_keys(6, 1).end, 7);  // sequence 1's last query sees its 7 keys
+  EXPECT_EQ(p.visible_keys(0, 2).end, 1);
+  // The FLOPs are the sequences' own, added.
+  double sum = 0;
+  for (int len : p.lengths) {
+    PrefillProblem one = p;
+    one.lengths.clear();
+    one.batch = 1;
+    one.q_len = one.kv_len = len;
+    sum += one.flops();
+  }
+  EXPECT_DOUBLE_EQ(p.flops(), sum);
+  // A uniform batch written as lengths packs as the uniform layout does.
+  PrefillProblem uniform = p;
+  uniform.lengths.clear();
+  uniform.q_len = uniform.kv_len = 50;
+  const PrefillProblem listed = make_ragged_prefill({50, 50, 50}, 8, 2, 64, true, DType::bf16);
+  EXPECT_EQ(listed.q_start(2), uniform.q_start(2));
+  EXPECT_DOUBLE_EQ(listed.flops(), uniform.flops());
+  EXPECT_DOUBLE_EQ(listed.min_bytes(), uniform.min_bytes());
+}
+
+TEST(PrefillValidate, RejectsMalformedRaggedBatches) {
+  const PrefillProblem ragged = make_ragged_prefill({10, 20}, 4, 4, 64, false, DType::bf16);
+  expect_invalid(with<PrefillProblem>(ragged, [](auto& p) { p.batch = 3; }), "lengths");
+  expect_invalid(with<PrefillProblem>(ragged, [](auto& p) { p.q_len = 10; }), "lengths");
+  expect_invalid(with<PrefillProblem>(ragged, [](auto& p) { p.lengths[0] = 0; }), "lengths");
+  expect_invalid(ragged, "lengths", KernelSupport{.ragged = false});
+  EXPECT_NO_THROW(ragged.validate(KernelSupport{}));
+  EXPECT_THROW(make_ragged_prefill({}, 4, 4, 64, false, DType::bf16), InvalidProblem);
+}
+
 TEST(PrefillProblem, MinBytesReadQKVOnceWriteOOnce) {
   PrefillProblem p = valid_prefill();
   EXPECT_DOUBLE_EQ(p.min_bytes(), 2.0 * (2 * p.q_elems() + 2 * p.kv_elems()));

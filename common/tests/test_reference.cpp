@@ -8,6 +8,7 @@
 #include <numeric>
 #include <set>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "common/data.hpp"
@@ -281,6 +282,49 @@ TEST(PrefillReference, SampledRowsMatchTheirRowsOfTheFullOutput) {
     const std::size_t flat = (std::size_t(rows[r].batch) * p.q_len + rows[r].pos) * p.q_heads + rows[r].head;
     for (int d = 0; d < p.head_dim; ++d) ASSERT_EQ(sampled[r * p.head_dim + d], full[flat * p.head_dim + d]);
   }
+}
+
+// A ragged batch is its sequences side by side: each sequence's rows equal those of a uniform
+// batch of one holding that sequence's slice of the packed buffers.
+TEST(PrefillReference, RaggedSequencesAreTheirOwnUniformProblems) {
+  for (bool causal : {false, true}) {
+    const PrefillProblem p = make_ragged_prefill({5, 33, 1, 17}, 4, 2, 16, causal, DType::bf16);
+    PrefillData x(p, 21);
+    const auto ragged = x.run(all_rows(p));
+    std::size_t at = 0;
+    for (int b = 0; b < p.batch; ++b) {
+      PrefillProblem one = p;
+      one.lengths.clear();
+      one.batch = 1;
+      one.q_len = one.kv_len = p.lengths[std::size_t(b)];
+      const std::size_t q0 = std::size_t(p.q_start(b)) * p.q_heads * p.head_dim * 2;  // bf16 bytes
+      const std::size_t kv0 = std::size_t(p.kv_start(b)) * p.kv_heads * p.head_dim * 2;
+      const std::size_t q_bytes = std::size_t(one.q_elems()) * 2, kv_bytes = std::size_t(one.kv_elems()) * 2;
+      const std::vector<double> alone =
+          prefill_reference(one, x.q.bytes.data() + q0, x.k.bytes.data() + kv0, x.v.bytes.data() + kv0, all_rows(one));
+      ASSERT_LE(q0 + q_bytes, x.q.bytes.size());
+      ASSERT_LE(kv0 + kv_bytes, x.k.bytes.size());
+      for (std::size_t i = 0; i < alone.size(); ++i) ASSERT_EQ(ragged[at + i], alone[i]) << "sequence " << b;
+      at += alone.size();
+    }
+    EXPECT_EQ(at, ragged.size());
+  }
+}
+
+TEST(PrefillReference, SampledRaggedRowsHoldEverySequencesEnds) {
+  const PrefillProblem p = make_ragged_prefill({300, 1, 77, 1000, 2}, 8, 8, 16, true, DType::bf16);
+  const auto rows = sample_rows(p, 64, 3);
+  EXPECT_EQ(rows.size(), 64u);
+  for (int b = 0; b < p.batch; ++b) {
+    for (int pos : {0, p.lengths[std::size_t(b)] - 1}) {
+      EXPECT_TRUE(std::any_of(rows.begin(), rows.end(), [&](const QueryRow& r) { return r.batch == b && r.pos == pos; }))
+          << "sequence " << b << " row " << pos;
+    }
+  }
+  for (const QueryRow& r : rows) EXPECT_LT(r.pos, p.lengths[std::size_t(r.batch)]);
+  EXPECT_TRUE(std::is_sorted(rows.begin(), rows.end(), [&](const QueryRow& a, const QueryRow& b) {
+    return std::tie(a.batch, a.pos, a.head) < std::tie(b.batch, b.pos, b.head);
+  }));
 }
 
 TEST(PrefillReference, RejectsRowsOutsideTheProblem) {

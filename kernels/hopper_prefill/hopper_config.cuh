@@ -17,6 +17,7 @@
 #include "kernels/attention/dynamic_tile_scheduler.hpp"
 #include "kernels/attention/online_softmax.hpp"
 #include "kernels/attention/pipeline.hpp"
+#include "kernels/attention/ragged_blocks.hpp"
 #include "kernels/attention/tile_scheduler.hpp"
 #include "kernels/attention/write_o.hpp"
 #include "kernels/hopper_prefill/hopper_policy.hpp"
@@ -56,10 +57,14 @@ struct M16n8RowsPairedCols : gpu::attn::M16n8Rows<kBlockN, kHeadDim> {
   }
 };
 
-template <class Policy, DType kT, int kHeadDimT, bool kCausalT>
+template <class Policy, DType kT, int kHeadDimT, bool kCausalT, bool kRaggedT = false>
 struct Config {
   static constexpr int kHeadDim = kHeadDimT;
   static constexpr bool kCausal = kCausalT;
+  // A ragged batch (PrefillProblem::lengths): the tensors hold the sequences packed, a tile's
+  // sequence and its block come from Params::blocks. A compile-time choice, so that the
+  // uniform kernels carry none of it.
+  static constexpr bool kRagged = kRaggedT;
   static constexpr bool kFp8 = kT == DType::fp8_e4m3;
   static constexpr int kElemBytes = kFp8 ? 1 : 2;
   static constexpr HopperTile kTile = kFp8 ? Policy::fp8_tile(kCausal) : Policy::tile(kHeadDim, kCausal);
@@ -173,25 +178,65 @@ struct SharedStorage : std::conditional_t<Cfg::kFp8, TransposedV<Cfg>, NoTranspo
 };
 
 struct Params {
-  gpu::api::TensorMap q_map, k_map, v_map;  // dims (head_dim, position, head, batch)
+  gpu::api::TensorMap q_map, k_map, v_map;  // dims (head_dim, position, head, batch); ragged: batch 1
   std::uint16_t* o;
-  int q_len, kv_len, q_heads, kv_heads;
+  int q_len, kv_len, q_heads, kv_heads;  // ragged: the longest sequence's
   float scale_log2;  // softmax scale * log2(e): scores live in the log2 domain (exp2)
-  attention::TileGrid tiles;
+  attention::TileGrid tiles;  // ragged: query blocks are the entries of `blocks`, batch 1
   const float *q_scale, *k_scale, *v_scale;  // fp8: per-head dequantization scales (null otherwise)
+  const attention::RaggedBlock* blocks;      // ragged: every query block of the batch (null otherwise)
 };
 
-// The keys one output tile needs, the same for every role of the CTA.
+// The lengths the masks read (kv_len, q_len): a ragged tile's own sequence's.
+struct SeqLens {
+  int q_len, kv_len;
+};
+// A ragged tile's sequence: its lengths and its first row in the packed tensors (a base of
+// TileWork only in the ragged kernel, so that the uniform one's tile state is as it was).
+struct RaggedSeq {
+  SeqLens lens;
+  int start;
+};
+struct NoRaggedSeq {};
+
+// The keys one output tile needs, the same for every role of the CTA. A ragged tile looks its
+// query block up (t.m_block indexes Params::blocks) and becomes block m_block of sequence
+// t.batch, whose rows start at `start` in every packed tensor.
 template <class Cfg>
-struct TileWork {
+struct TileWork : std::conditional_t<Cfg::kRagged, RaggedSeq, NoRaggedSeq> {
   TileCoord t;
   int q_row0, n_tiles, kv_head;
   __device__ TileWork(const Params& a, TileCoord tile) : t(tile) {
+    int q_len = a.q_len, kv_len = a.kv_len;
+    if constexpr (Cfg::kRagged) {
+      const attention::RaggedBlock b = a.blocks[t.m_block];
+      t.m_block = b.m_block;
+      t.batch = b.seq;
+      // As many keys as queries: one length, so that the masks' kv_len - q_len folds to 0 and
+      // one register holds both.
+      q_len = kv_len = b.len;
+      this->lens = {b.len, b.len};
+      this->start = b.start;
+    }
     q_row0 = t.m_block * Cfg::kBlockM;
     kv_head = t.head / (a.q_heads / a.kv_heads);
-    const int last_row = min(q_row0 + Cfg::kBlockM, a.q_len) - 1;
-    const int key_end = Cfg::kCausal ? min(a.kv_len, last_row + a.kv_len - a.q_len + 1) : a.kv_len;
+    const int last_row = min(q_row0 + Cfg::kBlockM, q_len) - 1;
+    const int key_end = Cfg::kCausal ? min(kv_len, last_row + kv_len - q_len + 1) : kv_len;
     n_tiles = key_end > 0 ? (key_end + Cfg::kBlockN - 1) / Cfg::kBlockN : 0;
+  }
+  // The tensor-map coordinates of the tile's first query row and of key tile j: (position,
+  // batch), a ragged batch being one packed batch.
+  __device__ int q_position() const {
+    if constexpr (Cfg::kRagged) return this->start + q_row0;
+    else return q_row0;
+  }
+  __device__ int kv_position(int j) const {
+    if constexpr (Cfg::kRagged) return this->start + j * Cfg::kBlockN;
+    else return j * Cfg::kBlockN;
+  }
+  __device__ int map_batch() const {
+    if constexpr (Cfg::kRagged) return 0;
+    else return t.batch;
   }
 };
 

@@ -17,7 +17,8 @@ struct HopperTile {
 // A fault injected on purpose, for the GPU tests that show the accuracy gate catches it.
 enum class HopperFault {
   none,
-  vt_key_order,  // fp8: V^T written in a key order other than the one P holds the keys in
+  vt_key_order,         // fp8: V^T written in a key order other than the one P holds the keys in
+  ragged_longest_lens,  // a ragged batch masked by its longest sequence's lengths, not the tile's own
 };
 
 struct HopperPrefillPolicy {

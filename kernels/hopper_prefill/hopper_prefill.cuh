@@ -160,8 +160,15 @@ struct Consumer {
     if (issues_copies && j + Cfg::kStages < w.n_tiles) loader.template load_kv<kIsK>(w, j + Cfg::kStages);
     gpu::warp_sync();
   }
+  // What the masks read (kv_len, q_len): the problem's, in kernel-parameter space, or a ragged
+  // tile's sequence's.
+  __device__ decltype(auto) lens(const TileWork<Cfg>& w) const {
+    if constexpr (Cfg::kRagged && Cfg::kFault != HopperFault::ragged_longest_lens) return (w.lens);
+    else return (a);
+  }
   __device__ bool masked(const TileWork<Cfg>& w, int j, int row0) const {
-    const int unmasked_end = Cfg::kCausal ? min(a.kv_len, row0 + a.kv_len - a.q_len + 1) : a.kv_len;
+    const auto& n = lens(w);
+    const int unmasked_end = Cfg::kCausal ? min(n.kv_len, row0 + n.kv_len - n.q_len + 1) : n.kv_len;
     return (j + 1) * Cfg::kBlockN > unmasked_end;
   }
   // STAGE 2: the online softmax of S(j) in place (S becomes P; corr: the factor O is to be
@@ -172,9 +179,9 @@ struct Consumer {
                           int j, int row0, int key0) const {
     // The first visible key of the warp's first row bounds its unmasked tiles.
     if (masked(w, j, row0))
-      attention::softmax_rows<R, Cfg, true>(tiles, st.m[0], st.l[0], corr[0], a, scales.qk_log2, key0, row0);
+      attention::softmax_rows<R, Cfg, true>(tiles, st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2, key0, row0);
     else
-      attention::softmax_rows<R, Cfg, false>(tiles, st.m[0], st.l[0], corr[0], a, scales.qk_log2, key0, row0);
+      attention::softmax_rows<R, Cfg, false>(tiles, st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2, key0, row0);
   }
   __device__ void softmax(float (&sc)[Cfg::kSRegs], RowState<Cfg>& st, float (&corr)[1][2], const TileWork<Cfg>& w,
                           int j, int row0) const {
@@ -312,11 +319,13 @@ struct Consumer {
       gpu::mbarrier_arrive(&s.q_empty);  // no key to see: Q was never read
     }
     // STAGE 4: O / l (times fp8's v_scale) to the output rows of the (batch, head), in the
-    // output dtype, rows counted from the sequence's first.
+    // output dtype, rows counted from the sequence's first (none past its end).
     const std::int64_t row_stride = std::int64_t(a.q_heads) * Cfg::kHeadDim;
-    attention::write_o<typename Cfg::Rows, Out>(
-        st, a.o + std::int64_t(w.t.batch) * a.q_len * row_stride + std::int64_t(w.t.head) * Cfg::kHeadDim, a.q_len,
-        scales.o, row_stride, row0);
+    std::int64_t first_row;
+    if constexpr (Cfg::kRagged) first_row = w.start;
+    else first_row = std::int64_t(w.t.batch) * a.q_len;
+    attention::write_o<typename Cfg::Rows, Out>(st, a.o + first_row * row_stride + std::int64_t(w.t.head) * Cfg::kHeadDim,
+                                                lens(w).q_len, scales.o, row_stride, row0);
   }
 };
 
@@ -330,10 +339,10 @@ using Output = std::conditional_t<kT == DType::f16, gpu::mma::F16, gpu::mma::Bf1
 template <class Policy, DType kT, int kHeadDim, bool kCausal>
 inline constexpr int kThreadsOf = Config<Policy, kT, kHeadDim, kCausal>::kThreads;
 
-template <class Policy, DType kT, int kHeadDim, bool kCausal, class Dyn>
-__global__ void __launch_bounds__(kThreadsOf<Policy, kT, kHeadDim, kCausal>, 1)
-    hopper_prefill_kernel(const __grid_constant__ Params a) {
-  using Cfg = Config<Policy, kT, kHeadDim, kCausal>;
+// The whole CTA: barriers, then each role's loop over the tiles. The uniform and the ragged
+// kernels below are this body over their Config.
+template <class Policy, DType kT, class Cfg, class Dyn>
+__device__ __forceinline__ void prefill_cta(const Params& a) {
   using Storage = SharedStorage<Cfg>;
   static_assert(Dyn::kBytes == Storage::kLaunchBytes, "launch and kernel disagree on shared memory");
   extern __shared__ unsigned char smem_raw[];
@@ -407,6 +416,19 @@ __global__ void __launch_bounds__(kThreadsOf<Policy, kT, kHeadDim, kCausal>, 1)
   if (Policy::kPingPong && consumer == 0) c.turn.begin();  // take consumer 1's last hand-over
 }
 
+template <class Policy, DType kT, int kHeadDim, bool kCausal, class Dyn>
+__global__ void __launch_bounds__(kThreadsOf<Policy, kT, kHeadDim, kCausal>, 1)
+    hopper_prefill_kernel(const __grid_constant__ Params a) {
+  prefill_cta<Policy, kT, Config<Policy, kT, kHeadDim, kCausal>, Dyn>(a);
+}
+
+// A ragged batch (Config::kRagged): a kernel of its own name, so that profiles tell them apart.
+template <class Policy, DType kT, int kHeadDim, bool kCausal, class Dyn>
+__global__ void __launch_bounds__(kThreadsOf<Policy, kT, kHeadDim, kCausal>, 1)
+    hopper_ragged_prefill_kernel(const __grid_constant__ Params a) {
+  prefill_cta<Policy, kT, Config<Policy, kT, kHeadDim, kCausal, true>, Dyn>(a);
+}
+
 // Tensor maps of Q, K, V: (row words, position, head, batch), boxes of 64 16-bit columns x
 // `rows`; a row is head_dim values, row_words 16-bit words (fp8: two values a word, which
 // the copy moves as they are). Encoded once per buffer and shape (a host call between the
@@ -438,6 +460,22 @@ void require_fits() {
                              std::to_string(device().smem_per_block_optin) + " per block");
 }
 
+// A ragged batch's query blocks (attention::ragged_blocks) on the device, built and copied once
+// per batch and tile shape (a copy between the timing events would be timed), as the tensor
+// maps are.
+template <int kBlockM, int kBlockN, bool kCausal>
+const attention::RaggedBlock* ragged_blocks_on_device(const std::vector<int>& lengths, int& count) {
+  static std::map<std::vector<int>, gpu::DeviceBuffer<attention::RaggedBlock>> cache;
+  auto [it, fresh] = cache.try_emplace(lengths);
+  if (fresh) {
+    const auto blocks = attention::ragged_blocks(lengths, kBlockM, kBlockN, kCausal);
+    it->second = gpu::DeviceBuffer<attention::RaggedBlock>(blocks.size());
+    it->second.upload(blocks);
+  }
+  count = static_cast<int>(it->second.size());
+  return it->second.data();
+}
+
 template <class Policy, DType kT, int kHeadDim, bool kCausal>
 void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
   using Cfg = Config<Policy, kT, kHeadDim, kCausal>;
@@ -446,9 +484,14 @@ void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
   const PrefillProblem& p = args.problem;
   require_fits<Policy, kT, kHeadDim, kCausal>();
   Params a{};
-  a.q_map = qkv_tensor_map(args.q, kRowWords, p.q_len, p.q_heads, p.batch, Cfg::kBlockM);
-  a.k_map = qkv_tensor_map(args.k, kRowWords, p.kv_len, p.kv_heads, p.batch, Cfg::kBlockN);
-  a.v_map = qkv_tensor_map(args.v, kRowWords, p.kv_len, p.kv_heads, p.batch, Cfg::kBlockN);
+  // A ragged batch is one batch of all its tokens to the copies; its tiles are its query
+  // blocks (one entry each in a.blocks) by head, walked longest first.
+  const bool ragged = p.ragged();
+  const int map_batch = ragged ? 1 : p.batch;
+  const int q_rows = ragged ? int(p.q_start(p.batch)) : p.q_len, kv_rows = ragged ? int(p.kv_start(p.batch)) : p.kv_len;
+  a.q_map = qkv_tensor_map(args.q, kRowWords, q_rows, p.q_heads, map_batch, Cfg::kBlockM);
+  a.k_map = qkv_tensor_map(args.k, kRowWords, kv_rows, p.kv_heads, map_batch, Cfg::kBlockN);
+  a.v_map = qkv_tensor_map(args.v, kRowWords, kv_rows, p.kv_heads, map_batch, Cfg::kBlockN);
   a.o = static_cast<std::uint16_t*>(args.o);
   a.q_len = p.q_len;
   a.kv_len = p.kv_len;
@@ -458,9 +501,17 @@ void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
   a.q_scale = args.q_scale;
   a.k_scale = args.k_scale;
   a.v_scale = args.v_scale;
-  const int m_blocks = (p.q_len + Cfg::kBlockM - 1) / Cfg::kBlockM, sm_count = device().sm_count;
-  a.tiles = attention::TileGrid{m_blocks, p.q_heads, p.batch, kCausal,
-                                attention::head_sections(Policy::kCausalOrder, m_blocks, p.q_heads * p.batch, sm_count)};
+  const int sm_count = device().sm_count;
+  if (ragged) {
+    int blocks = 0;
+    a.blocks = ragged_blocks_on_device<Cfg::kBlockM, Cfg::kBlockN, kCausal>(p.lengths, blocks);
+    a.tiles = attention::TileGrid{blocks, p.q_heads, 1, true,
+                                  attention::head_sections(Policy::kCausalOrder, blocks, p.q_heads, sm_count)};
+  } else {
+    const int m_blocks = (p.q_len + Cfg::kBlockM - 1) / Cfg::kBlockM;
+    a.tiles = attention::TileGrid{m_blocks, p.q_heads, p.batch, kCausal,
+                                  attention::head_sections(Policy::kCausalOrder, m_blocks, p.q_heads * p.batch, sm_count)};
+  }
   unsigned* next_base = nullptr;
   if constexpr (Policy::kSchedule == attention::TileSchedule::Dynamic) {
     // One counter per kernel, zeroed once and never reset: each launch starts where the last
@@ -475,11 +526,19 @@ void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
     a.tiles.base = base;
     next_base = &base;
   }
-  auto kernel = hopper_prefill_kernel<Policy, kT, kHeadDim, kCausal, gpu::DynamicSmem<kBytes>>;
-  static const bool smem_raised = (gpu::set_max_dynamic_smem(kernel, kBytes), true);  // once per kernel
-  (void)smem_raised;
   const dim3 grid = attention::TileSchedulerOf<Policy::kSchedule, Policy::kTileQueueSlots>::grid(a.tiles, sm_count);
-  gpu::launch("hopper_prefill", kernel, gpu::LaunchConfig{grid, dim3(Cfg::kThreads), kBytes, stream}, a);
+  const gpu::LaunchConfig config{grid, dim3(Cfg::kThreads), kBytes, stream};
+  if (ragged) {
+    auto kernel = hopper_ragged_prefill_kernel<Policy, kT, kHeadDim, kCausal, gpu::DynamicSmem<kBytes>>;
+    static const bool smem_raised = (gpu::set_max_dynamic_smem(kernel, kBytes), true);  // once per kernel
+    (void)smem_raised;
+    gpu::launch("hopper_ragged_prefill", kernel, config, a);
+  } else {
+    auto kernel = hopper_prefill_kernel<Policy, kT, kHeadDim, kCausal, gpu::DynamicSmem<kBytes>>;
+    static const bool smem_raised = (gpu::set_max_dynamic_smem(kernel, kBytes), true);  // once per kernel
+    (void)smem_raised;
+    gpu::launch("hopper_prefill", kernel, config, a);
+  }
   if (next_base) *next_base += static_cast<unsigned>(a.tiles.count());  // launched: its draws are taken
 }
 

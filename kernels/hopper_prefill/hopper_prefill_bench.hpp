@@ -2,6 +2,8 @@
 // tier (or of --schedlab_axes), each variant of an experiment on each shape, through the same
 // PrefillCase (inputs, poisoning, accuracy gate) as the register-tile family.
 #pragma once
+#include <string>
+
 #include "common/harness/experiment.hpp"
 #include "kernels/hopper_prefill/hopper_prefill.hpp"
 #include "kernels/prefill/prefill_bench.hpp"
@@ -39,5 +41,25 @@ inline const harness::TierAxes& hopper_prefill_tiers_with_fp8() {
 template <class... Policies>
 using HopperPrefillFp8Experiment =
     harness::Experiment<PrefillFamilyOf<HopperPrefillKernel, hopper_prefill_tiers_with_fp8>, Policies...>;
+
+// A serving engine's prefill batch: 30 prompts of lognormal lengths around 1536 tokens (256 to
+// 8192) and two of 32k, packed as one ragged batch, GQA 64/8 at head dim 128, causal.
+inline const std::string kServingPrefillBatch =
+    "lengths=lognormal:30:1536:0.5:256-8192+2x32768;q_heads=64;kv_heads=8;head_dim=128;causal=1";
+
+// The tiers above plus the serving batch in bf16 and fp8 (default and full tiers): the shapes
+// the family default is compared with its peers on.
+inline const harness::TierAxes& hopper_prefill_frontier_tiers() {
+  static const harness::TierAxes tiers = [] {
+    harness::TierAxes t = hopper_prefill_tiers_with_fp8();
+    for (auto* tier : {&t.standard, &t.full}) tier->push_back("dtype=bf16,fp8;" + kServingPrefillBatch);
+    return t;
+  }();
+  return tiers;
+}
+
+template <class... Policies>
+using HopperPrefillFrontierExperiment =
+    harness::Experiment<PrefillFamilyOf<HopperPrefillKernel, hopper_prefill_frontier_tiers>, Policies...>;
 
 }  // namespace schedlab::kernels

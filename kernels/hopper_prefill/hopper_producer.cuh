@@ -20,8 +20,8 @@ struct Loader {
     gpu::mbarrier_arrive_expect_tx(&s.q_full, Cfg::kQBytes);
 #pragma unroll
     for (int cb = 0; cb < Cfg::kColBlocks; ++cb)
-      gpu::bulk_tensor_copy_4d(s.q + cb * Cfg::kBlockM * kRowBytes, &a.q_map, cb * kBoxCols, w.q_row0, w.t.head,
-                               w.t.batch, &s.q_full);
+      gpu::bulk_tensor_copy_4d(s.q + cb * Cfg::kBlockM * kRowBytes, &a.q_map, cb * kBoxCols, w.q_position(), w.t.head,
+                               w.map_batch(), &s.q_full);
     q_parity ^= 1u;
   }
   // kKvUnion: a copy into a slot also waits for the slot's other tenant to be read. `lead` is
@@ -42,7 +42,7 @@ struct Loader {
 #pragma unroll
     for (int cb = 0; cb < Cfg::kColBlocks; ++cb)
       gpu::bulk_tensor_copy_4d(dst + cb * Cfg::kBlockN * kRowBytes, kIsK ? &a.k_map : &a.v_map, cb * kBoxCols,
-                               j * Cfg::kBlockN, w.kv_head, w.t.batch, full);
+                               w.kv_position(j), w.kv_head, w.map_batch(), full);
     ++state;
   }
   // The producer warpgroup's whole tile: K(j + 1) goes before V(j), since the overlapped

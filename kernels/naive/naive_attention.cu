@@ -78,6 +78,7 @@ __global__ void __launch_bounds__(kThreads) naive_attention_kernel(NaiveParams a
 KernelSupport naive_attention_support() {
   KernelSupport s;
   s.dtypes = {DType::bf16, DType::f16};
+  s.ragged = false;  // [batch, len, heads, dim] indexing
   return s;
 }
 

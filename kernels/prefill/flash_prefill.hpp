@@ -13,9 +13,12 @@ namespace schedlab::kernels {
 
 // Head dims with a tile; bf16 / f16 Q, K, V, or OCP fp8 e4m3 with per-head dequantization
 // scales (PrefillArgs; O in bf16); causal (bottom-right aligned) or not; GQA;
-// any lengths. No sliding window.
+// any lengths of a uniform batch. No sliding window, no ragged batch.
 inline KernelSupport flash_prefill_support() {
-  return KernelSupport{.head_dims = {64, 128}, .dtypes = {DType::bf16, DType::f16, DType::fp8_e4m3}, .sliding_window = false};
+  return KernelSupport{.head_dims = {64, 128},
+                       .dtypes = {DType::bf16, DType::f16, DType::fp8_e4m3},
+                       .sliding_window = false,
+                       .ragged = false};
 }
 
 template <class Policy>

@@ -75,7 +75,7 @@ class PrefillCase final : public harness::Case {
   }
   std::vector<float> output() override {
     return gather_rows(o_.download(), prefill_out_dtype(p_), rows_, p_.head_dim, [&](const QueryRow& r) {
-      return ((std::size_t(r.batch) * p_.q_len + r.pos) * p_.q_heads + r.head) * std::size_t(p_.head_dim);
+      return (std::size_t(p_.q_start(r.batch) + r.pos) * p_.q_heads + r.head) * std::size_t(p_.head_dim);
     });
   }
   Tolerance tolerance() const override { return default_tolerance(p_.dtype, p_.dtype); }
@@ -84,6 +84,7 @@ class PrefillCase final : public harness::Case {
     KeyHash h;
     h.add(p_.batch).add(p_.q_heads).add(p_.kv_heads).add(p_.q_len).add(p_.kv_len).add(p_.head_dim);
     h.add(p_.causal).add(p_.window).add(p_.dtype).add(p_.softmax_scale);
+    for (int len : p_.lengths) h.add(len);
     return "prefill " + h.hex();
   }
   harness::Work work() const override { return {p_.flops(), p_.min_bytes()}; }
@@ -91,10 +92,14 @@ class PrefillCase final : public harness::Case {
   std::size_t device_bytes(int sets) const override {
     return prefill_case_device_bytes(p_, sets) + ProbeSlots::kBytes;
   }
+  // A ragged batch's seq_len and kv_len are its longest sequence's; `tokens` counts them all.
   std::map<std::string, double> axes() const override {
-    return {{"batch", double(p_.batch)},       {"q_heads", double(p_.q_heads)}, {"kv_heads", double(p_.kv_heads)},
-            {"seq_len", double(p_.q_len)},     {"kv_len", double(p_.kv_len)},   {"head_dim", double(p_.head_dim)},
-            {"causal", p_.causal ? 1.0 : 0.0}, {"window", double(p_.window)}};
+    std::map<std::string, double> a{
+        {"batch", double(p_.batch)},       {"q_heads", double(p_.q_heads)}, {"kv_heads", double(p_.kv_heads)},
+        {"seq_len", double(p_.q_len)},     {"kv_len", double(p_.kv_len)},   {"head_dim", double(p_.head_dim)},
+        {"causal", p_.causal ? 1.0 : 0.0}, {"window", double(p_.window)}};
+    if (p_.ragged()) a["tokens"] = double(p_.q_start(p_.batch));
+    return a;
   }
 
  private:

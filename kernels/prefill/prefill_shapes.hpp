@@ -6,7 +6,9 @@
 // so batch = 16384 / q_len and q_heads = 2048 / head_dim (16 at head dim 128, 32 at 64).
 // Axes (default in brackets): dtype [bf16], head_dim [128], causal [0], seq [8192: sets
 // q_len and kv_len], q_len and kv_len [each the other's when one is given], window [0: none],
-// batch [FA3], q_heads [FA3], kv_heads [q_heads].
+// batch [FA3], q_heads [FA3], kv_heads [q_heads], lengths [none: every sequence has seq
+// tokens]. `lengths` (the decode family's syntax, common/harness/axes.hpp) gives a ragged batch,
+// queries and keys alike per sequence; it sets batch and seq, so it takes neither.
 #pragma once
 #include <algorithm>
 #include <string>
@@ -17,8 +19,11 @@
 
 namespace schedlab::kernels {
 
-// A prefill shape is the whole problem: every axis is one of its fields.
-using PrefillShape = PrefillProblem;
+// A prefill shape is the whole problem (every axis is one of its fields) and, for a ragged
+// batch, the `lengths` value that drew it, which names it.
+struct PrefillShape : PrefillProblem {
+  std::string lengths_spec;
+};
 
 inline constexpr int kFa3TotalTokens = 16384, kFa3Hidden = 2048;
 inline int fa3_batch(int q_len) { return std::max(1, kFa3TotalTokens / q_len); }
@@ -37,7 +42,8 @@ inline const harness::FamilyAxes& prefill_axes() {
        {"window", "0", "sliding window, 0 for none"},
        {"batch", "", "default 16384 / q_len"},
        {"q_heads", "", "default 2048 / head_dim"},
-       {"kv_heads", "", "default q_heads"}}};
+       {"kv_heads", "", "default q_heads"},
+       {"lengths", "", "ragged batch: 1000+8192, 4x1024+1x32768, lognormal:B:MEDIAN:SIGMA:MIN-MAX+2x32768"}}};
   return axes;
 }
 
@@ -69,6 +75,20 @@ inline const harness::TierAxes& prefill_tiers_with_fp8() {
 inline PrefillShape prefill_shape_at(const harness::AxisPoint& at) {
   if (at.given("seq") && (at.given("q_len") || at.given("kv_len")))
     throw harness::AxesError("seq sets both q_len and kv_len; give seq or q_len/kv_len");
+  if (at.given("lengths")) {
+    for (const char* axis : {"seq", "q_len", "kv_len", "batch"})
+      if (at.given(axis))
+        throw harness::AxesError(std::string("lengths sets the batch and every sequence's length; it takes no ") + axis);
+    const int head_dim = at.integer("head_dim", 1);
+    const int q_heads = at.has("q_heads") ? at.integer("q_heads", 1) : fa3_heads(head_dim);
+    PrefillShape p{make_ragged_prefill(harness::parse_lengths(at.text("lengths")), q_heads,
+                                       at.has("kv_heads") ? at.integer("kv_heads", 1) : q_heads, head_dim,
+                                       at.flag("causal"), at.dtype("dtype")),
+                   at.text("lengths")};
+    p.window = at.integer("window", 0);
+    p.validate();
+    return p;
+  }
   PrefillShape p;
   p.dtype = at.dtype("dtype");
   p.head_dim = at.integer("head_dim", 1);
@@ -96,13 +116,15 @@ inline std::vector<PrefillShape> prefill_shapes(const harness::ShapeSelection& s
 
 // The shape's part of a benchmark name: "bf16/seq:8192/head_dim:128/causal:0" (q_len and
 // kv_len when they differ), then any axis off its FA3 default ("/window:256", "/batch:4").
+// A ragged batch names its lengths (the `lengths` value as given) instead of seq and batch.
 inline std::string prefill_shape_name(const PrefillShape& p) {
   std::string name(dtype_name(p.dtype));
-  name += p.q_len == p.kv_len ? "/seq:" + std::to_string(p.q_len)
-                              : "/q_len:" + std::to_string(p.q_len) + "/kv_len:" + std::to_string(p.kv_len);
+  if (p.ragged()) name += "/lengths:" + p.lengths_spec;
+  else if (p.q_len == p.kv_len) name += "/seq:" + std::to_string(p.q_len);
+  else name += "/q_len:" + std::to_string(p.q_len) + "/kv_len:" + std::to_string(p.kv_len);
   name += "/head_dim:" + std::to_string(p.head_dim) + "/causal:" + std::to_string(int(p.causal));
   if (p.window != kNoWindow) name += "/window:" + std::to_string(p.window);
-  if (p.batch != fa3_batch(p.q_len)) name += "/batch:" + std::to_string(p.batch);
+  if (!p.ragged() && p.batch != fa3_batch(p.q_len)) name += "/batch:" + std::to_string(p.batch);
   if (p.q_heads != fa3_heads(p.head_dim)) name += "/q_heads:" + std::to_string(p.q_heads);
   if (p.kv_heads != p.q_heads) name += "/kv_heads:" + std::to_string(p.kv_heads);
   return name;

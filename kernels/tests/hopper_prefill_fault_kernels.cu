@@ -30,6 +30,7 @@ void launch_fp8_at_128(const PrefillArgs& args, gpu::api::stream_t stream) {
 PrefillLaunch hopper_prefill_fault_launch(HopperFault fault) {
   switch (fault) {
     case HopperFault::vt_key_order: return launch_fp8_at_128<Faulty<HopperFault::vt_key_order>>;
+    case HopperFault::ragged_longest_lens: return launch_fp8_at_128<Faulty<HopperFault::ragged_longest_lens>>;
     case HopperFault::none: return launch_fp8_at_128<Faulty<HopperFault::none>>;  // the family default
   }
   throw std::invalid_argument("hopper_prefill_fault_launch: unknown fault");

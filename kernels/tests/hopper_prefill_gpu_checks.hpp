@@ -14,6 +14,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/harness/axes.hpp"
 #include "kernels/hopper_prefill/hopper_prefill.hpp"
 #include "kernels/tests/prefill_test_configs.hpp"
 #include "kernels/tests/test_seed.hpp"
@@ -48,6 +49,33 @@ inline std::vector<PrefillTestConfig> fp8_configs() {
   return all;
 }
 
+// Ragged batches (the sequences packed one after another, PrefillProblem::lengths): a
+// one-token sequence, lengths at and around the 128-row and the key tiles, GQA, both masks,
+// both head dims, f16; a batch whose longest sequence reaches the long causal kernel; more query
+// blocks than SMs; fp8 where the policy runs it (ragged_fp8_configs).
+struct RaggedTestConfig {
+  const char* name;
+  std::vector<int> lengths;
+  int q_heads, kv_heads, head_dim;
+  bool causal;
+  DType dtype;
+  PrefillProblem problem() const { return make_ragged_prefill(lengths, q_heads, kv_heads, head_dim, causal, dtype); }
+};
+inline std::vector<RaggedTestConfig> ragged_configs() {
+  return {{"ragged_causal_gqa_edges", {1, 127, 128, 129, 300, 1000}, 4, 2, 128, true, DType::bf16},
+          {"ragged_d128_one_token_last", {176, 177, 1}, 2, 2, 128, false, DType::bf16},
+          {"ragged_d64_gqa", {200, 17, 513, 64}, 8, 2, 64, false, DType::bf16},
+          {"ragged_d64_causal_f16", {65, 1000, 3}, 4, 4, 64, true, DType::f16},
+          {"ragged_long_causal", {300, 6500, 40}, 4, 2, 128, true, DType::bf16},
+          {"ragged_more_blocks_than_sms", harness::parse_lengths("uniform:40:100-900"), 16, 2, 128, true, DType::bf16}};
+}
+inline std::vector<RaggedTestConfig> ragged_fp8_configs() {
+  constexpr DType kFp8 = DType::fp8_e4m3;
+  return {{"ragged_fp8_causal_gqa", {300, 1, 193, 1000, 128}, 4, 2, 128, true, kFp8},
+          {"ragged_fp8_non_causal", {191, 192, 385, 7}, 2, 1, 128, false, kFp8},
+          {"ragged_fp8_long_causal", {6500, 200}, 2, 2, 128, true, kFp8}};
+}
+
 inline AccuracyReport run_once(PrefillCase& c) {
   c.poison_output();
   c.launch(0);
@@ -56,13 +84,29 @@ inline AccuracyReport run_once(PrefillCase& c) {
 }
 
 // Two launches on the same buffers must each pass the gate with finite outputs.
-inline void expect_matches(const PrefillTestConfig& cfg, PrefillLaunch launch, std::uint64_t seed) {
+template <class TestConfig>
+void expect_matches(const TestConfig& cfg, PrefillLaunch launch, std::uint64_t seed) {
   PrefillCase c(cfg.problem(), std::move(launch));
   c.prepare(seed, 1);
   for (int launch_no = 0; launch_no < 2; ++launch_no) {
     const AccuracyReport acc = run_once(c);
     EXPECT_TRUE(acc.passed) << cfg.name << " launch " << launch_no << ": " << acc.message;
     EXPECT_EQ(acc.nonfinite, 0u) << cfg.name;
+  }
+}
+
+// Each problem whose shared storage fits the device (persistent_3stages' 192-key fp8 tiles do
+// not: skipped with the reason, as the benchmarks skip it), against the reference.
+template <class Policy, class TestConfig>
+void expect_matches_where_it_fits(const std::vector<TestConfig>& configs, std::uint64_t& seed) {
+  for (const TestConfig& cfg : configs) {
+    try {
+      require_hopper_prefill_fits<Policy>(cfg.problem());
+    } catch (const UnsupportedProblem& e) {
+      std::printf("%s: skipped, %s\n", cfg.name, e.what());
+      continue;
+    }
+    expect_matches(cfg, launch_hopper_prefill<Policy>, ++seed);
   }
 }
 
@@ -90,33 +134,38 @@ TYPED_TEST_P(HopperPrefillGpu, Fp8MatchesReferenceWhereSupported) {
     GTEST_SKIP() << "the policy refuses fp8 (no producer warpgroup free to transpose V)";
   } else {
     std::uint64_t seed = test_seed();
-    for (const PrefillTestConfig& cfg : fp8_configs()) {
-      try {
-        require_hopper_prefill_fits<TypeParam>(cfg.problem());
-      } catch (const UnsupportedProblem& e) {
-        std::printf("%s: skipped, %s\n", cfg.name, e.what());
-        continue;
-      }
-      expect_matches(cfg, launch_hopper_prefill<TypeParam>, ++seed);
-    }
+    expect_matches_where_it_fits<TypeParam>(fp8_configs(), seed);
   }
 }
 
-// Two small shapes (ragged, causal GQA with q_len < kv_len) for compute-sanitizer's memcheck
-// and racecheck, which slow each launch by orders of magnitude; fp8 causal GQA too where the
-// policy runs fp8 (the transposing warps' ordinary stores are what racecheck should see).
+// A ragged batch: every sequence's rows against the reference (the sampled rows hold each
+// sequence's first and last), in 16-bit and, where the policy runs it, in fp8.
+TYPED_TEST_P(HopperPrefillGpu, RaggedBatchMatchesReference) {
+  std::uint64_t seed = test_seed();
+  for (const RaggedTestConfig& cfg : ragged_configs()) expect_matches(cfg, launch_hopper_prefill<TypeParam>, ++seed);
+  if constexpr (kHopperFp8Capable<TypeParam>) expect_matches_where_it_fits<TypeParam>(ragged_fp8_configs(), seed);
+}
+
+// Small shapes for compute-sanitizer's memcheck and racecheck, which slow each launch by orders
+// of magnitude: lengths off the tiles, causal GQA with q_len < kv_len, a packed ragged batch;
+// fp8 causal GQA too where the policy runs fp8 (the transposing warps' ordinary stores are
+// what racecheck should see).
 TYPED_TEST_P(HopperPrefillGpu, SmallShapesForSanitizer) {
   std::uint64_t seed = test_seed();
   std::vector<PrefillTestConfig> small = {configs()[0], configs()[1]};
   if constexpr (kHopperFp8Capable<TypeParam>) small.push_back(fp8_configs()[0]);
-  for (const PrefillTestConfig& cfg : small) {
-    PrefillCase c(cfg.problem(), launch_hopper_prefill<TypeParam>);
+  std::vector<PrefillProblem> problems;
+  for (const PrefillTestConfig& cfg : small) problems.push_back(cfg.problem());
+  // A packed batch whose last key tile reads past the tensor's end (the copies zero-fill it).
+  problems.push_back(make_ragged_prefill({130, 1, 77}, 4, 2, 128, true, DType::bf16));
+  for (const PrefillProblem& p : problems) {
+    PrefillCase c(p, launch_hopper_prefill<TypeParam>);
     c.prepare(++seed, 1);
-    EXPECT_TRUE(run_once(c).passed) << cfg.name;
+    EXPECT_TRUE(run_once(c).passed) << "batch " << p.batch << ", q_len " << p.q_len << ", kv_len " << p.kv_len;
   }
 }
 
 REGISTER_TYPED_TEST_SUITE_P(HopperPrefillGpu, MatchesReferenceOnEveryConfig, Fp8MatchesReferenceWhereSupported,
-                            SmallShapesForSanitizer);
+                            RaggedBatchMatchesReference, SmallShapesForSanitizer);
 
 }  // namespace schedlab::kernels::hopper_prefill_test

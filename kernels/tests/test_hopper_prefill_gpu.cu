@@ -1,11 +1,13 @@
 // The Hopper prefill family's own GPU tests on the H200 (each Hopper experiment's variants are
 // checked by its experiments/<name>/test_gpu.cu, built into this binary): the tuning candidate
 // whose main loop differs from the experiments' (S in two halves) on the shared checks
-// (kernels/tests/hopper_prefill_gpu_checks.hpp), and an fp8 fault (V^T keys out of P's order)
-// that must fail the gate where the family default passes. Label: gpu.
+// (kernels/tests/hopper_prefill_gpu_checks.hpp), and fp8 faults (V^T keys out of P's order; a
+// ragged batch masked by its longest sequence) that must fail the gate where the family
+// default passes. Label: gpu.
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <vector>
 
 #if SCHEDLAB_HOPPER_PREFILL_TUNING
 #include "kernels/hopper_prefill/tuning_policy.hpp"
@@ -46,6 +48,29 @@ TEST(HopperPrefillFaults, Fp8KeyOrderFailsTheGate) {
     const AccuracyReport bad = run_once(faulty);
     EXPECT_FALSE(bad.passed) << cfg.name << ", vt_key_order: " << bad.message;
     std::printf("%s: no fault %s; vt_key_order %s\n", cfg.name, ok.message.c_str(), bad.message.c_str());
+  }
+}
+
+// A ragged batch masked by its longest sequence's lengths instead of each tile's own: a
+// shorter sequence's rows see the keys after its end (the next sequence's, or zeros past the
+// last). Non-causal, where the mask reads the length (a causal sequence, as many keys as
+// queries, is masked by its diagonal alone, which the fault leaves as it is). The family
+// default passes on the same inputs, the fault fails; one sequence shorter than a key tile.
+TEST(HopperPrefillFaults, RaggedLongestLensFailsTheGate) {
+  std::uint64_t seed = test_seed();
+  for (const std::vector<int>& lengths : {std::vector<int>{300, 1000, 77}, std::vector<int>{2000, 64}}) {
+    const PrefillProblem p = make_ragged_prefill(lengths, 4, 2, 128, false, DType::fp8_e4m3);
+    ++seed;
+    PrefillCase control(p, hopper_prefill_fault_launch(HopperFault::none));
+    control.prepare(seed, 1);
+    const AccuracyReport ok = run_once(control);
+    EXPECT_TRUE(ok.passed) << "batch " << p.batch << ", no fault: " << ok.message;
+    PrefillCase faulty(p, hopper_prefill_fault_launch(HopperFault::ragged_longest_lens));
+    faulty.prepare(seed, 1);
+    const AccuracyReport bad = run_once(faulty);
+    EXPECT_FALSE(bad.passed) << "batch " << p.batch << ", ragged_longest_lens: " << bad.message;
+    std::printf("ragged batch of %d: no fault %s; ragged_longest_lens %s\n", p.batch, ok.message.c_str(),
+                bad.message.c_str());
   }
 }
 

@@ -1,7 +1,8 @@
 // The attention tile walk on the host (no GPU): every order visits each output tile once, a
 // causal walk is longest first within each section, head_sections() picks the sections it
 // says, and on a model of the hardware's block dispatch (a free SM takes the next CTA) the
-// sections keep the last wave balanced where the walk within each head does not.
+// sections keep the last wave balanced where the walk within each head does not; a ragged
+// batch's query blocks cover every sequence once and its walk starts with the heaviest.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <tuple>
 #include <vector>
 
+#include "kernels/attention/ragged_blocks.hpp"
 #include "kernels/attention/tile_scheduler.hpp"
 
 namespace schedlab::kernels::attention {
@@ -154,6 +156,55 @@ TEST(TileOrder, SectionsBalanceTheLastWave) {
     const double sections = modeled_makespan(causal_grid(m_blocks, 16, 2, CausalOrder::Sections), block_m, block_n, 8192);
     EXPECT_GT(within, 1.04) << "block_m " << block_m;  // the last head's long tiles run alone
     EXPECT_LT(sections, 1.02) << "block_m " << block_m;
+  }
+}
+
+// ---- ragged batches (ragged_blocks.hpp) -------------------------------------------------
+
+TEST(RaggedBlocks, EveryBlockOfEverySequenceOnceFewestKeyTilesFirst) {
+  const std::vector<int> lengths{300, 1, 128, 129, 1000};
+  for (bool causal : {false, true}) {
+    const auto blocks = ragged_blocks(lengths, 128, 176, causal);
+    std::set<std::pair<int, int>> seen;
+    for (const RaggedBlock& b : blocks) {
+      EXPECT_TRUE(seen.insert({b.seq, b.m_block}).second) << b.seq << " " << b.m_block;
+      int start = 0;
+      for (int s = 0; s < b.seq; ++s) start += lengths[std::size_t(s)];
+      EXPECT_EQ(b.start, start);
+      EXPECT_EQ(b.len, lengths[std::size_t(b.seq)]);
+      EXPECT_LT(b.m_block * 128, b.len);
+      const int key_end = causal ? std::min(b.len, (b.m_block + 1) * 128) : b.len;
+      EXPECT_EQ(b.key_tiles, (key_end + 175) / 176);
+    }
+    EXPECT_EQ(seen.size(), 3u + 1u + 1u + 2u + 8u);  // ceil(length / 128) each
+    EXPECT_TRUE(std::is_sorted(blocks.begin(), blocks.end(),
+                               [](const RaggedBlock& a, const RaggedBlock& b) { return a.key_tiles < b.key_tiles; }));
+  }
+  EXPECT_THROW(ragged_blocks({5, 0}, 128, 128, true), std::invalid_argument);
+}
+
+// The kernel's walk over a ragged batch (a TileGrid of one query block per entry, batch 1,
+// longest first in head sections) visits every (block, head) once and starts with the
+// heaviest blocks, whichever sequence holds them.
+TEST(RaggedBlocks, TheWalkIsLongestFirstAcrossSequences) {
+  const std::vector<int> lengths{1536, 32768, 900, 4000, 32768};
+  const auto blocks = ragged_blocks(lengths, 128, 128, true);
+  const int n = int(blocks.size()), heads = 64;
+  const TileGrid g{n, heads, 1, true, head_sections(CausalOrder::Sections, n, heads, kSms)};
+  std::set<std::pair<int, int>> seen;
+  for (const TileCoord& t : walk(g)) {
+    EXPECT_EQ(t.batch, 0);
+    EXPECT_TRUE(seen.insert({t.m_block, t.head}).second);
+  }
+  EXPECT_EQ(seen.size(), std::size_t(n) * heads);
+  // Within each section the blocks come heaviest first, whichever sequence holds them; the
+  // first is a last block of a 32k sequence.
+  EXPECT_EQ(blocks[std::size_t(g.at(0).m_block)].key_tiles, 32768 / 128);
+  const int section_tiles = g.sections.section_pairs * n;
+  ASSERT_EQ(g.sections.larger_sections, 0);
+  for (int i = 1; i < g.count(); ++i) {
+    if (i % section_tiles == 0) continue;  // a new section starts heavy again
+    EXPECT_LE(blocks[std::size_t(g.at(i).m_block)].key_tiles, blocks[std::size_t(g.at(i - 1).m_block)].key_tiles) << i;
   }
 }
 

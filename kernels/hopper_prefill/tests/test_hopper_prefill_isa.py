@@ -4,7 +4,8 @@ Reads the SASS of each experiment's kernels.cu from scripts/resource_report.py, 
 what the build's static-report test compiled with the same commands and inputs (its compile
 cache) and compiles the rest. Checks, for
 every instantiation (bf16 / f16, head dim 64 / 128, causal or not; fp8 e4m3 at head dim 128
-on the policies that run it, FP8_REFUSED excepted):
+on the policies that run it, FP8_REFUSED excepted), of both kernels (a uniform batch's and a
+ragged batch's, KINDS):
   - the matrix products are warpgroup ops (HGMMA; fp8: QGMMA ...x32 E4M3 and no HGMMA), with
     no mma.sync (HMMA) anywhere;
   - fp8: the producer's transpose of V is there (transpose_v_matrix): ldmatrix.trans
@@ -20,6 +21,11 @@ on the policies that run it, FP8_REFUSED excepted):
     wgmma): the experiment's finding, checked as such. The other variants may spill a little
     (the persistent loop's state at head dim 64, for one), at most VARIANT_SPILL instructions,
     so that a change that spills more fails here;
+  - the ragged kernels hold a tile's sequence start and length across the main loop, in local
+    memory where the registers run out: in the family default at head dim 128, none of it
+    between the first and the last warpgroup MMA (the main loop), at most RAGGED_SPILL in
+    all; at head dim 64, at most RAGGED_D64_SPILL; the other variants at most
+    RAGGED_VARIANT_SPILL;
   - register reallocation: the warp-specialized variants with setmaxnreg give the producer
     24 registers and the consumers their named budget (240 with two consumer warpgroups at
     head dim 128, 160 with three at 64), fp8 too (the matrix transpose fits the producer's
@@ -52,6 +58,7 @@ FP8_REFUSED = {"no_ws", "persistent_dynamic"}  # no producer warpgroup free to t
 SMALL_SPILL = 16  # LDL / STL instructions allowed in the causal head-dim-64 kernels
 VARIANT_SPILL = 56  # ... and in the variants that are not the family default (outside their main loops)
 DEFAULT_VARIANTS = {"pingpong", "ws_realloc", "overlapped", "one_per_tile", "separate"}
+RAGGED_SPILL, RAGGED_D64_SPILL, RAGGED_VARIANT_SPILL = 16, 32, 128
 CONSUMER_REGS = {128: 240, 64: 160}  # the default tile shapes (kernels/hopper_prefill/hopper_policy.hpp)
 # The policies with a long causal kernel (kLongCausalFromKeys and a non-causal key tile that
 # differs from the causal one): every variant but persistent_3stages, whose tile is the causal one.
@@ -76,16 +83,20 @@ def sass(tmp_path_factory) -> dict[str, dict[str, list[str]]]:
 LONG_CAUSAL = 2  # the key of a policy's long causal kernel (LongCausal<Policy>): causal, the non-causal key tile
 
 
-def _kernel_name(experiment: str, variant: str) -> re.Pattern[str]:
-    """A policy's hopper_prefill_kernel names: groups (LongCausal, dtype, head_dim, causal, dynamic shared bytes)."""
-    return re.compile(rf"hopper_prefill_kernelI(NS0_10LongCausalI)?NS_11experiments\d+{experiment}{len(variant)}"
+KINDS = ("hopper_prefill_kernel", "hopper_ragged_prefill_kernel")  # uniform and ragged batches: one of each
+
+
+def _kernel_name(experiment: str, variant: str, kind: str = KINDS[0]) -> re.Pattern[str]:
+    """A policy's kernel names of one kind: groups (LongCausal, dtype, head_dim, causal, dynamic shared bytes)."""
+    return re.compile(rf"\d{kind}I(NS0_10LongCausalI)?NS_11experiments\d+{experiment}{len(variant)}"
                       rf"{variant}E(?:EE)?LNS_5DTypeE(\d)ELi(\d+)ELb(\d)ENS_3gpu11DynamicSmemILm(\d+)E")
 
 
-def _kernels(functions: dict[str, list[str]], experiment: str, variant: str) -> dict[tuple[int, int, int], list[str]]:
-    """{(dtype, head_dim, causal): instructions} of one policy's hopper_prefill_kernel instantiations;
+def _kernels(functions: dict[str, list[str]], experiment: str, variant: str,
+             kind: str = KINDS[0]) -> dict[tuple[int, int, int], list[str]]:
+    """{(dtype, head_dim, causal): instructions} of one policy's instantiations of one kernel kind;
     its long causal kernels (LongCausal<Policy>, 16-bit and fp8 at head dim 128) have causal = LONG_CAUSAL."""
-    pattern = _kernel_name(experiment, variant)
+    pattern = _kernel_name(experiment, variant, kind)
     found = {}
     for name, body in functions.items():
         if m := pattern.search(name):
@@ -93,7 +104,7 @@ def _kernels(functions: dict[str, list[str]], experiment: str, variant: str) -> 
             found[(dtype, dim, LONG_CAUSAL if m.group(1) else causal)] = body
     runs_fp8 = variant not in FP8_REFUSED
     expected = (10 if runs_fp8 else 8) + (2 if variant in LONG_CAUSAL_VARIANTS[experiment] else 0) + int(runs_fp8)
-    assert len(found) == expected, (f"{experiment}/{variant}: {len(found)} instantiations, expected {expected} "
+    assert len(found) == expected, (f"{experiment}/{variant} {kind}: {len(found)} instantiations, expected {expected} "
                                     "(2 dtypes x 2 dims x 2 masks, fp8 at head dim 128 x 2 masks and its long causal "
                                     "kernel where it runs, and the long causal kernel of both 16-bit dtypes where the "
                                     "policy has one)")
@@ -112,11 +123,12 @@ def _count(body: list[str], pattern: str) -> int:
     return sum(1 for ins in body if re.search(pattern, ins))
 
 
-def test_every_kernel_uses_warpgroup_mma_and_bulk_copies_and_no_local_memory(sass):
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_kernel_uses_warpgroup_mma_and_bulk_copies_and_no_local_memory(sass, kind):
     for experiment, functions in sass.items():
         for variant in _all_variants(functions, experiment):
-            for (dtype, head_dim, causal), body in _kernels(functions, experiment, variant).items():
-                where = f"{experiment}/{variant} {(dtype, head_dim, causal)}"
+            for (dtype, head_dim, causal), body in _kernels(functions, experiment, variant, kind).items():
+                where = f"{experiment}/{variant} {kind} {(dtype, head_dim, causal)}"
                 if dtype == FP8:
                     assert _count(body, r"\bQGMMA\.64x\d+x32\.F32\.E4M3\.E4M3") > 0, f"{where}: no e4m3 QGMMA"
                     assert _count(body, r"\bHGMMA\.") == 0, f"{where}: 16-bit HGMMA in the fp8 kernel"
@@ -125,7 +137,9 @@ def test_every_kernel_uses_warpgroup_mma_and_bulk_copies_and_no_local_memory(sas
                 assert _count(body, r"\bHMMA\.") == 0, f"{where}: mma.sync (HMMA) in a wgmma kernel"
                 assert _count(body, r"\bUTMALDG\.4D") > 0, f"{where}: no bulk tensor copy"
                 local = _count(body, r"\b(LDL|STL)(\.|\s)")
-                if variant == "ws_even_regs":
+                if kind == KINDS[1] and variant != "ws_even_regs":
+                    _check_ragged_local(where, variant, head_dim, body)
+                elif variant == "ws_even_regs":
                     assert local > SMALL_SPILL, f"{where}: expected the even split to spill ({local} LDL/STL)"
                 elif variant not in DEFAULT_VARIANTS:
                     assert local <= VARIANT_SPILL, f"{where}: {local} LDL/STL"
@@ -135,13 +149,26 @@ def test_every_kernel_uses_warpgroup_mma_and_bulk_copies_and_no_local_memory(sas
                     assert local == 0, f"{where}: local memory (spills), {local} LDL/STL"
 
 
-def test_fp8_kernels_transpose_v_in_the_producer(sass):
+def _check_ragged_local(where: str, variant: str, head_dim: int, body: list[str]) -> None:
+    local = _count(body, r"\b(LDL|STL)(\.|\s)")
+    if variant not in DEFAULT_VARIANTS:
+        assert local <= RAGGED_VARIANT_SPILL, f"{where}: {local} LDL/STL"
+    elif head_dim == 64:
+        assert local <= RAGGED_D64_SPILL, f"{where}: {local} LDL/STL"
+    else:
+        mma = [n for n, i in enumerate(body) if re.search(r"\b[HQ]GMMA\.", i)]
+        in_loop = _count(body[mma[0]:mma[-1]], r"\b(LDL|STL)(\.|\s)")
+        assert in_loop == 0 and local <= RAGGED_SPILL, f"{where}: {in_loop} LDL/STL in the main loop, {local} in all"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_fp8_kernels_transpose_v_in_the_producer(sass, kind):
     for experiment, functions in sass.items():
         for variant in _all_variants(functions, experiment):
-            for (dtype, head_dim, causal), body in _kernels(functions, experiment, variant).items():
+            for (dtype, head_dim, causal), body in _kernels(functions, experiment, variant, kind).items():
                 if dtype != FP8:
                     continue
-                where = f"{experiment}/{variant} causal={causal}"
+                where = f"{experiment}/{variant} {kind} causal={causal}"
                 assert _count(body, r"\bLDSM\.16\.MT88\.4\b") > 0, f"{where}: no ldmatrix.trans of V"
                 for selector in ("0x6420", "0x7531"):  # column 2g's and 2g + 1's keys in P's order
                     assert _count(body, rf"^PRMT R\d+, R\d+(\.reuse)?, {selector}, R\d+") > 0, f"{where}: no PRMT {selector}"
@@ -165,12 +192,13 @@ def test_register_reallocation_only_where_the_policy_asks(sass):
             assert _count(body, r"USETMAXREG") == 0, f"{variant} {key}: setmaxnreg present"
 
 
-def test_pingpong_hands_turns_through_named_barriers(sass):
+@pytest.mark.parametrize("kind", KINDS)
+def test_pingpong_hands_turns_through_named_barriers(sass, kind):
     fn = sass["prefill_pingpong"]
-    for key, body in _kernels(fn, "prefill_pingpong", "pingpong").items():
+    for key, body in _kernels(fn, "prefill_pingpong", "pingpong", kind).items():
         assert _count(body, r"^BAR\.SYNC\S* R\d+, 0x100") > 0, f"pingpong {key}: no turn sync"
         assert _count(body, r"^(@!?P\d )?BAR\.ARV R\d+, 0x100") > 0, f"pingpong {key}: no turn hand-over"
-    for key, body in _kernels(fn, "prefill_pingpong", "free_running").items():
+    for key, body in _kernels(fn, "prefill_pingpong", "free_running", kind).items():
         assert _count(body, r"BAR\.ARV") == 0, f"free_running {key}: BAR.ARV present"
         syncs = [i for i in body if "BAR.SYNC" in i]
         assert syncs and all(re.search(r"BAR\.SYNC\S* 0x0$", i) for i in syncs), f"free_running {key}: {syncs}"
