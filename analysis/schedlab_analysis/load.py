@@ -110,6 +110,9 @@ ALLOCATIONS_DIR = "allocations"
 # results/<device>/timelines/<experiment>/<run>/: runs of a -DSCHEDLAB_CTA_TIMELINE=ON build (per-CTA
 # timelines in the tl_* counters, schedlab_analysis.timeline); its timings are not the sweep's.
 TIMELINES_DIR = "timelines"
+# results/<device>/side/<experiment>/: configurations outside the tier timed by hand in a
+# sweep's device call (its run id): evidence a LOG cites, not rows of that run's tables.
+SIDE_DIR = "side"
 
 
 def as_paths(paths: Iterable[Path | str] | Path | str) -> list[Path]:
@@ -118,7 +121,8 @@ def as_paths(paths: Iterable[Path | str] | Path | str) -> list[Path]:
 
 def json_files_of(path: Path) -> set[Path]:
     """The JSON files (plain or gzip-compressed) of one path: itself when it is a file, else those
-    below it but not in an ``OLDER_BUILDS_DIR``, ``ALLOCATIONS_DIR`` or ``TIMELINES_DIR`` below it.
+    below it but not in an ``OLDER_BUILDS_DIR``, ``ALLOCATIONS_DIR``, ``TIMELINES_DIR`` or ``SIDE_DIR``
+    below it.
     FileNotFoundError when the path does not exist."""
     if path.is_file():
         return {path}
@@ -126,7 +130,7 @@ def json_files_of(path: Path) -> set[Path]:
         raise FileNotFoundError(errno.ENOENT, "no such results file or folder", str(path))
     return {f for f in path.rglob("*.json*") if f.is_file() and is_results_name(f.name)
             and not f.name.startswith(".")
-            and not {OLDER_BUILDS_DIR, ALLOCATIONS_DIR, TIMELINES_DIR} & set(f.relative_to(path).parts[:-1])}
+            and not {OLDER_BUILDS_DIR, ALLOCATIONS_DIR, TIMELINES_DIR, SIDE_DIR} & set(f.relative_to(path).parts[:-1])}
 
 
 def iter_json_files(paths: Iterable[Path | str] | Path | str) -> list[Path]:
@@ -239,9 +243,13 @@ def slugify(text: str) -> str:
 
 
 def _device_slug(path: Path, experiment: object, context: dict) -> str:
-    # results/<device_slug>/<experiment>/<file>: trust the layout when it is there.
+    # results/<device_slug>/<experiment>/<file>: trust the layout when it is there (also below
+    # results/<device_slug>/builds/ or side/).
     if experiment and path.parent.name == experiment and path.parent.parent.name:
-        return path.parent.parent.name
+        above = path.parent.parent
+        if above.name in (OLDER_BUILDS_DIR, SIDE_DIR) and above.parent.name:
+            return above.parent.name
+        return above.name
     return slugify(str(context.get("device", "unknown")))
 
 

@@ -4,6 +4,8 @@ import json
 
 import pytest
 
+import synth
+
 from schedlab_analysis import allocations, load
 
 NAME = "decode_work_partition/token_balanced/bf16/batch:8/lengths:1+16/page:32/iterations:1/manual_time"
@@ -53,11 +55,19 @@ def test_bad_files_are_errors(tmp_path):
     assert allocations.main([str(empty)]) == 1
 
 
-def test_directory_scans_leave_allocations_out(tmp_path):
+def test_directory_scans_leave_allocations_and_side_runs_out(tmp_path):
     run = tmp_path / "h200" / "decode_work_partition"
     run.mkdir(parents=True)
     kept = _write(run / "20261126T000000Z-abc.json.gz", NAME, [1.0])
     probe = tmp_path / "h200" / load.ALLOCATIONS_DIR / "decode_work_partition" / "20261126T000000Z-abc"
     probe.mkdir(parents=True)
     _write(probe / "process-1.json.gz", NAME, [1.0])
+    side = tmp_path / "h200" / load.SIDE_DIR / "decode_work_partition"
+    side.mkdir(parents=True)
+    label = "family=decode;experiment=decode_work_partition;variant=v;baseline=v;dtype=bf16;peer=0"
+    ctx = dict(synth.DEVICE_CONTEXT, device="NVIDIA B200")  # the path, not the context, names the device
+    side_file = synth.write_results_file(side / "20261126T000000Z-abc.json",
+                                         ctx, synth.benchmark_records("decode_work_partition/v/bf16", label, [1.0, 1.1], {}))
     assert load.iter_json_files(tmp_path) == [kept]
+    # Named on its own, a side run's file belongs to the device above it, not to "side".
+    assert set(load.load_results(side_file)["device_slug"]) == {"h200"}
