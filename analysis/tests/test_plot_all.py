@@ -117,3 +117,22 @@ def test_wide_bar_charts_are_split_into_rows():
     assert sum(len(r) for r in rows) == 25 and [c for r in rows for c in r] == configs
     assert all(len(r) * 5 <= plots.bars._BARS_PER_ROW for r in rows) and len(rows) == 4
     assert plots.config_rows(configs[:4], 2) == [configs[:4]]
+
+
+def test_scaling_leaves_out_configurations_off_its_axis(tmp_path):
+    # A ragged batch (lengths, no seq) beside a sweep over seq: the scaling figure draws the
+    # sweep and leaves the batch out (log axes cannot place it), the bars keep it.
+    label = "family=prefill;experiment=prefill_x;variant=base;baseline=base;dtype=bf16;peer=0"
+    records = []
+    for shape, t in (("bf16/seq:512/head_dim:128/causal:0", 10.0), ("bf16/seq:8192/head_dim:128/causal:0", 900.0),
+                     ("bf16/lengths:3x100+1x900/head_dim:128/causal:1", 50.0)):
+        records += synth.benchmark_records(f"prefill_x/base/{shape}", label, [t, t * 1.01, t * 0.99],
+                                           {"FLOP_per_s": 1e14, "bytes_per_s": 1e11})
+    synth.write_results_file(tmp_path / "h200" / "prefill_x" / "20261126T000000Z-0123456789.json",
+                             synth.DEVICE_CONTEXT, records)
+    view = Dataset.load(tmp_path).view("h200", "prefill_x")
+    assert plots.scaling_axis(view) == "seq"
+    figures = plots.experiment_figures(view)
+    for name in ("scaling", "bars"):
+        plots.save(figures[name], tmp_path / f"{name}.png")
+        assert (tmp_path / f"{name}.png").stat().st_size > 5_000

@@ -39,7 +39,10 @@ def scaling_figure(view: ExperimentView, selection: Selection | None = None) -> 
     if axis is None or rows.empty:
         return None
     selection = selection or select_series(view)
-    rows = rows[rows["series"].isin(selection.shown)]
+    # A configuration without the axis (a ragged batch beside a sweep over seq) is not on it.
+    rows = rows[rows["series"].isin(selection.shown) & pd.to_numeric(rows[axis], errors="coerce").notna()]
+    if rows.empty:
+        return None
     rows, layout = common_layout(rows)
     others = [c for c in view.label_columns if c != axis and c not in ("page", "page_size")]
     rows["_other"] = [config_label(r, others) for _, r in rows.iterrows()]
