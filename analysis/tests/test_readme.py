@@ -332,3 +332,14 @@ def test_a_loaded_set_of_files_is_reused_only_while_the_files_are_unchanged(tmp_
     assert write({"a": 1.0, "b": 0.5}) == f
     again = readme._dataset((str(f),))  # the same path, rewritten: another size and time
     assert again is not first and set(again.results["variant"]) == {"a", "b"}
+
+
+def test_status_counts_a_skipped_gpu_test_as_skipped_not_passed(tmp_path):
+    from schedlab_analysis import readme_status
+    xml = tmp_path / "20261129T003949Z-f3d6892a46-hopper_prefill.xml"
+    xml.write_text('<?xml version="1.0"?><testsuites tests="5" failures="1" errors="0">'
+                   '<testsuite name="a" tests="3" failures="1" skipped="0"/>'
+                   '<testsuite name="b" tests="2" failures="0" skipped="1"/></testsuites>')
+    fig = readme_status.Figure("prefill (Hopper)", "GPU tests", "gpu_tests:hopper_prefill", "all pass")
+    row = readme_status._gpu_tests_row(fig, [xml])
+    assert row.measured == "3 of 5 passed, 1 skipped"
