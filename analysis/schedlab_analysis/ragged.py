@@ -17,34 +17,34 @@ the same KV bytes (total keys x KV heads): the share is its bandwidth over that 
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import pandas as pd
 
 from .dataset import ExperimentView
+from .lengths import parse_lengths
 
 
-def _length_runs(lengths) -> list[tuple[int, int]]:
-    """(count, length) runs of a ``lengths`` list ('31x1024+1x51200', '1+16+256'); [] if none."""
-    if not (isinstance(lengths, str) and lengths):
-        return []
-    runs = []
-    for part in lengths.split("+"):
-        count, _, length = part.partition("x")
-        runs.append((int(count), int(length)) if length else (1, int(count)))
-    return runs
+@functools.lru_cache(maxsize=256)
+def _lengths(spec) -> tuple[int, ...]:
+    """Every sequence's length of a ``lengths`` value, as the harness draws it (lists, repeats
+    and named distributions: schedlab_analysis.lengths); () if none."""
+    if not (isinstance(spec, str) and spec):
+        return ()
+    return tuple(parse_lengths(spec))
 
 
 def _total_keys(row: pd.Series) -> int:
-    runs = _length_runs(row.get("lengths"))
-    if runs:
-        return sum(count * length for count, length in runs)
+    lengths = _lengths(row.get("lengths"))
+    if lengths:
+        return sum(lengths)
     return int(row["batch"]) * int(row["context"])
 
 
 def is_ragged(lengths) -> bool:
     """Whether a ``lengths`` value describes sequences of more than one length."""
-    return len({length for _, length in _length_runs(lengths)}) > 1
+    return len(set(_lengths(lengths))) > 1
 
 
 def _same_heads(frame: pd.DataFrame, row: pd.Series) -> pd.Series:

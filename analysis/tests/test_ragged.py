@@ -165,3 +165,11 @@ def test_status_states_a_batch_where_the_peer_is_off_its_own_rate_apart():
     text, _ = readme_status.ragged_against(readme_status.FLASHINFER)(view)
     assert text.startswith("bf16 1.03x to 1.03x over 1 batches")
     assert "apart" in text and "one long (0.24 of it) 3.33x" in text
+
+
+def test_named_distributions_are_read_as_the_harness_draws_them():
+    from schedlab_analysis.lengths import parse_lengths
+    spec = "lognormal:8:1536:0.5:256-8192+2x32768"
+    assert ragged.is_ragged(spec) and not ragged.is_ragged("8x2048") and not ragged.is_ragged(float("nan"))
+    assert ragged._total_keys(pd.Series({"lengths": spec})) == sum(parse_lengths(spec))
+    assert ragged._total_keys(pd.Series({"lengths": "", "batch": 4, "context": 10})) == 40
