@@ -228,20 +228,36 @@ class Dataset:
 
 
 # Axes that describe how our kernel stores the problem, not the problem: a peer that reads a
-# contiguous KV cache (page 0 in its name) still computes the same attention.
+# contiguous KV cache (page 0 in its name) still computes the same attention. A paged peer
+# (page > 0) is matched on its page too: one key a page is another workload than sixteen.
 LAYOUT_AXES = ("page", "page_size")
+
+
+def _page(row: pd.Series) -> int:
+    """The row's page size (0: a contiguous cache, or no page axis)."""
+    for c in LAYOUT_AXES:
+        v = row.get(c)
+        if v is not None and not (isinstance(v, float) and np.isnan(v)):
+            return int(v)
+    return 0
 
 
 def _at_configs(peers: pd.DataFrame, own: pd.DataFrame, ccols: list[str]) -> pd.DataFrame:
     """Peer rows whose values agree with a configuration of ``own`` on every problem axis (and
-    the dtype) both have, labelled (``config``) with that configuration's label."""
+    the dtype) both have, and on the page where the peer is paged, labelled (``config``) with
+    that configuration's label."""
     candidates = sorted((set(load.axis_columns(own)) | set(ccols)) - set(LAYOUT_AXES))
     shared = [c for c in candidates if c in peers.columns and peers[c].notna().any()]
     if peers.empty or own.empty or not shared:
         return peers.iloc[0:0].assign(config=pd.Series(dtype=object))
-    labels = {}
+    labels, paged = {}, {}
     for _, r in own.iterrows():
-        labels.setdefault(stats.config_key(r, shared), r["config"])
-    config = [labels.get(stats.config_key(r, shared)) for _, r in peers.iterrows()]
+        key = stats.config_key(r, shared)
+        labels.setdefault(key, r["config"])
+        paged.setdefault((key, _page(r)), r["config"])
+    config = []
+    for _, r in peers.iterrows():
+        key, page = stats.config_key(r, shared), _page(r)
+        config.append(paged.get((key, page)) if page > 0 else labels.get(key))
     peers = peers.assign(config=config)
     return peers[peers["config"].notna()].reset_index(drop=True)

@@ -31,9 +31,10 @@ PEER_LABELS = {
     "sdpa_cudnn": "SDPA cuDNN (contiguous KV)",
     "sdpa_flash": "SDPA flash (contiguous KV)",
     "fa4": "FlashAttention-4",
+    "cudnn_paged": "cuDNN paged decode",
 }
-FLASHINFER, CUDNN, SDPA_FLASH, FA4 = ("FlashInfer (paged KV)", "SDPA cuDNN (contiguous KV)",
-                                      "SDPA flash (contiguous KV)", "FlashAttention-4")
+FLASHINFER, CUDNN, FA4, CUDNN_PAGED = ("FlashInfer (paged KV)", "SDPA cuDNN (contiguous KV)", "FlashAttention-4",
+                                       "cuDNN paged decode")
 
 DECODE_HEADLINE = "batch=16 context=16384 page=16"
 DECODE_LONG = "batch=1 context=65536 page=16"
@@ -190,6 +191,11 @@ def ragged_share(view):
 PEER_OFF_RATE = 0.5
 
 
+def _brief(config: str) -> str:
+    """A ragged batch's label without the batch and context its lengths imply."""
+    return " ".join(t for t in config.split() if not t.startswith(("batch=", "context=")))
+
+
 def ragged_against(label: str) -> Measure:
     """The peer's time over ours on each ragged batch (>1: ours takes less), per dtype, with the
     faster of the peer's paths on each batch; batches where the peer runs below PEER_OFF_RATE of
@@ -211,12 +217,12 @@ def ragged_against(label: str) -> Measure:
             cells.append(f"{dtype} {g['vs_peer'].min():.2f}x to {g['vs_peer'].max():.2f}x over {len(g)} batches "
                          f"(faster path: {paths})")
         below = batches[batches["vs_peer"] < 1.0]
-        note = ("; below 1.0x: " + ", ".join(f"{c} {x:.2f}x" for c, x in zip(below["config"], below["vs_peer"]))
+        note = ("; below 1.0x: " + ", ".join(f"{_brief(c)} {x:.2f}x" for c, x in zip(below["config"], below["vs_peer"]))
                 if len(below) else "")
         if len(apart):
-            note += (f"; apart, where the peer's fastest path runs below {PEER_OFF_RATE:g} of its own rate on the "
-                     "twin: " + ", ".join(f"{c} ({r['peer_gbps'] / r['peer_twin_gbps']:.2f} of it) {r['vs_peer']:.2f}x"
-                                          for c, (_, r) in zip(apart["config"], apart.iterrows())))
+            note += (f"; apart (the peer below {PEER_OFF_RATE:g} of its own rate on the twin): "
+                     + ", ".join(f"{_brief(c)} ({r['peer_gbps'] / r['peer_twin_gbps']:.2f} of it) {r['vs_peer']:.2f}x"
+                                 for c, (_, r) in zip(apart["config"], apart.iterrows())))
         return "; ".join(cells) + note + f" (`{SERVING_VARIANT}`)", _files(peers)
     return measure
 
@@ -255,11 +261,15 @@ FIGURES: list[Figure] = [
     Figure("decode", f"best variant of `decode_tile_schedule`, bf16, {DECODE_LONG}", "decode_tile_schedule",
            "3.5 TB/s", best_variant(DECODE_LONG)),
     *(Figure("decode", _DECODE_PEER.format(peer), "decode_tile_schedule", "-", against(peer, {"": DECODE_HEADLINE}))
-      for peer in (FLASHINFER, CUDNN, SDPA_FLASH)),
+      for peer in (FLASHINFER,)),
     Figure("decode (serving)", "each ragged batch's bandwidth over its uniform twin's (same bytes, same run)",
            "decode_work_partition", ">= 0.85", ragged_share),
     Figure("decode (serving)", f"{FLASHINFER}'s time over ours on the same ragged batch, same run",
            "decode_work_partition", ">= 1.0x", ragged_against(FLASHINFER)),
+    Figure("decode (serving)", f"ours (`{SERVING_VARIANT}`) over {CUDNN_PAGED} in the same run, {DECODE_HEADLINE}",
+           "decode_work_partition", "1.0x", against(CUDNN_PAGED, {"": DECODE_HEADLINE}, SERVING_VARIANT)),
+    Figure("decode (serving)", f"{CUDNN_PAGED}'s time over ours on the same ragged batch, same run",
+           "decode_work_partition", ">= 1.0x", ragged_against(CUDNN_PAGED)),
     Figure("decode (serving)", "MQA 64/1 bandwidth over the GQA 32/8 batch of the same KV bytes, same run",
            "decode_work_partition", ">= 0.80", mqa_share),
     Figure("decode (serving)", f"one key a page: ours (`{SERVING_VARIANT}`) over {FLASHINFER} in the same run, "
@@ -271,7 +281,7 @@ FIGURES: list[Figure] = [
              target, best_variant(shape))
       for (name, shape), target in zip(_PREFILL_BOTH.items(), ("360 TFLOP/s", "320 TFLOP/s"))),
     *(Figure("prefill", _PREFILL_PEER.format(peer), "prefill_tuning", "-", against(peer, _PREFILL_BOTH))
-      for peer in (CUDNN, SDPA_FLASH)),
+      for peer in (CUDNN,)),
     Figure("prefill", "accuracy, every variant and shape of a `prefill_tuning` run", "prefill_tuning", GATE, accuracy),
     Figure("prefill", "GPU tests (`schedlab_gpu_tests_prefill`)", "gpu_tests:prefill", "all pass"),
     *(Figure("prefill (Hopper)", f"the family default (`{HOPPER_DEFAULT}`) over {CUDNN} in the same run, D={dim}, "

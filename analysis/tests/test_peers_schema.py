@@ -2,29 +2,19 @@
 (fed fake timings), read back through schedlab_analysis.load. torch is not needed (nor imported)."""
 from __future__ import annotations
 
-import importlib.util
 import json
-import sys
-from pathlib import Path
 
 import numpy as np
 import pytest
 
 from schedlab_analysis import dataset, load, stats
 import synth
-
-SCRIPT = Path(__file__).resolve().parents[1] / "peers" / "sdpa_peers.py"
+from peer_script import import_peer_script
 
 
 @pytest.fixture(scope="module")
 def peers():
-    had_torch = "torch" in sys.modules
-    spec = importlib.util.spec_from_file_location("sdpa_peers", SCRIPT)
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    if not had_torch:
-        assert "torch" not in sys.modules, "importing the script must not import torch"
-    return mod
+    return import_peer_script("sdpa_peers", ("torch",))
 
 
 # ---- work, as common/problem.cpp declares it -----------------------------------------------

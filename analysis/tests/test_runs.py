@@ -208,3 +208,27 @@ def test_a_view_is_computed_once_and_handed_out_as_a_copy(tmp_path, monkeypatch)
     assert "x" not in again.label_columns
     ds.view("h200", "decode_x")  # the default run is a view of its own
     assert len(calls) == 2
+
+
+def test_a_paged_peer_meets_our_configuration_of_its_own_page(tmp_path):
+    """A paged peer (page > 0) is the same configuration as ours only at the same page: one key
+    a page is not sixteen. A contiguous peer (no page) meets ours whatever our page."""
+    root = tmp_path / "results"
+    shape = {"batch": 16, "q_heads": 32, "kv_heads": 8, "head_dim": 128, "context": 4096, "window": 0,
+             "_name": "batch:{batch}/context:{context}/page:{page_size}"}
+    ours = [dict(shape, page_size=p) for p in (1, 16)]
+    run = {"run_id": "one-call"}
+    synth.experiment_run(root, "decode_x", "decode", "a", {"a": 1.0}, ours, noise=0.0, context=run)
+    # The paged peer is slower at page 1 than at 16, so a mix-up shows in the rates.
+    for page, factor, stamp in ((1, 1.5, "20261120T120100Z"), (16, 1.0, "20261120T120200Z")):
+        synth.experiment_run(root, "peers_decode", "decode", "paged", {"paged": factor},
+                             [dict(shape, page_size=page)], peer=True, noise=0.0, context=run, stamp=stamp)
+    contiguous = {k: v for k, v in shape.items() if k != "_name"}
+    synth.experiment_run(root, "peers_decode", "decode", "paged", {"contiguous": 1.2}, [contiguous], peer=True,
+                         noise=0.0, context=run, stamp="20261120T120300Z")
+    view = Dataset.load(root).view("h200", "decode_x")
+    paged = view.peers[view.peers["variant"] == "paged"].set_index("config")
+    labels = {p: view.summary.loc[view.summary["page"] == p, "config"].iloc[0] for p in (1, 16)}
+    assert set(paged.index) == set(labels.values())
+    assert paged.loc[labels[1], "time_us"] == pytest.approx(1.5 * paged.loc[labels[16], "time_us"])
+    assert len(view.peers[view.peers["variant"] == "contiguous"]) == 1
