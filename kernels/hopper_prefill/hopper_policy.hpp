@@ -79,6 +79,15 @@ struct HopperPrefillPolicy {
   // fp8_tile(false) from the same length: at sequence 8192 its 192-key tile was faster than the
   // 128-key causal one (the tuning table's fp8_causal_n192 before it became the default there).
   /* LongCausalFromKeys = */ static constexpr int kLongCausalFromKeys = 6144;
+  // 16-bit launches with at most this many keys (per mask) run ShortSeq<Policy>: persistent
+  // CTAs drawing tiles from a counter, one id ahead, instead of one CTA per tile. A short
+  // tile's few key tiles do not hide a CTA's prologue (barriers, the first copies) and
+  // epilogue; a persistent CTA pays them once and overlaps the next tile's copies with this
+  // one's work. On the H200 the dynamic schedule was faster than one CTA per tile up to 2048
+  // causal keys (+3% to +29%) and at 512 without the mask, slower from 4096 keys in both
+  // (kernels/hopper_prefill/LOG.md, "The dynamic schedule by length"). 0: the policy's own
+  // schedule at every length (experiments that ask about the schedule).
+  static constexpr int short_dynamic_keys(bool causal) { return causal ? 2048 : 512; }
   // fp8 e4m3 (head dim 128 only; README "fp8 e4m3"). The producer's warps 1-3 transpose each
   // V tile (ldmatrix.trans and stmatrix, transpose_v_matrix), so the producer keeps 24
   // registers, as in 16-bit, and the consumers take 240 of the launch's 168 per thread
@@ -98,6 +107,19 @@ struct LongCausal : Policy {
   static constexpr HopperTile tile(int head_dim, bool causal) { return Policy::tile(head_dim, head_dim <= 64 && causal); }
   static constexpr HopperTile fp8_tile(bool) { return Policy::fp8_tile(false); }
 };
+// The policy a short launch runs (short_dynamic_keys): the same policy on the dynamic
+// schedule, one tile id held ahead.
+template <class Policy>
+struct ShortSeq : Policy {
+  /* Schedule = */ static constexpr attention::TileSchedule kSchedule = attention::TileSchedule::Dynamic;
+  /* TileQueueSlots = */ static constexpr int kTileQueueSlots = 1;
+};
+// Whether a policy has a short kernel for a mask: a threshold, a producer warpgroup (its warp 1
+// fetches the tile ids) and one CTA per tile as the schedule it replaces (a policy on another
+// schedule keeps it at every length).
+template <class Policy, bool kCausal>
+inline constexpr bool kHasShortSeq = Policy::short_dynamic_keys(kCausal) > 0 && Policy::kWarpSpecialized &&
+                                     Policy::kSchedule == attention::TileSchedule::OnePerTile;
 // Whether a policy has a long causal kernel: a threshold, and a non-causal tile that differs
 // (16-bit at head dim 128; fp8).
 template <class Policy>

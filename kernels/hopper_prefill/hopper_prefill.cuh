@@ -576,8 +576,14 @@ void launch_hopper_prefill(const PrefillArgs& args, gpu::api::stream_t stream) {
         launch_for<Policy, kT, 128, kCausal>(args, stream);
       }
     } else if (p.head_dim == 64) {
+      if constexpr (kHasShortSeq<Policy, kCausal>) {
+        if (p.kv_len <= Policy::short_dynamic_keys(kCausal)) return launch_for<ShortSeq<Policy>, kT, 64, kCausal>(args, stream);
+      }
       launch_for<Policy, kT, 64, kCausal>(args, stream);
     } else {
+      if constexpr (kHasShortSeq<Policy, kCausal>) {
+        if (p.kv_len <= Policy::short_dynamic_keys(kCausal)) return launch_for<ShortSeq<Policy>, kT, 128, kCausal>(args, stream);
+      }
       if constexpr (kCausal && kHasLongCausal<Policy>) {
         if (p.kv_len >= Policy::kLongCausalFromKeys) return launch_for<LongCausal<Policy>, kT, 128, true>(args, stream);
       }
@@ -598,7 +604,13 @@ void require_hopper_prefill_fits(const PrefillProblem& p) {
   using namespace hopper_detail;
   require_fp8_support<Policy>(p);
   auto by_mask = [&]<DType kT, int kHeadDim>() {
-    p.causal ? require_fits<Policy, kT, kHeadDim, true>() : require_fits<Policy, kT, kHeadDim, false>();
+    auto fits = [&]<bool kCausal>() {
+      require_fits<Policy, kT, kHeadDim, kCausal>();
+      if constexpr (kT != DType::fp8_e4m3 && kHasShortSeq<Policy, kCausal>) {
+        if (p.kv_len <= Policy::short_dynamic_keys(kCausal)) require_fits<ShortSeq<Policy>, kT, kHeadDim, kCausal>();
+      }
+    };
+    p.causal ? fits.template operator()<true>() : fits.template operator()<false>();
   };
   if (p.dtype == DType::fp8_e4m3) {
     if constexpr (kHopperFp8Capable<Policy>) by_mask.template operator()<DType::fp8_e4m3, 128>();

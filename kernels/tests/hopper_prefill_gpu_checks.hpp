@@ -21,18 +21,28 @@
 
 namespace schedlab::kernels::hopper_prefill_test {
 
-// The shared prefill problems, more tiles than SMs (persistent CTAs walk several), and causal
-// launches long enough for the long causal kernel (kLongCausalFromKeys: the non-causal key
-// tile), with q_len below and at kv_len and lengths that are not tile multiples.
+// The shared prefill problems, more tiles than SMs (persistent CTAs walk several), and the
+// family default's three kernels by length: the short one (short_dynamic_keys: most of the
+// shared problems), one CTA per tile past it (causal 2048 < keys < 6144, non-causal > 512),
+// and the long causal one (kLongCausalFromKeys: the non-causal key tile); q_len below and at
+// kv_len and lengths that are not tile multiples.
 inline std::vector<PrefillTestConfig> configs() {
   auto all = prefill_test_configs();
   all.push_back({"d128_more_tiles_than_sms", 4, 16, 16, 1100, 1100, 128, true, DType::bf16});
+  all.push_back({"d128_causal_q_lt_kv_3000", 1, 4, 2, 700, 3000, 128, true, DType::bf16});
+  all.push_back({"d64_causal_2500_f16", 1, 3, 1, 2500, 2500, 64, true, DType::f16});
+  all.push_back({"d128_gqa2_700", 2, 4, 2, 700, 700, 128, false, DType::bf16});
+  all.push_back({"d128_more_tiles_than_sms_2100", 2, 32, 8, 2100, 2100, 128, false, DType::bf16});
   all.push_back({"d128_long_causal_q_lt_kv", 1, 4, 2, 300, 6500, 128, true, DType::bf16});
   all.push_back({"d128_long_causal_f16", 1, 2, 1, 1000, 6200, 128, true, DType::f16});
   return all;
 }
 static_assert(kHasLongCausal<HopperPrefillPolicy> && 6200 >= HopperPrefillPolicy::kLongCausalFromKeys,
               "the long causal problems above must reach the family default's long causal kernel");
+static_assert(kHasShortSeq<HopperPrefillPolicy, true> && HopperPrefillPolicy::short_dynamic_keys(true) < 2500 &&
+                  HopperPrefillPolicy::short_dynamic_keys(false) < 700,
+              "the causal problems of 2500 and 3000 keys and the non-causal ones of 700 and 2100 must reach the "
+              "family default's kernel of one CTA per tile");
 
 // The shared fp8 problems at head dim 128 (the only fp8 head dim here), plus lengths around
 // the 128- and 192-key tiles, q_len != kv_len without a mask, and more tiles than SMs.
@@ -66,6 +76,7 @@ inline std::vector<RaggedTestConfig> ragged_configs() {
           {"ragged_d128_one_token_last", {176, 177, 1}, 2, 2, 128, false, DType::bf16},
           {"ragged_d64_gqa", {200, 17, 513, 64}, 8, 2, 64, false, DType::bf16},
           {"ragged_d64_causal_f16", {65, 1000, 3}, 4, 4, 64, true, DType::f16},
+          {"ragged_causal_one_cta_per_tile", {2500, 100, 3000}, 4, 2, 128, true, DType::bf16},
           {"ragged_long_causal", {300, 6500, 40}, 4, 2, 128, true, DType::bf16},
           {"ragged_more_blocks_than_sms", harness::parse_lengths("uniform:40:100-900"), 16, 2, 128, true, DType::bf16}};
 }
