@@ -333,10 +333,12 @@ def render_shape(args: list[str], files: list[str]) -> str:
 
 def render_peers(args: list[str], files: list[str]) -> str:
     """One variant of an experiment beside the peers timed in the same run, per configuration:
-    its rate, each peer's, and the ratio (ours / peer)."""
-    if len(args) != 2:
-        raise ReadmeError("peers takes an experiment and a variant")
-    experiment, variant = args
+    its rate, each peer's, and the ratio (ours / peer); ``-name`` after the variant leaves that
+    peer's column out (a baseline the section does not discuss)."""
+    if len(args) < 2 or not all(a.startswith("-") for a in args[2:]):
+        raise ReadmeError("peers takes an experiment, a variant and peers to leave out as -name")
+    experiment, variant = args[:2]
+    left_out = {a[1:] for a in args[2:]}
     view = _one_view(files, experiment)
     column, unit, scale = rate_column(view)
     decode = view.family == "decode"
@@ -344,11 +346,13 @@ def render_peers(args: list[str], files: list[str]) -> str:
     if ours.empty:
         raise ReadmeError(f"{experiment}: no timed record of {variant} in run {view.run}")
     peers = view.peers
-    names = sorted(peers["variant"].unique()) if len(peers) else []
+    names = sorted(set(peers["variant"]) - left_out) if len(peers) else []
     if not names:
         raise ReadmeError(f"{experiment}: run {view.run} timed no peer at its configurations")
     rows, ratios = [], {n: [] for n in names}
-    for _, r in ours.iterrows():
+    # Configurations in natural order (seq 512 before 1024), so that a shape's lengths read down.
+    natural = ours["config"].map(lambda c: [int(t) if t.isdigit() else t for t in re.split(r"(\d+)", str(c))])
+    for _, r in ours.loc[natural.sort_values(key=lambda s: s.map(tuple)).index].iterrows():
         cells = [r["config"], fmt_rate(r[column] / scale, decode)]
         for n in names:
             sel = peers[(peers["config"] == r["config"]) & (peers["variant"] == n)]
