@@ -83,10 +83,11 @@ struct HopperPrefillPolicy {
   // CTAs drawing tiles from a counter instead of one CTA per tile. A short
   // tile's few key tiles do not hide a CTA's prologue (barriers, the first copies) and
   // epilogue; a persistent CTA pays them once and overlaps the next tile's copies with this
-  // one's work. On the H200 the dynamic schedule was faster than one CTA per tile up to 2048
-  // causal keys (+3% to +29%) and at 512 without the mask, slower from 4096 keys in both
-  // (kernels/hopper_prefill/LOG.md, "The dynamic schedule by length"). 0: the policy's own
-  // schedule at every length (experiments that ask about the schedule).
+  // one's work. On the H200 the dynamic schedule was faster than one CTA per tile up to 1024
+  // causal keys (+7% to +28%), level with it at 2048 (head dim 128; -1.4% at 64), faster at 512 keys
+  // without the mask and slower from 4096 keys in both (kernels/hopper_prefill/LOG.md, "The
+  // short kernel"). 0: the policy's own schedule at every length (experiments that ask about
+  // the schedule).
   static constexpr int short_dynamic_keys(bool causal) { return causal ? 2048 : 512; }
   // fp8 e4m3 (head dim 128 only; README "fp8 e4m3"). The producer's warps 1-3 transpose each
   // V tile (ldmatrix.trans and stmatrix, transpose_v_matrix), so the producer keeps 24
