@@ -10,10 +10,6 @@ template void launch_hopper_prefill<tuning::d64_m128>(const PrefillArgs&, gpu::a
 template void require_hopper_prefill_fits<tuning::d64_m128>(const PrefillProblem&);
 template void launch_hopper_prefill<tuning::within_head>(const PrefillArgs&, gpu::api::stream_t);
 template void require_hopper_prefill_fits<tuning::within_head>(const PrefillProblem&);
-template void launch_hopper_prefill<tuning::dynamic_two_ahead>(const PrefillArgs&, gpu::api::stream_t);
-template void require_hopper_prefill_fits<tuning::dynamic_two_ahead>(const PrefillProblem&);
-template void launch_hopper_prefill<tuning::dynamic_one_ahead>(const PrefillArgs&, gpu::api::stream_t);
-template void require_hopper_prefill_fits<tuning::dynamic_one_ahead>(const PrefillProblem&);
 template void launch_hopper_prefill<tuning::fp8_chains4>(const PrefillArgs&, gpu::api::stream_t);
 template void require_hopper_prefill_fits<tuning::fp8_chains4>(const PrefillProblem&);
 template void launch_hopper_prefill<tuning::fp8_split_qk>(const PrefillArgs&, gpu::api::stream_t);

@@ -31,13 +31,5 @@ struct fp8_chains4 : Base {
 struct fp8_split_qk : Base {
   /* SplitQkFp8 = */ static constexpr bool kSplitQkFp8 = true;
 };
-// Persistent CTAs drawing tiles from a counter, holding two ids ahead (the experiment's
-// persistent_dynamic) or one.
-struct dynamic_two_ahead : Base {
-  /* Schedule = */ static constexpr auto kSchedule = kernels::attention::TileSchedule::Dynamic;
-};
-struct dynamic_one_ahead : dynamic_two_ahead {
-  /* TileQueueSlots = */ static constexpr int kTileQueueSlots = 1;
-};
 
 }  // namespace schedlab::experiments::hopper_prefill_tuning
