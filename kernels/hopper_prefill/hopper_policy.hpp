@@ -87,7 +87,7 @@ struct HopperPrefillPolicy {
   // causal keys (+7% to +28%), level with it at 2048 (head dim 128; -1.4% at 64), faster at 512 keys
   // without the mask and slower from 4096 keys in both (kernels/hopper_prefill/LOG.md, "The
   // short kernel"). 0: the policy's own schedule at every length (experiments that ask about
-  // the schedule).
+  // the schedule, or whose baseline cannot run the short kernel).
   static constexpr int short_dynamic_keys(bool causal) { return causal ? 2048 : 512; }
   // fp8 e4m3 (head dim 128 only; README "fp8 e4m3"). The producer's warps 1-3 transpose each
   // V tile (ldmatrix.trans and stmatrix, transpose_v_matrix), so the producer keeps 24

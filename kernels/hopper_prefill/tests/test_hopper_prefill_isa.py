@@ -90,10 +90,11 @@ LONG_CAUSAL = 2  # the key of a policy's long causal kernel (LongCausal<Policy>)
 # masks): SHORT + causal.
 SHORT = 3
 # The policies with short kernels (short_dynamic_keys, a producer warpgroup and one CTA per tile
-# as their schedule): not no_ws (no producer), nor prefill_persistent's (the schedule is its question).
+# as their schedule): not prefill_persistent's (the schedule is its question), nor
+# prefill_warp_specialization's (no_ws has no producer to fetch tile ids, so none of its variants does).
 SHORT_VARIANTS = {
     "prefill_pingpong": {"pingpong", "free_running"},
-    "prefill_warp_specialization": {"ws_realloc", "ws_even_regs"},
+    "prefill_warp_specialization": set(),
     "prefill_intra_overlap": {"overlapped", "serial", "serial_free_running"},
     "prefill_persistent": set(),
     "prefill_kv_rings": {"separate", "union_slot", "union_4slots"},
