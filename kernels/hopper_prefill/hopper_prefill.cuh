@@ -575,15 +575,13 @@ void launch_hopper_prefill(const PrefillArgs& args, gpu::api::stream_t stream) {
         }
         launch_for<Policy, kT, 128, kCausal>(args, stream);
       }
-    } else if (p.head_dim == 64) {
-      if constexpr (kHasShortSeq<Policy, kCausal>) {
-        if (p.kv_len <= Policy::short_dynamic_keys(kCausal)) return launch_for<ShortSeq<Policy>, kT, 64, kCausal>(args, stream);
-      }
-      launch_for<Policy, kT, 64, kCausal>(args, stream);
     } else {
       if constexpr (kHasShortSeq<Policy, kCausal>) {
-        if (p.kv_len <= Policy::short_dynamic_keys(kCausal)) return launch_for<ShortSeq<Policy>, kT, 128, kCausal>(args, stream);
+        if (p.kv_len <= Policy::short_dynamic_keys(kCausal))
+          return p.head_dim == 64 ? launch_for<ShortSeq<Policy>, kT, 64, kCausal>(args, stream)
+                                  : launch_for<ShortSeq<Policy>, kT, 128, kCausal>(args, stream);
       }
+      if (p.head_dim == 64) return launch_for<Policy, kT, 64, kCausal>(args, stream);
       if constexpr (kCausal && kHasLongCausal<Policy>) {
         if (p.kv_len >= Policy::kLongCausalFromKeys) return launch_for<LongCausal<Policy>, kT, 128, true>(args, stream);
       }
