@@ -8,10 +8,10 @@ namespace schedlab::experiments::prefill_persistent {
 
 using kernels::attention::TileSchedule;
 // The question is the schedule itself: one CTA per tile at every length (the family default
-// runs short launches on the dynamic schedule, short_dynamic_keys).
+// runs short launches on persistent CTAs, short_keys).
 struct one_per_tile : kernels::HopperPrefillPolicy {
   /* Schedule = */ static constexpr TileSchedule kSchedule = TileSchedule::OnePerTile;
-  static constexpr int short_dynamic_keys(bool) { return 0; }
+  static constexpr int short_keys(int, bool) { return 0; }
 };
 struct persistent : kernels::HopperPrefillPolicy {
   /* Schedule = */ static constexpr TileSchedule kSchedule = TileSchedule::Persistent;

@@ -9,17 +9,17 @@
 namespace schedlab::experiments::prefill_warp_specialization {
 
 // One CTA per tile at every length in every variant: the family default's short kernels run
-// the dynamic schedule, whose tile fetcher is a producer warp that no_ws does not have, so
-// with them the short shapes would compare two schedules as well as the producer.
+// persistent CTAs (a causal one's tile fetcher is a producer warp, which no_ws does not have),
+// so with them the short shapes would compare two schedules as well as the producer.
 struct ws_realloc : kernels::HopperPrefillPolicy {
   /* WarpSpecialized = */ static constexpr bool kWarpSpecialized = true;
   /* RegisterRealloc = */ static constexpr bool kRegisterRealloc = true;
-  static constexpr int short_dynamic_keys(bool) { return 0; }
+  static constexpr int short_keys(int, bool) { return 0; }
 };
 struct ws_even_regs : kernels::HopperPrefillPolicy {
   /* WarpSpecialized = */ static constexpr bool kWarpSpecialized = true;
   /* RegisterRealloc = */ static constexpr bool kRegisterRealloc = false;
-  static constexpr int short_dynamic_keys(bool) { return 0; }
+  static constexpr int short_keys(int, bool) { return 0; }
 };
 struct no_ws : kernels::HopperPrefillPolicy {
   /* WarpSpecialized = */ static constexpr bool kWarpSpecialized = false;

@@ -79,16 +79,23 @@ struct HopperPrefillPolicy {
   // fp8_tile(false) from the same length: at sequence 8192 its 192-key tile was faster than the
   // 128-key causal one (the tuning table's fp8_causal_n192 before it became the default there).
   /* LongCausalFromKeys = */ static constexpr int kLongCausalFromKeys = 6144;
-  // 16-bit launches with at most this many keys (per mask) run ShortSeq<Policy>: persistent
-  // CTAs drawing tiles from a counter instead of one CTA per tile. A short
-  // tile's few key tiles do not hide a CTA's prologue (barriers, the first copies) and
-  // epilogue; a persistent CTA pays them once and overlaps the next tile's copies with this
-  // one's work. On the H200 the dynamic schedule was faster than one CTA per tile up to 1024
-  // causal keys (+7% to +28%), level with it at 2048 (head dim 128; -1.4% at 64), faster at 512 keys
-  // without the mask and slower from 4096 keys in both (kernels/hopper_prefill/LOG.md, "The
-  // short kernel"). 0: the policy's own schedule at every length (experiments that ask about
-  // the schedule, or whose baseline cannot run the short kernel).
-  static constexpr int short_dynamic_keys(bool causal) { return causal ? 2048 : 512; }
+  // 16-bit launches with at most this many keys run ShortSeq<Policy, causal>: persistent CTAs,
+  // one per SM, instead of one CTA per tile. A short tile's few key tiles do not hide a CTA's
+  // prologue (barriers, Q and the first copies) and epilogue; a persistent CTA pays them once and
+  // loads the next tile's Q and K/V under this one's last GEMMs and output. Causal tiles differ
+  // in length, so they are drawn from a counter (the dynamic schedule, which balances them);
+  // without the mask tiles walk the static order (equal ones need no draw, and drawing them was
+  // slower at every length; a ragged batch's walk longest first). On the H200,
+  // against one CTA per tile (kernels/hopper_prefill/LOG.md, "Persistent short launches by head
+  // dim and mask"): the static walk +17% to +2% from 512 to 4096 keys at head dim 128, +14% and
+  // +4% at 512 and 1024 at 64, level or slower beyond; the draw under the mask +30% to +3% up to
+  // 2048 keys at 128, +20% and +7% at 512 and 1024 at 64, slower beyond. 0: the policy's own
+  // schedule at every length (experiments that ask about the schedule, or whose baseline cannot
+  // run the short kernel).
+  static constexpr int short_keys(int head_dim, bool causal) {
+    if (head_dim <= 64) return 1024;
+    return causal ? 2048 : 4096;
+  }
   // fp8 e4m3 (head dim 128 only; README "fp8 e4m3"). The producer's warps 1-3 transpose each
   // V tile (ldmatrix.trans and stmatrix, transpose_v_matrix), so the producer keeps 24
   // registers, as in 16-bit, and the consumers take 240 of the launch's 168 per thread
@@ -108,21 +115,23 @@ struct LongCausal : Policy {
   static constexpr HopperTile tile(int head_dim, bool causal) { return Policy::tile(head_dim, head_dim <= 64 && causal); }
   static constexpr HopperTile fp8_tile(bool) { return Policy::fp8_tile(false); }
 };
-// The policy a short launch runs (short_dynamic_keys): the same policy on the dynamic
-// schedule, two tile ids held ahead. One was as fast in the tuning bench, but with a single
-// id slot compute-sanitizer's racecheck reports the fetcher's write of the slot and the
-// readers' read of it as hazards (their hand-over is the slot's full and empty mbarriers
-// either way); with two slots it reports none (kernels/hopper_prefill/LOG.md).
-template <class Policy>
+// The policy a short launch runs (short_keys): the same policy on persistent CTAs, drawing
+// causal tiles from a counter with two ids held ahead (one was as fast in the tuning bench, but
+// with a single id slot compute-sanitizer's racecheck reports the fetcher's write of the slot
+// and the readers' read of it as hazards; their hand-over is the slot's full and empty mbarriers
+// either way; kernels/hopper_prefill/LOG.md), walking equal ones in the static order.
+template <class Policy, bool kCausal>
 struct ShortSeq : Policy {
-  /* Schedule = */ static constexpr attention::TileSchedule kSchedule = attention::TileSchedule::Dynamic;
+  /* Schedule = */ static constexpr attention::TileSchedule kSchedule =
+      kCausal ? attention::TileSchedule::Dynamic : attention::TileSchedule::Persistent;
   /* TileQueueSlots = */ static constexpr int kTileQueueSlots = 2;
 };
-// Whether a policy has a short kernel for a mask: a threshold, a producer warpgroup (its warp 1
-// fetches the tile ids) and one CTA per tile as the schedule it replaces (a policy on another
-// schedule keeps it at every length).
+// Whether a policy has short kernels for a mask: a threshold at either head dim, a producer
+// warpgroup (the dynamic schedule's fetcher is its warp 1) and one CTA per tile as the schedule
+// they replace (a policy on another schedule keeps it at every length).
 template <class Policy, bool kCausal>
-inline constexpr bool kHasShortSeq = Policy::short_dynamic_keys(kCausal) > 0 && Policy::kWarpSpecialized &&
+inline constexpr bool kHasShortSeq = (Policy::short_keys(64, kCausal) > 0 || Policy::short_keys(128, kCausal) > 0) &&
+                                     Policy::kWarpSpecialized &&
                                      Policy::kSchedule == attention::TileSchedule::OnePerTile;
 // Whether a policy has a long causal kernel: a threshold, and a non-causal tile that differs
 // (16-bit at head dim 128; fp8).

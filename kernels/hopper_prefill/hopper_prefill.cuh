@@ -577,9 +577,9 @@ void launch_hopper_prefill(const PrefillArgs& args, gpu::api::stream_t stream) {
       }
     } else {
       if constexpr (kHasShortSeq<Policy, kCausal>) {
-        if (p.kv_len <= Policy::short_dynamic_keys(kCausal))
-          return p.head_dim == 64 ? launch_for<ShortSeq<Policy>, kT, 64, kCausal>(args, stream)
-                                  : launch_for<ShortSeq<Policy>, kT, 128, kCausal>(args, stream);
+        if (p.kv_len <= Policy::short_keys(p.head_dim, kCausal))
+          return p.head_dim == 64 ? launch_for<ShortSeq<Policy, kCausal>, kT, 64, kCausal>(args, stream)
+                                  : launch_for<ShortSeq<Policy, kCausal>, kT, 128, kCausal>(args, stream);
       }
       if (p.head_dim == 64) return launch_for<Policy, kT, 64, kCausal>(args, stream);
       if constexpr (kCausal && kHasLongCausal<Policy>) {
@@ -605,7 +605,7 @@ void require_hopper_prefill_fits(const PrefillProblem& p) {
     auto fits = [&]<bool kCausal>() {
       require_fits<Policy, kT, kHeadDim, kCausal>();
       if constexpr (kT != DType::fp8_e4m3 && kHasShortSeq<Policy, kCausal>) {
-        if (p.kv_len <= Policy::short_dynamic_keys(kCausal)) require_fits<ShortSeq<Policy>, kT, kHeadDim, kCausal>();
+        if (p.kv_len <= Policy::short_keys(kHeadDim, kCausal)) require_fits<ShortSeq<Policy, kCausal>, kT, kHeadDim, kCausal>();
       }
     };
     p.causal ? fits.template operator()<true>() : fits.template operator()<false>();

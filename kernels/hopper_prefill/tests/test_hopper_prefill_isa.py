@@ -13,7 +13,7 @@ ragged batch's, KINDS):
     0x6420 / 0x7531), stmatrix (STSM.16.M88.4), and a proxy fence (FENCE.VIEW.ASYNC.S) after
     the last store, before the consumers' wgmma may read V^T;
   - a policy's kernels are its uniform ones, its long causal ones (LongCausal<Policy>) and, where it
-    has them, its short ones (ShortSeq<Policy>, 16-bit, both masks: SHORT_VARIANTS);
+    has them, its short ones (ShortSeq<Policy, causal>, 16-bit, both masks: SHORT_VARIANTS);
   - Q, K and V arrive by bulk tensor copies (UTMALDG.4D);
   - local memory (LDL / STL) in the family default (the variants `pingpong`, `ws_realloc`,
     `overlapped`, `one_per_tile`, `separate` are that policy): none, except in the causal head-dim-64
@@ -22,8 +22,8 @@ ragged batch's, KINDS):
     spills heavily (consumers left at the launch's 168 registers; ptxas also serializes their
     wgmma): the experiment's finding, checked as such. The other variants may spill a little
     (the persistent loop's state at head dim 64, for one), at most VARIANT_SPILL instructions,
-    so that a change that spills more fails here; the short kernels (ShortSeq<Policy>: the
-    dynamic schedule's persistent loop holds the tile ids across tiles), the family default's
+    so that a change that spills more fails here; the short kernels (ShortSeq<Policy, causal>: the
+    persistent loop holds the tile's coordinates, and the dynamic schedule's the tile ids, across tiles), the family default's
     included, at most SHORT_SPILL;
   - the ragged kernels hold a tile's sequence start and length across the main loop, in local
     memory where the registers run out: in the family default's kernels of one CTA per tile at
@@ -86,10 +86,10 @@ def sass(tmp_path_factory) -> dict[str, dict[str, list[str]]]:
 
 
 LONG_CAUSAL = 2  # the key of a policy's long causal kernel (LongCausal<Policy>): causal, the non-causal key tile
-# The keys of a policy's short kernels (ShortSeq<Policy>: the dynamic schedule, 16-bit, both
+# The keys of a policy's short kernels (ShortSeq<Policy, causal>: persistent CTAs, 16-bit, both
 # masks): SHORT + causal.
 SHORT = 3
-# The policies with short kernels (short_dynamic_keys, a producer warpgroup and one CTA per tile
+# The policies with short kernels (short_keys, a producer warpgroup and one CTA per tile
 # as their schedule): not prefill_persistent's (the schedule is its question), nor
 # prefill_warp_specialization's (no_ws has no producer to fetch tile ids, so none of its variants does).
 SHORT_VARIANTS = {
@@ -112,14 +112,14 @@ KINDS = ("hopper_prefill_kernel", "hopper_ragged_prefill_kernel")  # uniform and
 def _kernel_name(experiment: str, variant: str, kind: str = KINDS[0]) -> re.Pattern[str]:
     """A policy's kernel names of one kind: groups (LongCausal, dtype, head_dim, causal, dynamic shared bytes)."""
     return re.compile(rf"\d{kind}I(NS0_10LongCausalI|NS0_8ShortSeqI)?NS_11experiments\d+{experiment}{len(variant)}"
-                      rf"{variant}E(?:EE)?LNS_5DTypeE(\d)ELi(\d+)ELb(\d)ENS_3gpu11DynamicSmemILm(\d+)E")
+                      rf"{variant}E(?:(?:Lb[01]E)?EE)?LNS_5DTypeE(\d)ELi(\d+)ELb(\d)ENS_3gpu11DynamicSmemILm(\d+)E")
 
 
 def _kernels(functions: dict[str, list[str]], experiment: str, variant: str,
              kind: str = KINDS[0]) -> dict[tuple[int, int, int], list[str]]:
     """{(dtype, head_dim, causal): instructions} of one policy's instantiations of one kernel kind;
     its long causal kernels (LongCausal<Policy>, 16-bit and fp8 at head dim 128) have causal = LONG_CAUSAL,
-    its short ones (ShortSeq<Policy>) SHORT + causal."""
+    its short ones (ShortSeq<Policy, causal>) SHORT + causal."""
     pattern = _kernel_name(experiment, variant, kind)
     found = {}
     for name, body in functions.items():
