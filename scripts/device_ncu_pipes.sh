@@ -6,7 +6,7 @@
 # selects, clocks left alone (--clock-control none). Complements device_full.sh's stall
 # reasons, which say why warps wait but not which unit is full.
 #     bash scripts/device_ncu_pipes.sh BINARY FILTER [OUT_DIR]
-# Writes OUT_DIR/<experiment>/pipes-<UTC stamp>-<commit>-<variant>-<dtype>.csv (ncu --page raw
+# Writes OUT_DIR/<experiment>/pipes-<UTC stamp>-<commit>-<variant>-<dtype>-<shape>.csv (ncu --page raw
 # --csv; the commit from .carry/provenance, as the binaries' own), the layout of
 # results/<device>/, where `python -m schedlab_analysis.ncu_pipes` and the README section kind
 # `pipes` read them; ncu's log goes to OUT_DIR/ncu_pipes.log.
@@ -21,11 +21,17 @@ for t in $("$bin" --benchmark_list_tests --benchmark_filter="$filter" 2>/dev/nul
   tag=${t%/manual_time}
   IFS=/ read -r experiment variant dtype _ <<<"$tag"
   mkdir -p "$out/$experiment"
+  # The shape too, as device_ncu_source.sh names it: a filter may select several shapes of one
+  # variant, whose files would otherwise overwrite each other.
+  shape=${tag#"$experiment/$variant/$dtype/"}
+  shape=${shape%/iterations:*}
+  shape=${shape//:/}
+  shape=${shape//\//-}
   ncu --clock-control none --csv --page raw --print-units base \
     --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
     --metrics sm__cycles_elapsed.avg.per_second,smsp__inst_executed_pipe_xu.sum,smsp__inst_executed.sum \
     -k 'regex:hopper_prefill_kernel|flash_prefill_kernel|paged_decode_kernel' --launch-count 1 \
-    --log-file "$out/$experiment/pipes-$stamp-${commit:0:10}-$variant-$dtype.csv" \
+    --log-file "$out/$experiment/pipes-$stamp-${commit:0:10}-$variant-$dtype-${shape//+/_}.csv" \
     "$bin" --schedlab_profile_once --benchmark_filter="^$(literal_regex "$t")\$" >>"$out/ncu_pipes.log" 2>&1
   echo "ncu pipes $tag rc=$?"
 done

@@ -13,6 +13,7 @@ CLI: python -m schedlab_analysis.ncu_pipes CSV [CSV ...]   (prints the table)
 """
 from __future__ import annotations
 
+import argparse
 import sys
 from pathlib import Path
 
@@ -43,8 +44,8 @@ class PipesError(ValueError):
 
 
 def _benchmark(path: Path) -> str:
-    """``<experiment>/pipes-<stamp>-<commit>-<variant>-<dtype>.csv`` -> ``<experiment>/<variant> <dtype>
-    (<stamp>)``: which kernel, and when it was profiled."""
+    """``<experiment>/pipes-<stamp>-<commit>-<variant>-<dtype>[-<shape>].csv`` -> ``<experiment>/<variant>
+    <dtype> [<shape>] (<stamp>)``: which kernel, and when it was profiled."""
     parts = path.stem.split("-")
     if len(parts) <= 3:
         return path.stem
@@ -85,11 +86,16 @@ def markdown(table: pd.DataFrame) -> str:
 
 
 def main(argv: list[str] | None = None) -> int:
-    args = sys.argv[1:] if argv is None else argv
-    if not args:
-        print(__doc__)
-        return 2
-    print(markdown(pipes_table(args)))
+    p = argparse.ArgumentParser(prog="python -m schedlab_analysis.ncu_pipes", description=__doc__.split("\n")[0])
+    p.add_argument("files", nargs="+", metavar="CSV", help="pipes-*.csv written by scripts/device_ncu_pipes.sh")
+    args = p.parse_args(argv)
+    missing = [f for f in args.files if not Path(f).is_file()]
+    if missing:
+        p.error("no such file: " + ", ".join(missing))
+    try:
+        print(markdown(pipes_table(args.files)))
+    except PipesError as e:
+        p.error(str(e))
     return 0
 
 

@@ -46,3 +46,24 @@ def test_a_file_without_a_launch_is_an_error(tmp_path):
     f.write_text('"ID","Kernel Name","gpu__time_duration.sum"\n"","","ns"\n')
     with pytest.raises(ncu_pipes.PipesError, match="no profiled launch"):
         ncu_pipes.read_pipes(f)
+
+
+def test_a_shape_in_the_name_is_kept(tmp_path):
+    (tmp_path / "prefill_persistent").mkdir()
+    f = _csv(tmp_path / "prefill_persistent" / "pipes-20261129T055828Z-8318c89175-persistent-bf16-seq8192-head_dim64-causal0.csv",
+             VALUES)
+    assert ncu_pipes.pipes_table([f])["kernel"].tolist() == [
+        "prefill_persistent/persistent bf16 seq8192 head_dim64 causal0 (20261129T055828Z)"]
+
+
+def test_the_cli_helps_and_refuses_a_missing_file_without_a_traceback(tmp_path, capsys):
+    with pytest.raises(SystemExit) as e:
+        ncu_pipes.main(["--help"])
+    assert e.value.code == 0 and "CSV" in capsys.readouterr().out
+    with pytest.raises(SystemExit) as e:
+        ncu_pipes.main([str(tmp_path / "absent.csv")])
+    assert e.value.code == 2 and "no such file" in capsys.readouterr().err
+    f = _csv(tmp_path / "pipes-x-y-v-bf16.csv", VALUES, drop="sm__inst_executed_pipe_xu.avg.pct_of_peak_sustained_active")
+    with pytest.raises(SystemExit) as e:
+        ncu_pipes.main([str(f)])
+    assert e.value.code == 2 and "pipe_xu" in capsys.readouterr().err
