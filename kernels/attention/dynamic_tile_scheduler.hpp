@@ -47,7 +47,7 @@ struct DynamicTileScheduler {
     if (role == TileRole::Fetcher) {
       id = first ? static_cast<int>(blockIdx.x)
                  : static_cast<int>(atomicAdd(g.counter, 1u) - g.base) + static_cast<int>(gridDim.x);
-      queue.slots.producer_acquire_idle(state);  // a tile's time, or more: suspended, not spinning
+      queue.slots.producer_acquire(state);
       queue.id[state.index()] = id;
       gpu::mbarrier_arrive(&queue.slots.full[state.index()]);  // release: the id is visible to the waiters
     } else {

@@ -98,11 +98,6 @@ struct FullEmptyPipeline {
   // Producer: wait until the consumers have released the stage (a fresh ring starts empty:
   // waiting on the opposite parity of a barrier that never completed returns at once).
   __device__ void producer_acquire(const PipelineState<kStages>& s) { gpu::mbarrier_wait(&empty[s.index()], s.phase() ^ 1u); }
-  // The same for a producer with nothing else to do while it waits, which may be long (the
-  // dynamic schedule's tile fetcher): suspended between tests (gpu::mbarrier_wait_idle).
-  __device__ void producer_acquire_idle(const PipelineState<kStages>& s) {
-    gpu::mbarrier_wait_idle(&empty[s.index()], s.phase() ^ 1u);
-  }
   // Producer: one arrival that announces `bytes` of bulk copies into the stage; returns the
   // barrier they complete.
   __device__ std::uint64_t* producer_expect(const PipelineState<kStages>& s, int bytes) {

@@ -112,21 +112,6 @@ __device__ __forceinline__ void mbarrier_wait(std::uint64_t* bar, unsigned parit
       "r"(parity)
       : "memory");
 }
-// The same wait for a thread that has nothing else to do and expects to wait long (a whole
-// tile or more): each test may suspend it up to kIdleSuspendNs (the PTX suspendTimeHint; it
-// resumes as soon as the phase completes) instead of the short system limit of the plain
-// try_wait. Spinning on that limit, the Hopper prefill's tile fetcher ran ten thousand tests
-// a tile, about a fifth of its SM sub-partition's issue slots, taken from the computing warps
-// beside it (kernels/hopper_prefill/LOG.md, "The fetcher's spin").
-inline constexpr unsigned kIdleSuspendNs = 0x989680;  // 10 ms: a bound, never reached in practice
-__device__ __forceinline__ void mbarrier_wait_idle(std::uint64_t* bar, unsigned parity) {
-  asm volatile(
-      "{\n .reg .pred done;\n"
-      "WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1, %2;\n @!done bra WAIT_%=;\n}\n" ::"r"(
-          smem_u32(bar)),
-      "r"(parity), "r"(kIdleSuspendNs)
-      : "memory");
-}
 // Orders this thread's ordinary shared-memory writes before later bulk copies to the same bytes.
 __device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 __device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
