@@ -306,7 +306,7 @@ struct Consumer {
   }
 
   __device__ void run_tile(const TileWork<Cfg>& w, unsigned& q_parity) {
-    const int warp_in_group = gpu::warp_id() % 4;
+    const int warp_in_group = gpu::shfl(gpu::warp_id(), 0) % 4;  // warp-uniform: see prefill_cta's `group`
     const int row0 = w.q_row0 + consumer * Cfg::kWgRows + warp_in_group * 16;  // the warp's first query row
     RowState<Cfg> st;  // O starts at zero
     scales = tile_scales<Cfg>(a, w);
@@ -360,7 +360,13 @@ __device__ __forceinline__ void prefill_cta(const Params& a) {
   }
   gpu::block_sync();  // barriers initialized before any role uses them
 
-  const int group = gpu::warp_group_id();
+  // The warpgroup index taken from lane 0: derived from threadIdx it is per lane to the compiler,
+  // and so was everything computed from it (the consumer's Q rows and descriptors, the warp's
+  // first row, the mask branch), which kept the consumers' address arithmetic on the vector ALU
+  // with R2UR moves before each wgmma. From lane 0 it is warp-uniform, as CUTLASS's
+  // canonical_warp_idx_sync makes its warp index (kernels/hopper_prefill/LOG.md, "Warp-uniform
+  // warp indices").
+  const int group = gpu::shfl(gpu::warp_group_id(), 0);
   // Every role walks the same tiles; each builds its own walker with its role known at compile
   // time (no dead fetch state in the consumers' registers). Dynamic schedule: the producer's
   // second warp draws the tiles and the copying thread reads them like the consumers.
