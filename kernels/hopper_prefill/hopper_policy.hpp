@@ -80,22 +80,18 @@ struct HopperPrefillPolicy {
   // 128-key causal one (the tuning table's fp8_causal_n192 before it became the default there).
   /* LongCausalFromKeys = */ static constexpr int kLongCausalFromKeys = 6144;
   // 16-bit launches with at most this many keys run ShortSeq<Policy, causal>: persistent CTAs,
-  // one per SM, instead of one CTA per tile. A short tile's few key tiles do not hide a CTA's
-  // prologue (barriers, Q and the first copies) and epilogue; a persistent CTA pays them once and
-  // loads the next tile's Q and K/V under this one's last GEMMs and output. Causal tiles differ
-  // in length, so they are drawn from a counter (the dynamic schedule, which balances them);
-  // without the mask tiles walk the static order (equal ones need no draw, and drawing them was
-  // slower at every length; a ragged batch's walk longest first). On the H200,
-  // against one CTA per tile (kernels/hopper_prefill/LOG.md, "Persistent short launches by head
-  // dim and mask"): the static walk +17% to +2% from 512 to 4096 keys at head dim 128, +14% and
-  // +4% at 512 and 1024 at 64, level or slower beyond; the draw under the mask +30% to +3% up to
-  // 2048 keys at 128, +20% and +7% at 512 and 1024 at 64, slower beyond. 0: the policy's own
-  // schedule at every length (experiments that ask about the schedule, or whose baseline cannot
-  // run the short kernel).
-  static constexpr int short_keys(int head_dim, bool causal) {
-    if (head_dim <= 64) return 1024;
-    return causal ? 2048 : 4096;
-  }
+  // one per SM, instead of one CTA per tile. A CTA's prologue (barriers, Q and the first copies)
+  // and epilogue are paid once, and the next tile's Q and K/V load under this one's last GEMMs
+  // and output, which weighs most where a tile has few key tiles. Causal tiles differ in length,
+  // so they are drawn from a counter (the dynamic schedule, which balances them); without the
+  // mask tiles walk the static order (equal ones need no draw; a ragged batch's walk longest
+  // first). On the H200, against one CTA per tile, both with warp-uniform warp indices
+  // (kernels/hopper_prefill/LOG.md, "Persistent short launches by head dim and mask"): the
+  // static walk faster at every length measured without the mask (512 to 16384 keys, both head
+  // dims); the draw under the mask faster up to 2048 keys and slower from 4096. 0: the policy's
+  // own schedule at every length (experiments that ask about the schedule, or whose baseline
+  // cannot run the short kernel).
+  static constexpr int short_keys(int /*head_dim*/, bool causal) { return causal ? 2048 : 16384; }
   // fp8 e4m3 (head dim 128 only; README "fp8 e4m3"). The producer's warps 1-3 transpose each
   // V tile (ldmatrix.trans and stmatrix, transpose_v_matrix), so the producer keeps 24
   // registers, as in 16-bit, and the consumers take 240 of the launch's 168 per thread

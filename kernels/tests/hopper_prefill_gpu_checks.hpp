@@ -23,9 +23,9 @@ namespace schedlab::kernels::hopper_prefill_test {
 
 // The shared prefill problems, more tiles than SMs (persistent CTAs walk several), and the
 // family default's three kernels by length: the short one (short_keys: most of the shared
-// problems), one CTA per tile past it (causal: 2048 < keys < 6144 at head dim 128, > 1024 at 64;
-// non-causal: > 4096 at 128, > 1024 at 64), and the long causal one (kLongCausalFromKeys: the
-// non-causal key tile); q_len below and at kv_len and lengths that are not tile multiples.
+// problems), one CTA per tile past it (causal: 2048 < keys < 6144 at head dim 128, > 2048 at 64;
+// non-causal: > 16384), and the long causal one (kLongCausalFromKeys: the non-causal key
+// tile); q_len below and at kv_len and lengths that are not tile multiples.
 inline std::vector<PrefillTestConfig> configs() {
   auto all = prefill_test_configs();
   all.push_back({"d128_more_tiles_than_sms", 4, 16, 16, 1100, 1100, 128, true, DType::bf16});
@@ -35,6 +35,8 @@ inline std::vector<PrefillTestConfig> configs() {
   all.push_back({"d128_more_tiles_than_sms_2100", 2, 32, 8, 2100, 2100, 128, false, DType::bf16});
   all.push_back({"d128_q_lt_kv_4500", 1, 4, 2, 700, 4500, 128, false, DType::bf16});
   all.push_back({"d64_gqa2_1500", 1, 4, 2, 1500, 1500, 64, false, DType::bf16});
+  all.push_back({"d128_q_lt_kv_16500", 1, 2, 1, 200, 16500, 128, false, DType::bf16});
+  all.push_back({"d64_q_lt_kv_16500_f16", 1, 2, 1, 200, 16500, 64, false, DType::f16});
   all.push_back({"d128_long_causal_q_lt_kv", 1, 4, 2, 300, 6500, 128, true, DType::bf16});
   all.push_back({"d128_long_causal_f16", 1, 2, 1, 1000, 6200, 128, true, DType::f16});
   return all;
@@ -43,9 +45,9 @@ static_assert(kHasLongCausal<HopperPrefillPolicy> && 6200 >= HopperPrefillPolicy
               "the long causal problems above must reach the family default's long causal kernel");
 static_assert(kHasShortSeq<HopperPrefillPolicy, true> && kHasShortSeq<HopperPrefillPolicy, false> &&
                   HopperPrefillPolicy::short_keys(128, true) < 3000 && HopperPrefillPolicy::short_keys(64, true) < 2500 &&
-                  HopperPrefillPolicy::short_keys(128, false) < 4500 && HopperPrefillPolicy::short_keys(64, false) < 1500,
-              "the causal problems of 3000 keys (head dim 128) and 2500 (64) and the non-causal ones of 4500 (128) "
-              "and 1500 (64) must reach the family default's kernel of one CTA per tile");
+                  HopperPrefillPolicy::short_keys(128, false) < 16500 && HopperPrefillPolicy::short_keys(64, false) < 16500,
+              "the causal problems of 3000 keys (head dim 128) and 2500 (64) and the non-causal ones of 16500 "
+              "must reach the family default's kernel of one CTA per tile");
 
 // The shared fp8 problems at head dim 128 (the only fp8 head dim here), plus lengths around
 // the 128- and 192-key tiles, q_len != kv_len without a mask, and more tiles than SMs.
