@@ -86,7 +86,7 @@ struct HopperPrefillPolicy {
   // so they are drawn from a counter (the dynamic schedule, which balances them); without the
   // mask tiles walk the static order (equal ones need no draw; a ragged batch's walk longest
   // first). On the H200, against one CTA per tile, both with warp-uniform warp indices
-  // (kernels/hopper_prefill/LOG.md, "Persistent short launches by head dim and mask"): the
+  // (kernels/hopper_prefill/LOG.md, "Warp-uniform warp indices", the crossings table): the
   // static walk faster at every length measured without the mask (512 to 16384 keys, both head
   // dims); the draw under the mask faster up to 2048 keys and slower from 4096. 0: the policy's
   // own schedule at every length (experiments that ask about the schedule, or whose baseline
