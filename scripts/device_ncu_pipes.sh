@@ -21,17 +21,11 @@ for t in $("$bin" --benchmark_list_tests --benchmark_filter="$filter" 2>/dev/nul
   tag=${t%/manual_time}
   IFS=/ read -r experiment variant dtype _ <<<"$tag"
   mkdir -p "$out/$experiment"
-  # The shape too, as device_ncu_source.sh names it: a filter may select several shapes of one
-  # variant, whose files would otherwise overwrite each other.
-  shape=${tag#"$experiment/$variant/$dtype/"}
-  shape=${shape%/iterations:*}
-  shape=${shape//:/}
-  shape=${shape//\//-}
   ncu --clock-control none --csv --page raw --print-units base \
     --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
     --metrics sm__cycles_elapsed.avg.per_second,smsp__inst_executed_pipe_xu.sum,smsp__inst_executed.sum \
     -k 'regex:hopper_prefill_kernel|flash_prefill_kernel|paged_decode_kernel' --launch-count 1 \
-    --log-file "$out/$experiment/pipes-$stamp-${commit:0:10}-$variant-$dtype-${shape//+/_}.csv" \
+    --log-file "$out/$experiment/pipes-$stamp-${commit:0:10}-$variant-$dtype-$(shape_of "$tag").csv" \
     "$bin" --schedlab_profile_once --benchmark_filter="^$(literal_regex "$t")\$" >>"$out/ncu_pipes.log" 2>&1
   echo "ncu pipes $tag rc=$?"
 done

@@ -23,13 +23,7 @@ for t in $("$bin" --benchmark_list_tests --benchmark_filter="$filter" 2>/dev/nul
   tag=${t%/manual_time}
   IFS=/ read -r experiment variant dtype _ <<<"$tag"
   mkdir -p "$out/$experiment"
-  # The shape too: a filter may select several shapes of one variant (no ':', '/' or '+' in the
-  # name, which the device tool would not bring back).
-  shape=${tag#"$experiment/$variant/$dtype/"}
-  shape=${shape%/iterations:*}
-  shape=${shape//:/}
-  shape=${shape//\//-}
-  name=sass-stalls-$stamp-${commit:0:10}-$variant-$dtype-${shape//+/_}
+  name=sass-stalls-$stamp-${commit:0:10}-$variant-$dtype-$(shape_of "$tag")
   ncu --clock-control none --section SourceCounters --section WarpStateStats --import-source no \
     -k 'regex:hopper_prefill_kernel|flash_prefill_kernel|paged_decode_kernel' \
     --launch-skip "${LAUNCH_SKIP:-0}" --launch-count 1 -f -o "$rep/$name" \

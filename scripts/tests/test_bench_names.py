@@ -31,3 +31,17 @@ def test_each_name_matches_itself_alone():
 
 def test_metacharacters_are_literal():
     assert literal_regex("a.b*c[d](e)|f?g{2}^$\\") == "a\\.b\\*c\\[d\\]\\(e\\)\\|f\\?g\\{2\\}\\^\\$\\\\"
+
+
+def shape_of(tag: str) -> str:
+    out = subprocess.run(["bash", "-c", f'source "{SCRIPT}"; shape_of "$1"', "_", tag],
+                         capture_output=True, text=True, check=True)
+    return out.stdout
+
+
+def test_the_shape_part_of_a_name_holds_no_colon_slash_or_plus():
+    tags = [n.removesuffix("/manual_time") for n in NAMES]
+    assert shape_of(tags[2]) == "seq8192-head_dim128-causal1"
+    assert shape_of(tags[0]) == "batch32-lengths31x1024_1x51200-page16-q_heads64-kv_heads2"
+    for tag in tags:
+        assert not set(shape_of(tag)) & set(":/+"), tag
