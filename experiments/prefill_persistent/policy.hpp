@@ -11,7 +11,7 @@ using kernels::attention::TileSchedule;
 // runs short launches on persistent CTAs, short_keys).
 struct one_per_tile : kernels::HopperPrefillPolicy {
   /* Schedule = */ static constexpr TileSchedule kSchedule = TileSchedule::OnePerTile;
-  static constexpr int short_keys(int, bool) { return 0; }
+  static constexpr int short_keys(bool) { return 0; }
 };
 struct persistent : kernels::HopperPrefillPolicy {
   /* Schedule = */ static constexpr TileSchedule kSchedule = TileSchedule::Persistent;

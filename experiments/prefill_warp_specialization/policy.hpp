@@ -14,12 +14,12 @@ namespace schedlab::experiments::prefill_warp_specialization {
 struct ws_realloc : kernels::HopperPrefillPolicy {
   /* WarpSpecialized = */ static constexpr bool kWarpSpecialized = true;
   /* RegisterRealloc = */ static constexpr bool kRegisterRealloc = true;
-  static constexpr int short_keys(int, bool) { return 0; }
+  static constexpr int short_keys(bool) { return 0; }
 };
 struct ws_even_regs : kernels::HopperPrefillPolicy {
   /* WarpSpecialized = */ static constexpr bool kWarpSpecialized = true;
   /* RegisterRealloc = */ static constexpr bool kRegisterRealloc = false;
-  static constexpr int short_keys(int, bool) { return 0; }
+  static constexpr int short_keys(bool) { return 0; }
 };
 struct no_ws : kernels::HopperPrefillPolicy {
   /* WarpSpecialized = */ static constexpr bool kWarpSpecialized = false;

@@ -91,7 +91,7 @@ struct HopperPrefillPolicy {
   // dims); the draw under the mask faster up to 2048 keys and slower from 4096. 0: the policy's
   // own schedule at every length (experiments that ask about the schedule, or whose baseline
   // cannot run the short kernel).
-  static constexpr int short_keys(int /*head_dim*/, bool causal) { return causal ? 2048 : 16384; }
+  static constexpr int short_keys(bool causal) { return causal ? 2048 : 16384; }
   // fp8 e4m3 (head dim 128 only; README "fp8 e4m3"). The producer's warps 1-3 transpose each
   // V tile (ldmatrix.trans and stmatrix, transpose_v_matrix), so the producer keeps 24
   // registers, as in 16-bit, and the consumers take 240 of the launch's 168 per thread
@@ -122,12 +122,11 @@ struct ShortSeq : Policy {
       kCausal ? attention::TileSchedule::Dynamic : attention::TileSchedule::Persistent;
   /* TileQueueSlots = */ static constexpr int kTileQueueSlots = 2;
 };
-// Whether a policy has short kernels for a mask: a threshold at either head dim, a producer
+// Whether a policy has short kernels for a mask: a threshold, a producer
 // warpgroup (the dynamic schedule's fetcher is its warp 1) and one CTA per tile as the schedule
 // they replace (a policy on another schedule keeps it at every length).
 template <class Policy, bool kCausal>
-inline constexpr bool kHasShortSeq = (Policy::short_keys(64, kCausal) > 0 || Policy::short_keys(128, kCausal) > 0) &&
-                                     Policy::kWarpSpecialized &&
+inline constexpr bool kHasShortSeq = Policy::short_keys(kCausal) > 0 && Policy::kWarpSpecialized &&
                                      Policy::kSchedule == attention::TileSchedule::OnePerTile;
 // Whether a policy has a long causal kernel: a threshold, and a non-causal tile that differs
 // (16-bit at head dim 128; fp8).

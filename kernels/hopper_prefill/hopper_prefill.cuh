@@ -583,7 +583,7 @@ void launch_hopper_prefill(const PrefillArgs& args, gpu::api::stream_t stream) {
       }
     } else {
       if constexpr (kHasShortSeq<Policy, kCausal>) {
-        if (p.kv_len <= Policy::short_keys(p.head_dim, kCausal))
+        if (p.kv_len <= Policy::short_keys(kCausal))
           return p.head_dim == 64 ? launch_for<ShortSeq<Policy, kCausal>, kT, 64, kCausal>(args, stream)
                                   : launch_for<ShortSeq<Policy, kCausal>, kT, 128, kCausal>(args, stream);
       }
@@ -611,7 +611,7 @@ void require_hopper_prefill_fits(const PrefillProblem& p) {
     auto fits = [&]<bool kCausal>() {
       require_fits<Policy, kT, kHeadDim, kCausal>();
       if constexpr (kT != DType::fp8_e4m3 && kHasShortSeq<Policy, kCausal>) {
-        if (p.kv_len <= Policy::short_keys(kHeadDim, kCausal)) require_fits<ShortSeq<Policy, kCausal>, kT, kHeadDim, kCausal>();
+        if (p.kv_len <= Policy::short_keys(kCausal)) require_fits<ShortSeq<Policy, kCausal>, kT, kHeadDim, kCausal>();
       }
     };
     p.causal ? fits.template operator()<true>() : fits.template operator()<false>();
