@@ -715,6 +715,35 @@ def select_configs(args, log) -> list[Config]:
     return order(configs)
 
 
+def profile_once(name: str, fa4, warmup: int) -> int:
+    """``--profile NAME``: FA4 on the configuration a benchmark name spells, warmed up (its JIT
+    compile among the warm-up calls), then one call between cudaProfilerStart and Stop, which a
+    profiler started with ``--profile-from-start off`` sees alone (scripts/device_ncu_fa4.sh).
+    Writes nothing."""
+    torch = _torch()
+    cfg = config_from_name(name)
+    if cfg is None:
+        print(f"fa4_peers: --profile {name!r} is not a prefill benchmark name", file=sys.stderr)
+        return 2
+    cfg.check()
+    why = known_refusal(cfg, torch.cuda.get_device_capability()[0]) or memory_refusal(cfg)
+    if why:
+        print(f"fa4_peers: --profile {name}: {why}", file=sys.stderr)
+        return 2
+    q, k, v = make_inputs(cfg, sp._seed())
+    call = fa4_call(cfg, fa4, q, k, v)
+    with torch.no_grad():
+        for _ in range(max(1, warmup)):
+            call()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.start()
+        call()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+    print(f"fa4_peers: profiled one call of {bench_name(cfg)}", flush=True)
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--results-root", default="results")
@@ -727,6 +756,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--site", default=os.environ.get("FA4_SITE"), metavar="DIR",
                     help="a folder holding the unpacked FA4 (scripts/pack_fa4.sh), added as a site directory")
     ap.add_argument("--budget-s", type=float, help="start no configuration after this many seconds")
+    ap.add_argument("--profile", metavar="NAME",
+                    help="warm up, then one call of the configuration a benchmark name spells between "
+                         "cudaProfilerStart and Stop (for ncu --profile-from-start off); writes nothing")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
     args = ap.parse_args(argv)
@@ -737,6 +769,17 @@ def main(argv: list[str] | None = None) -> int:
     def log(msg):
         print(f"[{time.time() - t_start:7.1f} s] {msg}", flush=True)
 
+    if args.profile:
+        try:
+            cfg = config_from_name(args.profile)
+            if cfg is not None:
+                cfg.check()
+        except ValueError as e:
+            print(f"fa4_peers: --profile {args.profile}: {e}", file=sys.stderr)
+            return 2
+        if cfg is None:
+            print(f"fa4_peers: --profile {args.profile!r} is not a prefill benchmark name", file=sys.stderr)
+            return 2
     try:
         configs = select_configs(args, log)
     except ValueError as e:
@@ -758,6 +801,8 @@ def main(argv: list[str] | None = None) -> int:
     if not torch.cuda.is_available():
         print("fa4_peers: no CUDA device; nothing to run", file=sys.stderr)
         return 3
+    if args.profile:
+        return profile_once(args.profile, fa4, args.warmup)
     versions = package_versions()
     log(f"flash_attn.cute imported in {time.time() - t0:.1f} s ({', '.join(f'{k} {v}' for k, v in versions.items())}); "
         f"{len(configs)} configurations")

@@ -428,6 +428,18 @@ def test_main_refuses_a_bad_lengths_before_any_gpu_work(fa, capsys):
     assert "not a whole number" in capsys.readouterr().err
 
 
+def test_profile_refuses_a_name_that_is_no_prefill_problem_before_any_gpu_work(fa, capsys):
+    assert fa.main(["--profile", "prefill_pingpong/pingpong/bf16/seq:8192"]) == 2
+    assert "not a prefill benchmark name" in capsys.readouterr().err
+    assert fa.main(["--profile", "prefill_pingpong/pingpong/bf16/seq:8192/head_dim:64/causal:3"]) == 2
+    assert "causal 3 is not 0 or 1" in capsys.readouterr().err
+
+
+def test_profile_name_forms_the_peer_configuration(fa):
+    cfg = fa.config_from_name("prefill_pingpong/pingpong/bf16/seq:8192/head_dim:64/causal:0/iterations:1")
+    assert cfg == fa.Config.fa3(8192, 64, 0)
+
+
 def _our_ragged_runs(root: Path, fa):
     """Our prefill_pingpong on two ragged batches and a uniform one (counters as prefill_case.hpp
     writes them, tokens for a ragged batch), and one name the harness would refuse."""
