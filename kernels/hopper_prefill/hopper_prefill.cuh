@@ -52,15 +52,21 @@ using RowState = attention::RowState<typename Cfg::Rows, 1>;
 // wgmma from shared memory, one group (a k step is 32 bytes of a row whatever the dtype). The
 // whole tile, or one half of it into its own accumulators (Cfg::kSplitQk; the wgmma D layout per
 // 8-key block is the same).
+//
+// Each operand's descriptor is built once and advanced by each step's constant offset
+// (wgmma::advance): built anew before every wgmma, a descriptor cost five uniform-datapath
+// instructions (add, mask, shift, or, the high word), which at head dim 64 kept the consumers'
+// instruction issue near the tensor pipe's time (kernels/hopper_prefill/LOG.md, "Descriptors").
 template <class Cfg, class Op, int kN = Cfg::kBlockN, int kKey0 = 0>
 __device__ __forceinline__ void issue_qk(float (&s)[kN / 2], const unsigned char* q_rows, const unsigned char* k) {
+  const std::uint64_t a0 = wgmma::descriptor(q_rows, 16, kAtomBytes);
+  const std::uint64_t b0 = wgmma::descriptor(k + kKey0 * kRowBytes, 16, kAtomBytes);
   wgmma::fence();
 #pragma unroll
   for (int kk = 0; kk < Cfg::kQkSteps; ++kk) {
     const int col = kk / kStepsPerRow, in_row = (kk % kStepsPerRow) * kStepBytes;  // 128-byte box, step's offset
-    const auto a = wgmma::descriptor(q_rows + col * Cfg::kBlockM * kRowBytes + in_row, 16, kAtomBytes);
-    const auto b = wgmma::descriptor(k + col * Cfg::kBlockN * kRowBytes + kKey0 * kRowBytes + in_row, 16, kAtomBytes);
-    wgmma::mma_ss<kN, Op>(s, a, b, kk > 0);
+    wgmma::mma_ss<kN, Op>(s, wgmma::advance(a0, col * Cfg::kBlockM * kRowBytes + in_row),
+                          wgmma::advance(b0, col * Cfg::kBlockN * kRowBytes + in_row), kk > 0);
   }
   wgmma::commit();
 }
@@ -76,16 +82,16 @@ __device__ __forceinline__ float (&s_half(float (&s)[Cfg::kSRegs]))[Cfg::kSRegs 
 template <class Cfg, class Op>
 __device__ __forceinline__ void issue_pv(float (&o)[Cfg::kORegs], const std::uint32_t (&p)[Cfg::kPvSteps][4],
                                          const unsigned char* v) {
+  // One descriptor, advanced per step (issue_qk says why).
+  const std::uint64_t b0 = Cfg::kFp8 ? wgmma::descriptor(v, 16, kAtomBytes)
+                                     : wgmma::descriptor(v, Cfg::kBlockN * kRowBytes, kAtomBytes);
   wgmma::fence_operands(o);
   wgmma::fence();
 #pragma unroll
   for (int kk = 0; kk < Cfg::kPvSteps; ++kk) {
-    std::uint64_t b;
-    if constexpr (Cfg::kFp8)
-      b = wgmma::descriptor(v + kk / kStepsPerRow * Cfg::kHeadDim * kRowBytes + kk % kStepsPerRow * kStepBytes, 16,
-                            kAtomBytes);
-    else b = wgmma::descriptor(v + kk * 16 * kRowBytes, Cfg::kBlockN * kRowBytes, kAtomBytes);
-    wgmma::mma_rs<Cfg::kHeadDim, Op>(o, p[kk], b, true);
+    const int offset = Cfg::kFp8 ? kk / kStepsPerRow * Cfg::kHeadDim * kRowBytes + kk % kStepsPerRow * kStepBytes
+                                 : kk * 16 * kRowBytes;
+    wgmma::mma_rs<Cfg::kHeadDim, Op>(o, p[kk], wgmma::advance(b0, offset), true);
   }
   wgmma::commit();
 }
