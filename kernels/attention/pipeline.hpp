@@ -96,12 +96,8 @@ struct FullEmptyPipeline {
     }
   }
   // Producer: wait until the consumers have released the stage (a fresh ring starts empty:
-  // waiting on the opposite parity of a barrier that never completed returns at once);
-  // suspended between tests (gpu::mbarrier_wait_idle), since a producer ahead of its consumers
-  // waits a tile's time here.
-  __device__ void producer_acquire(const PipelineState<kStages>& s) {
-    gpu::mbarrier_wait_idle(&empty[s.index()], s.phase() ^ 1u);
-  }
+  // waiting on the opposite parity of a barrier that never completed returns at once).
+  __device__ void producer_acquire(const PipelineState<kStages>& s) { gpu::mbarrier_wait(&empty[s.index()], s.phase() ^ 1u); }
   // Producer: one arrival that announces `bytes` of bulk copies into the stage; returns the
   // barrier they complete.
   __device__ std::uint64_t* producer_expect(const PipelineState<kStages>& s, int bytes) {

@@ -16,7 +16,7 @@ struct Loader {
   unsigned q_parity = 0;
 
   __device__ void load_q(const TileWork<Cfg>& w) {
-    gpu::mbarrier_wait_idle(&s.q_empty, q_parity ^ 1u);  // the consumers released the last tile's Q
+    gpu::mbarrier_wait(&s.q_empty, q_parity ^ 1u);  // the consumers released the last tile's Q
     gpu::mbarrier_arrive_expect_tx(&s.q_full, Cfg::kQBytes);
 #pragma unroll
     for (int cb = 0; cb < Cfg::kColBlocks; ++cb)

@@ -112,23 +112,6 @@ __device__ __forceinline__ void mbarrier_wait(std::uint64_t* bar, unsigned parit
       "r"(parity)
       : "memory");
 }
-// The same wait for a thread that has nothing to do until the phase completes (a producer
-// waiting for its consumers to free a stage): each test may suspend it up to kIdleSuspendNs
-// (PTX's suspendTimeHint; ptxas emits NANOSLEEP.SYNCS, which the barrier's phase change ends)
-// instead of the plain try_wait's short limit. Spinning on that limit, the Hopper prefill's
-// producer thread ran about 170 tests a key tile at head dim 64, near a fifth of its SM
-// sub-partition's issue slots, which the consumer warps beside it need
-// (kernels/hopper_prefill/LOG.md, "Instruction issue at head dim 64"); CUTLASS's barrier waits
-// take the same hint.
-inline constexpr unsigned kIdleSuspendNs = 0x989680;  // 10 ms: a bound, never reached in practice
-__device__ __forceinline__ void mbarrier_wait_idle(std::uint64_t* bar, unsigned parity) {
-  asm volatile(
-      "{\n .reg .pred done;\n"
-      "WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1, %2;\n @!done bra WAIT_%=;\n}\n" ::"r"(
-          smem_u32(bar)),
-      "r"(parity), "r"(kIdleSuspendNs)
-      : "memory");
-}
 // Orders this thread's ordinary shared-memory writes before later bulk copies to the same bytes.
 __device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 __device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }
