@@ -54,9 +54,10 @@ using RowState = attention::RowState<typename Cfg::Rows, 1>;
 // 8-key block is the same).
 //
 // Each operand's descriptor is built once and advanced by each step's constant offset
-// (wgmma::advance): built anew before every wgmma, a descriptor cost five uniform-datapath
-// instructions (add, mask, shift, or, the high word), which at head dim 64 kept the consumers'
-// instruction issue near the tensor pipe's time (kernels/hopper_prefill/LOG.md, "Descriptors").
+// (wgmma::advance, one 64-bit uniform add): built anew before every wgmma, a descriptor cost
+// five uniform-datapath instructions (add, mask, shift, or, the high word). Fewer instructions
+// a key tile, the same time on the H200 (kernels/hopper_prefill/LOG.md, "Instruction issue at
+// head dim 64").
 template <class Cfg, class Op, int kN = Cfg::kBlockN, int kKey0 = 0>
 __device__ __forceinline__ void issue_qk(float (&s)[kN / 2], const unsigned char* q_rows, const unsigned char* k) {
   const std::uint64_t a0 = wgmma::descriptor(q_rows, 16, kAtomBytes);

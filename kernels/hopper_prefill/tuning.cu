@@ -8,12 +8,6 @@ template void launch_hopper_prefill<tuning::defaults>(const PrefillArgs&, gpu::a
 template void require_hopper_prefill_fits<tuning::defaults>(const PrefillProblem&);
 template void launch_hopper_prefill<tuning::d64_m128>(const PrefillArgs&, gpu::api::stream_t);
 template void require_hopper_prefill_fits<tuning::d64_m128>(const PrefillProblem&);
-template void launch_hopper_prefill<tuning::d64_chains4>(const PrefillArgs&, gpu::api::stream_t);
-template void require_hopper_prefill_fits<tuning::d64_chains4>(const PrefillProblem&);
-template void launch_hopper_prefill<tuning::d64_chains2>(const PrefillArgs&, gpu::api::stream_t);
-template void require_hopper_prefill_fits<tuning::d64_chains2>(const PrefillProblem&);
-template void launch_hopper_prefill<tuning::n176_chains2>(const PrefillArgs&, gpu::api::stream_t);
-template void require_hopper_prefill_fits<tuning::n176_chains2>(const PrefillProblem&);
 template void launch_hopper_prefill<tuning::within_head>(const PrefillArgs&, gpu::api::stream_t);
 template void require_hopper_prefill_fits<tuning::within_head>(const PrefillProblem&);
 template void launch_hopper_prefill<tuning::fp8_chains4>(const PrefillArgs&, gpu::api::stream_t);

@@ -17,26 +17,6 @@ struct d64_m128 : Base {
     return head_dim <= 64 ? HopperTile{2, 128, 240, 4} : Base::tile(head_dim, causal);
   }
 };
-// Head dim 64 on four (two) softmax chains per row instead of one: FlashAttention-4's SM90
-// forward takes a row's max over four chains, and with as many instructions a key tile as ours
-// it spent fewer warp-state samples on fixed-latency dependences (kernels/hopper_prefill/LOG.md,
-// "Instruction issue at head dim 64").
-struct d64_chains4 : Base {
-  static constexpr HopperTile tile(int head_dim, bool causal) {
-    return head_dim <= 64 ? HopperTile{3, 128, 160, 4} : Base::tile(head_dim, causal);
-  }
-};
-struct d64_chains2 : Base {
-  static constexpr HopperTile tile(int head_dim, bool causal) {
-    return head_dim <= 64 ? HopperTile{3, 128, 160, 2} : Base::tile(head_dim, causal);
-  }
-};
-// Head dim 128 without the mask (176-key tiles, 22 n8 tiles a row) on two chains per row.
-struct n176_chains2 : Base {
-  static constexpr HopperTile tile(int head_dim, bool causal) {
-    return head_dim > 64 && !causal ? HopperTile{2, 176, 240, 2} : Base::tile(head_dim, causal);
-  }
-};
 // Causal tiles longest first within each head (the order before the sections).
 struct within_head : Base {
   /* CausalOrder = */ static constexpr auto kCausalOrder = kernels::attention::CausalOrder::WithinHead;
