@@ -715,20 +715,15 @@ def select_configs(args, log) -> list[Config]:
     return order(configs)
 
 
-def profile_once(name: str, fa4, warmup: int) -> int:
-    """``--profile NAME``: FA4 on the configuration a benchmark name spells, warmed up (its JIT
-    compile among the warm-up calls), then one call between cudaProfilerStart and Stop, which a
-    profiler started with ``--profile-from-start off`` sees alone (scripts/device_ncu_fa4.sh).
-    Writes nothing."""
+def profile_once(cfg: Config, fa4, warmup: int) -> int:
+    """``--profile NAME``: FA4 on the configuration a benchmark name spells (checked by main),
+    warmed up (its JIT compile among the warm-up calls), then one call between
+    cudaProfilerStart and Stop, which a profiler started with ``--profile-from-start off`` sees
+    alone (scripts/device_ncu_fa4.sh). Writes nothing."""
     torch = _torch()
-    cfg = config_from_name(name)
-    if cfg is None:
-        print(f"fa4_peers: --profile {name!r} is not a prefill benchmark name", file=sys.stderr)
-        return 2
-    cfg.check()
     why = known_refusal(cfg, torch.cuda.get_device_capability()[0]) or memory_refusal(cfg)
     if why:
-        print(f"fa4_peers: --profile {name}: {why}", file=sys.stderr)
+        print(f"fa4_peers: --profile {bench_name(cfg)}: {why}", file=sys.stderr)
         return 2
     q, k, v = make_inputs(cfg, sp._seed())
     call = fa4_call(cfg, fa4, q, k, v)
@@ -769,15 +764,16 @@ def main(argv: list[str] | None = None) -> int:
     def log(msg):
         print(f"[{time.time() - t_start:7.1f} s] {msg}", flush=True)
 
+    profiled = None
     if args.profile:
         try:
-            cfg = config_from_name(args.profile)
-            if cfg is not None:
-                cfg.check()
+            profiled = config_from_name(args.profile)
+            if profiled is not None:
+                profiled.check()
         except ValueError as e:
             print(f"fa4_peers: --profile {args.profile}: {e}", file=sys.stderr)
             return 2
-        if cfg is None:
+        if profiled is None:
             print(f"fa4_peers: --profile {args.profile!r} is not a prefill benchmark name", file=sys.stderr)
             return 2
     try:
@@ -801,8 +797,8 @@ def main(argv: list[str] | None = None) -> int:
     if not torch.cuda.is_available():
         print("fa4_peers: no CUDA device; nothing to run", file=sys.stderr)
         return 3
-    if args.profile:
-        return profile_once(args.profile, fa4, args.warmup)
+    if profiled is not None:
+        return profile_once(profiled, fa4, args.warmup)
     versions = package_versions()
     log(f"flash_attn.cute imported in {time.time() - t0:.1f} s ({', '.join(f'{k} {v}' for k, v in versions.items())}); "
         f"{len(configs)} configurations")
