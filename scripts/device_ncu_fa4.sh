@@ -12,6 +12,7 @@
 # `python -m schedlab_analysis.ncu_pipes`; ncu's log goes to OUT_DIR/ncu_fa4.log.
 set -uo pipefail
 source "$(dirname "$0")/bench_names.sh"
+source "$(dirname "$0")/ncu_options.sh"
 out=$1
 shift
 site=${FA4_SITE:-/tmp/fa4_site}
@@ -29,8 +30,7 @@ fa4=(python3 analysis/peers/fa4_peers.py --site "$site" --warmup 3 --profile)
 for name in "$@"; do
   IFS=/ read -r _ _ dtype _ <<<"$name"
   base=fa4-$dtype-$(shape_of "$name")
-  ncu --profile-from-start off --clock-control none --section SourceCounters --section WarpStateStats \
-    --import-source no --launch-count 1 -f -o "$rep/$base" "${fa4[@]}" "$name" >>"$out/ncu_fa4.log" 2>&1
+  ncu --profile-from-start off "${NCU_SOURCE[@]}" --launch-count 1 -f -o "$rep/$base" "${fa4[@]}" "$name" >>"$out/ncu_fa4.log" 2>&1
   rc=$?
   if [ -f "$rep/$base.ncu-rep" ]; then
     ncu -i "$rep/$base.ncu-rep" --page source --print-source sass --csv \
@@ -38,10 +38,7 @@ for name in "$@"; do
     rc=$?
   fi
   echo "ncu fa4 source $name rc=$rc"
-  ncu --profile-from-start off --clock-control none --csv --page raw --print-units base \
-    --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
-    --metrics sm__cycles_elapsed.avg.per_second,smsp__inst_executed_pipe_xu.sum,smsp__inst_executed.sum \
-    --launch-count 1 --log-file "$out/peers_prefill/pipes-$stamp-${commit:0:10}-$base.csv" \
+  ncu --profile-from-start off "${NCU_PIPES[@]}" --launch-count 1 --log-file "$out/peers_prefill/pipes-$stamp-${commit:0:10}-$base.csv" \
     "${fa4[@]}" "$name" >>"$out/ncu_fa4.log" 2>&1
   echo "ncu fa4 pipes $name rc=$?"
 done

@@ -12,6 +12,7 @@
 # `pipes` read them; ncu's log goes to OUT_DIR/ncu_pipes.log.
 set -uo pipefail
 source "$(dirname "$0")/bench_names.sh"
+source "$(dirname "$0")/ncu_options.sh"
 bin=$1 filter=$2 out=${3:-${OUT:-/tmp/out}/pipes}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$PWD/.carry/lib:${LD_LIBRARY_PATH:-}
@@ -21,10 +22,7 @@ for t in $("$bin" --benchmark_list_tests --benchmark_filter="$filter" 2>/dev/nul
   tag=${t%/manual_time}
   IFS=/ read -r experiment variant dtype _ <<<"$tag"
   mkdir -p "$out/$experiment"
-  ncu --clock-control none --csv --page raw --print-units base \
-    --section SpeedOfLight --section ComputeWorkloadAnalysis --section MemoryWorkloadAnalysis \
-    --metrics sm__cycles_elapsed.avg.per_second,smsp__inst_executed_pipe_xu.sum,smsp__inst_executed.sum \
-    -k 'regex:hopper_prefill_kernel|flash_prefill_kernel|paged_decode_kernel' --launch-count 1 \
+  ncu "${NCU_PIPES[@]}" -k 'regex:hopper_prefill_kernel|flash_prefill_kernel|paged_decode_kernel' --launch-count 1 \
     --log-file "$out/$experiment/pipes-$stamp-${commit:0:10}-$variant-$dtype-$(shape_of "$tag").csv" \
     "$bin" --schedlab_profile_once --benchmark_filter="^$(literal_regex "$t")\$" >>"$out/ncu_pipes.log" 2>&1
   echo "ncu pipes $tag rc=$?"

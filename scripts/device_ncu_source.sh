@@ -13,6 +13,7 @@
 # kernel and combine alternate); ncu's log goes to OUT_DIR/ncu_source.log.
 set -uo pipefail
 source "$(dirname "$0")/bench_names.sh"
+source "$(dirname "$0")/ncu_options.sh"
 bin=$1 filter=$2 out=${3:-${OUT:-/tmp/out}/sass_stalls}
 mkdir -p "$out"
 export LD_LIBRARY_PATH=$PWD/.carry/lib:${LD_LIBRARY_PATH:-}
@@ -24,7 +25,7 @@ for t in $("$bin" --benchmark_list_tests --benchmark_filter="$filter" 2>/dev/nul
   IFS=/ read -r experiment variant dtype _ <<<"$tag"
   mkdir -p "$out/$experiment"
   name=sass-stalls-$stamp-${commit:0:10}-$variant-$dtype-$(shape_of "$tag")
-  ncu --clock-control none --section SourceCounters --section WarpStateStats --import-source no \
+  ncu "${NCU_SOURCE[@]}" \
     -k 'regex:hopper_prefill_kernel|flash_prefill_kernel|paged_decode_kernel' \
     --launch-skip "${LAUNCH_SKIP:-0}" --launch-count 1 -f -o "$rep/$name" \
     "$bin" --schedlab_profile_once --benchmark_filter="^$(literal_regex "$t")\$" >>"$out/ncu_source.log" 2>&1

@@ -1,5 +1,6 @@
 """scripts/device_ncu_source.sh without a device: every benchmark its filter selects gets a file
-of its own, named by variant, dtype and shape, with no character the device tool refuses."""
+of its own, named by variant, dtype and shape, with no character the device tool refuses; and
+device_ncu_fa4.sh names the peer's profiles the same way and takes them with the same options."""
 from __future__ import annotations
 
 import os
@@ -19,36 +20,44 @@ FAKE_BENCH = """#!/usr/bin/env bash
 if [ "$1" = --benchmark_list_tests ]; then printf '%s\\n' {names}; fi
 """
 
-# ncu: with -o writes <name>.ncu-rep; with -i prints a CSV naming the report it read.
+# ncu: with -o writes <name>.ncu-rep, with -i prints a CSV naming the report it read, with
+# --log-file writes that file; each call's arguments go to $NCU_ARGS, one line a call.
 FAKE_NCU = """#!/usr/bin/env bash
-out= imp=
+echo "$*" >> "$NCU_ARGS"
+out= imp= log=
 while [ $# -gt 0 ]; do
-  case $1 in -o) out=$2; shift ;; -i) imp=$2; shift ;; esac
+  case $1 in -o) out=$2; shift ;; -i) imp=$2; shift ;; --log-file) log=$2; shift ;; esac
   shift
 done
 [ -n "$out" ] && echo rep > "$out.ncu-rep"
 [ -n "$imp" ] && echo "\\"Kernel Name\\",\\"$imp\\","
+[ -n "$log" ] && echo pipes > "$log"
 exit 0
 """
 
-
-def test_each_shape_gets_its_own_file(tmp_path):
+def _checkout(tmp_path, script):
+    """A repo holding `script` and the files it sources, a carried provenance, and a bin folder
+    with the fake ncu (returned: the repo and the bin folder, to go first on PATH)."""
     root = tmp_path / "repo"
     (root / "scripts").mkdir(parents=True)
-    for name in ("device_ncu_source.sh", "bench_names.sh"):
+    for name in (script, "bench_names.sh", "ncu_options.sh"):
         shutil.copy(REPO / "scripts" / name, root / "scripts" / name)
     (root / ".carry").mkdir()
     (root / ".carry" / "provenance").write_text("0123456789abcdef0123 false\n")
     bindir = tmp_path / "bin"
     bindir.mkdir()
+    (bindir / "ncu").write_text(FAKE_NCU)
+    (bindir / "ncu").chmod(0o755)
+    return root, bindir
+
+
+def test_each_shape_gets_its_own_file(tmp_path):
+    root, bindir = _checkout(tmp_path, "device_ncu_source.sh")
     bench = bindir / "bench"
     bench.write_text(FAKE_BENCH.format(names=" ".join(f"'{n}'" for n in NAMES)))
-    ncu = bindir / "ncu"
-    ncu.write_text(FAKE_NCU)
-    for f in (bench, ncu):
-        f.chmod(0o755)
+    bench.chmod(0o755)
     out = tmp_path / "out"
-    env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}")
+    env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}", NCU_ARGS=str(tmp_path / "ncu_args"))
     r = subprocess.run(["bash", "scripts/device_ncu_source.sh", str(bench), "token_balanced", str(out)], cwd=root,
                        env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
@@ -58,3 +67,27 @@ def test_each_shape_gets_its_own_file(tmp_path):
                for f in files), files
     assert any(f.endswith("-batch31-lengths16x128_8x512_1x32768-page16.csv") for f in files), files
     assert any(f.endswith("-batch31-context2048-page16.csv") for f in files), files
+
+
+def test_fa4_profiles_are_named_like_ours_and_taken_with_our_options(tmp_path):
+    root, bindir = _checkout(tmp_path, "device_ncu_fa4.sh")
+    site = tmp_path / "fa4_site"
+    site.mkdir()
+    out, args = tmp_path / "out", tmp_path / "ncu_args"
+    env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}", FA4_SITE=str(site), NCU_ARGS=str(args))
+    cmd = ["bash", "scripts/device_ncu_fa4.sh", str(out), "prefill_pingpong/pingpong/bf16/seq:8192/head_dim:64/causal:0"]
+    r = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "not staged" in r.stderr  # no .fa4_complete yet
+    (site / ".fa4_complete").write_text("staged\n")
+    r = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    files = sorted(p.name for p in (out / "peers_prefill").glob("*.csv"))
+    assert [re.sub(r"\d{8}T\d{6}Z", "STAMP", f) for f in files] == [
+        "pipes-STAMP-0123456789-fa4-bf16-seq8192-head_dim64-causal0.csv",
+        "sass-stalls-STAMP-0123456789-fa4-bf16-seq8192-head_dim64-causal0.csv"], files
+    calls = args.read_text().splitlines()
+    source, pipes = [c for c in calls if " -o " in c], [c for c in calls if "--log-file" in c]
+    assert len(source) == 1 and "--section SourceCounters" in source[0] and "--profile-from-start off" in source[0]
+    assert len(pipes) == 1 and "--section SpeedOfLight" in pipes[0] and "--profile-from-start off" in pipes[0]
+    assert all("--clock-control none" in c for c in source + pipes)
+    assert all(c.endswith("--profile prefill_pingpong/pingpong/bf16/seq:8192/head_dim:64/causal:0") for c in source + pipes)
