@@ -220,9 +220,12 @@ struct TileWork : std::conditional_t<Cfg::kRagged, RaggedSeq, NoRaggedSeq> {
     }
     q_row0 = t.m_block * Cfg::kBlockM;
     kv_head = t.head / (a.q_heads / a.kv_heads);
-    const int last_row = min(q_row0 + Cfg::kBlockM, q_len) - 1;
+    n_tiles = tiles_seen_by(min(q_row0 + Cfg::kBlockM, q_len) - 1, q_len, kv_len);
+  }
+  // The key tiles query rows up to last_row see (under the causal mask, the last row's keys).
+  static __device__ int tiles_seen_by(int last_row, int q_len, int kv_len) {
     const int key_end = Cfg::kCausal ? min(kv_len, last_row + kv_len - q_len + 1) : kv_len;
-    n_tiles = key_end > 0 ? (key_end + Cfg::kBlockN - 1) / Cfg::kBlockN : 0;
+    return key_end > 0 ? (key_end + Cfg::kBlockN - 1) / Cfg::kBlockN : 0;
   }
   // The tensor-map coordinates of the tile's first query row and of key tile j: (position,
   // batch), a ragged batch being one packed batch.

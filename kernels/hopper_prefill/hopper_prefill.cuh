@@ -148,10 +148,11 @@ struct Consumer {
     else return s.v(v_state.index());
   }
 
-  // Q is free once the tile's last QK is complete: a persistent producer loads the next
-  // tile's Q while this one finishes its last softmax, PV and output.
-  __device__ void release_q_after(const TileWork<Cfg>& w, int j) const {
-    if (j == w.n_tiles - 1 && gpu::lane_id() == 0) gpu::mbarrier_arrive(&s.q_empty);
+  // Q is free once the warpgroup's last QK of the tile (key tile n - 1) is complete: a
+  // persistent producer loads the next tile's Q while this one finishes its last softmax, PV
+  // and output.
+  __device__ void release_q_after(int j, int n) const {
+    if (j == n - 1 && gpu::lane_id() == 0) gpu::mbarrier_arrive(&s.q_empty);
   }
   // A warp's lane 0 frees a stage once the warp's wgmma reads of it are complete; without a
   // producer warpgroup the issuing thread then refills it with tile j + kStages.
@@ -226,8 +227,8 @@ struct Consumer {
   __device__ const unsigned char* q_rows() const { return s.q + consumer * Cfg::kWgRows * kRowBytes; }
 
   // STAGE 1 on its own: S(j) = Q K(j)^T issued in this consumer's turn and waited for; K(j)
-  // (and Q, after the tile's last QK) released.
-  __device__ void qk_waited(float (&sc)[Cfg::kSRegs], const TileWork<Cfg>& w, int j) {
+  // (and Q, after the last of the n key tiles it computes) released.
+  __device__ void qk_waited(float (&sc)[Cfg::kSRegs], const TileWork<Cfg>& w, int j, int n) {
     s.k_pipe.consumer_wait(k_state);
     turn.begin();
     issue_qk<Cfg, Op>(sc, q_rows(), s.k(k_state.index()));
@@ -235,7 +236,7 @@ struct Consumer {
     wgmma::wait<0>();
     wgmma::fence_operands(sc);
     release<true>(w, j);
-    release_q_after(w, j);
+    release_q_after(j, n);
   }
   // STAGE 3 on its own: O += P V(j) issued in this consumer's turn and waited for; V(j) released.
   __device__ void pv_waited(float (&o)[Cfg::kORegs], const std::uint32_t (&p)[Cfg::kPvSteps][4],
@@ -249,11 +250,11 @@ struct Consumer {
     release<false>(w, j);
   }
 
-  // Per tile: QK, softmax, PV, each GEMM waited for before the next step.
-  __device__ void mainloop_serial(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0) {
-    for (int j = 0; j < w.n_tiles; ++j) {
+  // Per key tile j < n: QK, softmax, PV, each GEMM waited for before the next step.
+  __device__ void mainloop_serial(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0, int n) {
+    for (int j = 0; j < n; ++j) {
       float sc[Cfg::kSRegs], corr[1][2];
-      qk_waited(sc, w, j);
+      qk_waited(sc, w, j, n);
       softmax(sc, st, corr, w, j, row0);
       rescale_o(st, corr);
       std::uint32_t p[Cfg::kPvSteps][4];
@@ -262,16 +263,17 @@ struct Consumer {
     }
   }
 
-  // FA3 Algorithm 2: S(j) = Q K(j)^T and O += P(j-1) V(j-1) issued together; the softmax of
-  // S(j) runs while the PV GEMM does, and O is rescaled once that GEMM is done.
-  __device__ void mainloop_overlapped(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0) {
+  // FA3 Algorithm 2 over key tiles j < n: S(j) = Q K(j)^T and O += P(j-1) V(j-1) issued
+  // together; the softmax of S(j) runs while the PV GEMM does, and O is rescaled once that GEMM
+  // is done.
+  __device__ void mainloop_overlapped(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0, int n) {
     float(&o)[Cfg::kORegs] = o_regs(st);
     float sc[Cfg::kSRegs], corr[1][2];
     std::uint32_t p[Cfg::kPvSteps][4];
-    qk_waited(sc, w, 0);
+    qk_waited(sc, w, 0, n);
     softmax(sc, st, corr, w, 0, row0);  // O is still zero: nothing to rescale
     pack_p<Cfg, Op>(p, sc);
-    for (int j = 1; j < w.n_tiles; ++j) {
+    for (int j = 1; j < n; ++j) {
       s.k_pipe.consumer_wait(k_state);
       v_ring().consumer_wait(v_state);
       turn.begin();
@@ -292,7 +294,7 @@ struct Consumer {
         wgmma::wait<1>();  // S(j) is done; PV(j - 1) may still run (it reads p)
         wgmma::fence_operands(sc);
         release<true>(w, j);
-        release_q_after(w, j);
+        release_q_after(j, n);
         softmax_half<1>(sc, st, corr2, w, j, row0);
         corr[0][0] *= corr2[0][0];
         corr[0][1] *= corr2[0][1];
@@ -300,7 +302,7 @@ struct Consumer {
         wgmma::wait<1>();  // S(j) is done; PV(j - 1) may still run (it reads p)
         wgmma::fence_operands(sc);
         release<true>(w, j);
-        release_q_after(w, j);
+        release_q_after(j, n);
         softmax(sc, st, corr, w, j, row0);
       }
       wgmma::wait<0>();
@@ -309,7 +311,41 @@ struct Consumer {
       rescale_o(st, corr);
       pack_p<Cfg, Op>(p, sc);
     }
-    pv_waited(o, p, w, w.n_tiles - 1);
+    pv_waited(o, p, w, n - 1);
+  }
+
+  // The key tiles this warpgroup's rows see, at most the tile's n_tiles (those of its lowest
+  // row): under the causal mask the warpgroups of a CTA's first rows see fewer (at head dim
+  // 64's 192 rows and 128 keys, one or two of the three miss the last key tile of every query
+  // block), and a warpgroup whose rows are all past the sequence's end sees none.
+  __device__ int own_tiles(const TileWork<Cfg>& w) const {
+    const auto& n = lens(w);
+    const int first = w.q_row0 + consumer * Cfg::kWgRows;
+    if (first >= n.q_len) return 0;
+    return min(w.n_tiles, TileWork<Cfg>::tiles_seen_by(min(first + Cfg::kWgRows, n.q_len) - 1, n.q_len, n.kv_len));
+  }
+  // Key tiles n to the tile's last, which no row of this warpgroup sees: no GEMM and no softmax
+  // (exp2 of a masked score adds nothing), but the turns a computed tile takes, so the other
+  // consumers' turns still come in order. Each stage is freed once it has landed (freed before,
+  // the arrival would count toward the stage's previous phase) and no later in the turn order
+  // than a computed tile frees it: without a producer warpgroup, consumer 0's copying thread
+  // waits in its own turn for every warp to free a stage, and a stage freed one turn late would
+  // wait for that very turn. Overlapped, turn t issues QK(t) and PV(t - 1), and turn n (PV(n -
+  // 1)) was this warpgroup's last own one; serial, turns 2t and 2t + 1 issue QK(t) and PV(t).
+  __device__ void pass_tiles(const TileWork<Cfg>& w, int n) {
+    for (int j = n; j < w.n_tiles; ++j) {
+      s.k_pipe.consumer_wait(k_state);
+      if (!Policy::kIntraOverlap || j == 0 || j > n) pass_turn();
+      release<true>(w, j);
+      v_ring().consumer_wait(v_state);
+      if constexpr (!Policy::kIntraOverlap) pass_turn();
+      release<false>(w, j);
+    }
+    if (Policy::kIntraOverlap && n < w.n_tiles) pass_turn();  // turn n_tiles, the last PV's
+  }
+  __device__ void pass_turn() const {
+    turn.begin();
+    turn.end();
   }
 
   __device__ void run_tile(const TileWork<Cfg>& w, unsigned& q_parity) {
@@ -319,12 +355,14 @@ struct Consumer {
     scales = tile_scales<Cfg>(a, w);
     gpu::mbarrier_wait(&s.q_full, q_parity);
     q_parity ^= 1u;
-    if (w.n_tiles > 0) {
-      if constexpr (Policy::kIntraOverlap) mainloop_overlapped(w, st, row0);
-      else mainloop_serial(w, st, row0);
+    const int n = own_tiles(w);
+    if (n > 0) {
+      if constexpr (Policy::kIntraOverlap) mainloop_overlapped(w, st, row0, n);
+      else mainloop_serial(w, st, row0, n);
     } else if (gpu::lane_id() == 0) {
       gpu::mbarrier_arrive(&s.q_empty);  // no key to see: Q was never read
     }
+    pass_tiles(w, n);
     // STAGE 4: O / l (times fp8's v_scale) to the output rows of the (batch, head), in the
     // output dtype, rows counted from the sequence's first (none past its end).
     const std::int64_t row_stride = std::int64_t(a.q_heads) * Cfg::kHeadDim;
