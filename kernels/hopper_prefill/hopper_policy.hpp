@@ -79,6 +79,11 @@ struct HopperPrefillPolicy {
   // fp8_tile(false) from the same length: at sequence 8192 its 192-key tile was faster than the
   // 128-key causal one (the tuning table's fp8_causal_n192 before it became the default there).
   /* LongCausalFromKeys = */ static constexpr int kLongCausalFromKeys = 6144;
+  // Each consumer warpgroup computes only the key tiles its own rows see and passes the rest
+  // (Consumer::own_tiles): under the causal mask the first one or two consumers of head dim
+  // 64's 192-row tile miss its last key tile, and a consumer whose rows are past the sequence's
+  // end sees none. false: every consumer computes the tile's key tiles (FA3's loop).
+  /* OwnTiles = */ static constexpr bool kOwnTiles = true;
   // 16-bit launches with at most this many keys run ShortSeq<Policy, causal>: persistent CTAs,
   // one per SM, instead of one CTA per tile. A CTA's prologue (barriers, Q and the first copies)
   // and epilogue are paid once, and the next tile's Q and K/V load under this one's last GEMMs
@@ -115,12 +120,17 @@ struct LongCausal : Policy {
 // causal tiles from a counter with two ids held ahead (one was as fast in the tuning bench, but
 // with a single id slot compute-sanitizer's racecheck reports the fetcher's write of the slot
 // and the readers' read of it as hazards; their hand-over is the slot's full and empty mbarriers
-// either way; kernels/hopper_prefill/LOG.md), walking equal ones in the static order.
+// either way; kernels/hopper_prefill/LOG.md), walking equal ones in the static order. Every
+// consumer computes the tile's key tiles: with a bound of its own, ptxas moved the persistent
+// loop's wgmma descriptors from uniform to vector registers (about a hundred instructions more a
+// key tile), and the short kernels lost up to 6% at head dim 128, where no tile is skipped
+// (LOG.md, "Key tiles a consumer does not see").
 template <class Policy, bool kCausal>
 struct ShortSeq : Policy {
   /* Schedule = */ static constexpr attention::TileSchedule kSchedule =
       kCausal ? attention::TileSchedule::Dynamic : attention::TileSchedule::Persistent;
   /* TileQueueSlots = */ static constexpr int kTileQueueSlots = 2;
+  /* OwnTiles = */ static constexpr bool kOwnTiles = false;
 };
 // Whether a policy has short kernels for a mask: a threshold, a producer
 // warpgroup (the dynamic schedule's fetcher is its warp 1) and one CTA per tile as the schedule

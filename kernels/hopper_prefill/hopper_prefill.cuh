@@ -355,7 +355,7 @@ struct Consumer {
     scales = tile_scales<Cfg>(a, w);
     gpu::mbarrier_wait(&s.q_full, q_parity);
     q_parity ^= 1u;
-    const int n = own_tiles(w);
+    const int n = Policy::kOwnTiles ? own_tiles(w) : w.n_tiles;
     if (n > 0) {
       if constexpr (Policy::kIntraOverlap) mainloop_overlapped(w, st, row0, n);
       else mainloop_serial(w, st, row0, n);
