@@ -739,6 +739,11 @@ def main(argv: list[str] | None = None) -> int:
     p.add_argument("--repoint", action="store_true",
                    help="first point every 'experiment' section at its experiment's default run under results/")
     args = p.parse_args(argv)
+    missing = [str(path) for path in args.paths if not path.is_file()]
+    if missing:  # a path, not a generation command: say which, as the other errors do
+        print(f"readme: error: no such README: {', '.join(missing)} (give README paths; the sections name "
+              "their own commands)", file=sys.stderr)
+        return 2
     stale = []
     try:
         if args.repoint and not args.check:

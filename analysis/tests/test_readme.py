@@ -67,6 +67,14 @@ def test_a_missing_cited_file_is_an_error(tmp_path):
         readme.render(["experiment", "x"], ["results/h200/x/no_such_file.json"])
 
 
+def test_a_path_that_is_no_readme_is_an_error_not_a_traceback(tmp_path, capsys):
+    # a generation command's words given as paths: exit 2 naming them, nothing written
+    assert readme.main(["builds", str(tmp_path / "missing.md")]) == 2
+    err = capsys.readouterr().err
+    assert "no such README: builds" in err and "missing.md" in err
+    assert not (tmp_path / "missing.md").exists()
+
+
 def test_a_claims_section_names_known_claims_and_judges_the_cited_files_only():
     cited = next(s for _, s in SECTIONS if s.args[:1] == ["claims"])
     with pytest.raises(readme.ReadmeError, match="unknown claim"):
