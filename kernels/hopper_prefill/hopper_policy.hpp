@@ -82,7 +82,9 @@ struct HopperPrefillPolicy {
   // Each consumer warpgroup computes only the key tiles its own rows see and passes the rest
   // (Consumer::own_tiles): under the causal mask the first one or two consumers of head dim
   // 64's 192-row tile miss its last key tile, and a consumer whose rows are past the sequence's
-  // end sees none. false: every consumer computes the tile's key tiles (FA3's loop).
+  // end sees none. false: every consumer computes the tile's key tiles (FA3's loop), as fp8's
+  // kernels do whatever the policy says (with a bound per consumer, the long causal fp8 kernel
+  // kept a word in local memory inside its main loop).
   /* OwnTiles = */ static constexpr bool kOwnTiles = true;
   // 16-bit launches with at most this many keys run ShortSeq<Policy, causal>: persistent CTAs,
   // one per SM, instead of one CTA per tile. A CTA's prologue (barriers, Q and the first copies)

@@ -355,7 +355,9 @@ struct Consumer {
     scales = tile_scales<Cfg>(a, w);
     gpu::mbarrier_wait(&s.q_full, q_parity);
     q_parity ^= 1u;
-    const int n = Policy::kOwnTiles ? own_tiles(w) : w.n_tiles;
+    // fp8 keeps the tile's loop: with a bound of its own, its long causal kernel kept a word in
+    // local memory inside the loop (hopper_policy.hpp, kOwnTiles).
+    const int n = Policy::kOwnTiles && !Cfg::kFp8 ? own_tiles(w) : w.n_tiles;
     if (n > 0) {
       if constexpr (Policy::kIntraOverlap) mainloop_overlapped(w, st, row0, n);
       else mainloop_serial(w, st, row0, n);
