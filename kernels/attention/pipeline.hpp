@@ -109,6 +109,8 @@ struct FullEmptyPipeline {
   __device__ void producer_commit(const PipelineState<kStages>& s) { gpu::mbarrier_arrive(&full[s.index()]); }
   // Consumer: wait until the stage is full.
   __device__ void consumer_wait(const PipelineState<kStages>& s) { gpu::mbarrier_wait(&full[s.index()], s.phase()); }
+  // The same for a whole warp, which leaves the wait together (gpu::mbarrier_wait_warp).
+  __device__ void consumer_wait_warp(const PipelineState<kStages>& s) { gpu::mbarrier_wait_warp(&full[s.index()], s.phase()); }
   // Consumer: one arrival (one lane per warp, after the warp's reads of the stage finished).
   __device__ void consumer_release(const PipelineState<kStages>& s) { gpu::mbarrier_arrive(&empty[s.index()]); }
 };

@@ -122,17 +122,12 @@ struct LongCausal : Policy {
 // causal tiles from a counter with two ids held ahead (one was as fast in the tuning bench, but
 // with a single id slot compute-sanitizer's racecheck reports the fetcher's write of the slot
 // and the readers' read of it as hazards; their hand-over is the slot's full and empty mbarriers
-// either way; kernels/hopper_prefill/LOG.md), walking equal ones in the static order. Every
-// consumer computes the tile's key tiles: with a bound of its own, ptxas moved the persistent
-// loop's wgmma descriptors from uniform to vector registers (about a hundred instructions more a
-// key tile), and the short kernels lost up to 6% at head dim 128, where no tile is skipped
-// (LOG.md, "Key tiles a consumer does not see").
+// either way; kernels/hopper_prefill/LOG.md), walking equal ones in the static order.
 template <class Policy, bool kCausal>
 struct ShortSeq : Policy {
   /* Schedule = */ static constexpr attention::TileSchedule kSchedule =
       kCausal ? attention::TileSchedule::Dynamic : attention::TileSchedule::Persistent;
   /* TileQueueSlots = */ static constexpr int kTileQueueSlots = 2;
-  /* OwnTiles = */ static constexpr bool kOwnTiles = false;
 };
 // Whether a policy has short kernels for a mask: a threshold, a producer
 // warpgroup (the dynamic schedule's fetcher is its warp 1) and one CTA per tile as the schedule

@@ -317,12 +317,15 @@ struct Consumer {
   // The key tiles this warpgroup's rows see, at most the tile's n_tiles (those of its lowest
   // row): under the causal mask the warpgroups of a CTA's first rows see fewer (at head dim
   // 64's 192 rows and 128 keys, one or two of the three miss the last key tile of every query
-  // block), and a warpgroup whose rows are all past the sequence's end sees none.
+  // block), and a warpgroup whose rows are all past the sequence's end sees none. Written
+  // without TileWork::tiles_seen_by's signed division and early return: with those, ptxas moved
+  // the persistent loops' wgmma descriptors from uniform to vector registers (about 70
+  // instructions more a key tile).
   __device__ int own_tiles(const TileWork<Cfg>& w) const {
     const auto& n = lens(w);
     const int first = w.q_row0 + consumer * Cfg::kWgRows;
-    if (first >= n.q_len) return 0;
-    return min(w.n_tiles, TileWork<Cfg>::tiles_seen_by(min(first + Cfg::kWgRows, n.q_len) - 1, n.q_len, n.kv_len));
+    const int key_end = Cfg::kCausal ? min(n.kv_len, min(first + Cfg::kWgRows, n.q_len) + n.kv_len - n.q_len) : n.kv_len;
+    return first < n.q_len && key_end > 0 ? min(w.n_tiles, int((unsigned(key_end) + Cfg::kBlockN - 1) / Cfg::kBlockN)) : 0;
   }
   // Key tiles n to the tile's last, which no row of this warpgroup sees: no GEMM and no softmax
   // (exp2 of a masked score adds nothing), but the turns a computed tile takes, so the other
@@ -332,12 +335,15 @@ struct Consumer {
   // waits in its own turn for every warp to free a stage, and a stage freed one turn late would
   // wait for that very turn. Overlapped, turn t issues QK(t) and PV(t - 1), and turn n (PV(n -
   // 1)) was this warpgroup's last own one; serial, turns 2t and 2t + 1 issue QK(t) and PV(t).
+  // The warp waits as one (consumer_wait_warp): after a per-lane wait with no wgmma behind it,
+  // ptxas took the persistent loops for divergent and moved the computed tiles' wgmma
+  // descriptors from uniform to vector registers (about 70 instructions more a key tile).
   __device__ void pass_tiles(const TileWork<Cfg>& w, int n) {
     for (int j = n; j < w.n_tiles; ++j) {
-      s.k_pipe.consumer_wait(k_state);
+      s.k_pipe.consumer_wait_warp(k_state);
       if (!Policy::kIntraOverlap || j == 0 || j > n) pass_turn();
       release<true>(w, j);
-      v_ring().consumer_wait(v_state);
+      v_ring().consumer_wait_warp(v_state);
       if constexpr (!Policy::kIntraOverlap) pass_turn();
       release<false>(w, j);
     }

@@ -36,6 +36,8 @@ ragged batch's, KINDS):
     head dim 128, 160 with three at 64), fp8 too (the matrix transpose fits the producer's
     24); the even split and the variant without a producer carry no USETMAXREG
     at all;
+  - the family default's 16-bit key-tile loops keep their wgmma descriptors in uniform
+    registers: at most LOOP_R2UR R2UR moves in the loop (the ragged short causal kernels apart);
   - ping-pong: the consumers hand turns over through named barriers of two warpgroups
     (BAR.SYNC / BAR.ARV with 256 threads); the free-running baseline has neither, only the
     CTA-wide barrier 0 of the set-up.
@@ -235,6 +237,36 @@ def test_pingpong_hands_turns_through_named_barriers(sass, kind):
         assert _count(body, r"BAR\.ARV") == 0, f"free_running {key}: BAR.ARV present"
         syncs = [i for i in body if "BAR.SYNC" in i]
         assert syncs and all(re.search(r"BAR\.SYNC\S* 0x0$", i) for i in syncs), f"free_running {key}: {syncs}"
+
+
+# R2UR moves allowed in the key-tile loop of the family default's 16-bit kernels. Its wgmma
+# descriptors live in uniform registers (0 to 8 moves seen); when ptxas takes the loop for
+# possibly divergent it builds them on the vector ALU and moves each over (24 to 48 seen: the
+# persistent loops after a per-lane mbarrier wait in Consumer::pass_tiles, and the ragged short
+# causal kernels, which still do and are left out below).
+LOOP_R2UR = 12
+
+
+def _key_tile_loop(body: list[str]) -> list[str]:
+    """The shortest loop that holds a warpgroup MMA (the unmasked key tiles' steady state): from a
+    backward BRA's target to the branch. SASS instructions are 16 bytes and cuobjdump's branch
+    targets count from the function's start: instruction i is at 16 i."""
+    spans = [range(int(m.group(1), 16) // 16, i + 1) for i, ins in enumerate(body)
+             if (m := re.search(r"\bBRA\S*\s+0x([0-9a-f]+)", ins)) and int(m.group(1), 16) // 16 < i]
+    spans = [a for a in spans if any(re.search(r"\b[HQ]GMMA\.", body[j]) for j in a)]
+    return [body[i] for i in min(spans, key=len)] if spans else []
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_key_tile_loops_keep_wgmma_descriptors_in_uniform_registers(sass, kind):
+    fn = sass["prefill_pingpong"]
+    for key, body in _kernels(fn, "prefill_pingpong", "pingpong", kind).items():
+        if key[0] == FP8 or (kind == KINDS[1] and key[2] == SHORT + 1):
+            continue
+        loop = _key_tile_loop(body)
+        assert loop, f"pingpong {kind} {key}: no loop around the warpgroup MMAs"
+        moves = _count(loop, r"^(@!?U?P\w+ )?R2UR\b")
+        assert moves <= LOOP_R2UR, f"pingpong {kind} {key}: {moves} R2UR in the key-tile loop (descriptors on the vector ALU)"
 
 
 def _launch_smem(functions: dict[str, list[str]], experiment: str, variant: str) -> dict[tuple[str, str, str], int]:

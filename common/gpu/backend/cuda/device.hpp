@@ -112,6 +112,20 @@ __device__ __forceinline__ void mbarrier_wait(std::uint64_t* bar, unsigned parit
       "r"(parity)
       : "memory");
 }
+// mbarrier_wait for a whole warp that leaves together: every lane tests the phase and the
+// warp loops until all saw it complete (vote.all), so the branch is warp-uniform (bra.uni) and
+// ptxas knows the warp converged after it. Code after a per-lane wait loop is, to ptxas,
+// possibly divergent: in the Hopper prefill's persistent loops that moved the consumers' wgmma
+// descriptors from uniform to vector registers. A lane that saw the phase early tests it
+// again harmlessly: the barrier cannot complete its next phase without this warp.
+__device__ __forceinline__ void mbarrier_wait_warp(std::uint64_t* bar, unsigned parity) {
+  asm volatile(
+      "{\n .reg .pred done, all;\n"
+      "WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1;\n"
+      " vote.sync.all.pred all, done, 0xffffffff;\n @!all bra.uni WAIT_%=;\n}\n" ::"r"(smem_u32(bar)),
+      "r"(parity)
+      : "memory");
+}
 // Orders this thread's ordinary shared-memory writes before later bulk copies to the same bytes.
 __device__ __forceinline__ void fence_proxy_async_smem() { asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory"); }
 __device__ __forceinline__ void async_commit() { asm volatile("cp.async.commit_group;\n" ::: "memory"); }

@@ -101,6 +101,7 @@ __device__ __forceinline__ void mbarrier_init(std::uint64_t*, int) { __builtin_t
 __device__ __forceinline__ void mbarrier_init_fence() { __builtin_trap(); }
 __device__ __forceinline__ void mbarrier_arrive_expect_tx(std::uint64_t*, int) { __builtin_trap(); }
 __device__ __forceinline__ void mbarrier_wait(std::uint64_t*, unsigned) { __builtin_trap(); }
+__device__ __forceinline__ void mbarrier_wait_warp(std::uint64_t*, unsigned) { __builtin_trap(); }
 __device__ __forceinline__ void bulk_tensor_copy_2d(void*, const void*, int, int, std::uint64_t*) { __builtin_trap(); }
 __device__ __forceinline__ void fence_proxy_async_smem() { __builtin_trap(); }
 
