@@ -122,12 +122,16 @@ struct LongCausal : Policy {
 // causal tiles from a counter with two ids held ahead (one was as fast in the tuning bench, but
 // with a single id slot compute-sanitizer's racecheck reports the fetcher's write of the slot
 // and the readers' read of it as hazards; their hand-over is the slot's full and empty mbarriers
-// either way; kernels/hopper_prefill/LOG.md), walking equal ones in the static order.
+// either way; kernels/hopper_prefill/LOG.md), walking equal ones in the static order. Without
+// the mask every consumer computes the tile's key tiles: there only rows past the sequence's end
+// are skipped, and on the static walk that was no faster at head dim 64 and 1.7% slower at 128
+// (LOG.md, "The short kernels' skip: a warp's wait").
 template <class Policy, bool kCausal>
 struct ShortSeq : Policy {
   /* Schedule = */ static constexpr attention::TileSchedule kSchedule =
       kCausal ? attention::TileSchedule::Dynamic : attention::TileSchedule::Persistent;
   /* TileQueueSlots = */ static constexpr int kTileQueueSlots = 2;
+  /* OwnTiles = */ static constexpr bool kOwnTiles = Policy::kOwnTiles && kCausal;
 };
 // Whether a policy has short kernels for a mask: a threshold, a producer
 // warpgroup (the dynamic schedule's fetcher is its warp 1) and one CTA per tile as the schedule
