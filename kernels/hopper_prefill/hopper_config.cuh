@@ -97,15 +97,10 @@ struct Config {
   // folded once per tile, the mask by each row's first invisible key.
   static constexpr int kRowChains = kTile.row_chains;
   static constexpr bool kFoldSum = true, kRowLimitMask = true, kSkipUnitRescale = false;
-  // fp8: S = Q K^T in two halves of the key tile, the first half's softmax under the second's
-  // GEMM (Policy::kSplitQkFp8); HalfRows is a half's m16n8 rows.
-  static constexpr bool kSplitQk = kFp8 && Policy::kSplitQkFp8;
-  static constexpr int kHalfN = kBlockN / 2;
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8;
   // A warp's 16 rows of a consumer's m64 wgmma accumulators, laid out as m16n8 C tiles.
   using Rows = std::conditional_t<kPairedCols, M16n8RowsPairedCols<kBlockN, kHeadDim>, gpu::attn::M16n8Rows<kBlockN, kHeadDim>>;
-  using HalfRows = gpu::attn::M16n8Rows<kHalfN, kHeadDim>;  // the softmax reads only rows and keys
   static constexpr int kConsumerRegs = kTile.consumer_regs;
   static constexpr int kProducerRegs = kFp8 ? Policy::kProducerRegsFp8 : Policy::kProducerRegs;
   static constexpr float kRescaleThreshold = Policy::kRescaleThreshold;
@@ -126,8 +121,6 @@ struct Config {
                 "fp8: head dim 128 (a lane of a transposing warp takes 4 of its 128 columns), whole k32 steps");
   // P = exp2(s - m) <= 2^threshold goes to e4m3 with a fixed scale of 1: 2^8 = 256 < 448.
   static_assert(!kFp8 || kRescaleThreshold <= 8.f, "fp8 P must stay within e4m3's range");
-  static_assert(!kSplitQk || (kHalfN % 16 == 0 && kHalfN % (8 * kTile.row_chains) == 0 && Policy::kIntraOverlap),
-                "split QK: halves of whole n16 blocks and row chains, on the overlapped main loop");
   static_assert(Policy::kWarpSpecialized || Policy::kSchedule == attention::TileSchedule::OnePerTile,
                 "without a producer warpgroup, a CTA computes one tile");
   // setmaxnreg moves registers within what the CTA was given at launch (the launch bound's

@@ -50,13 +50,6 @@ struct HopperPrefillPolicy {
   // shared memory, and V(j)'s copy can start only after QK(j). false: K and V in rings of
   // their own, each copy waiting only for its own ring (experiments/prefill_kv_rings).
   /* KvUnion = */ static constexpr bool kKvUnion = false;
-  // fp8: S = Q K^T issued as two halves of the key tile, each its own wgmma group, so the
-  // softmax of the first half (its max and exp2s) runs while the tensor pipe computes the
-  // second: each consumer's own chain per tile (wait for S, max, exponentials) is what bounds
-  // fp8 (kernels/hopper_prefill/LOG.md, "fp8 e4m3"). The halves share the row's running max;
-  // the second half moving it past the rescale threshold rescales the first half's P (rare
-  // after the first tiles).
-  /* SplitQkFp8 = */ static constexpr bool kSplitQkFp8 = false;
   // > 0: keep a stale running max until a row's max grows by more than this (log2 units) and
   // skip O *= corr when no row of the warp moved (FA4's conditional rescaling); P then
   // reaches 2^threshold at most, which bf16 / f16 and the f32 sums hold.

@@ -48,33 +48,26 @@ struct TurnOrder {
 template <class Cfg>
 using RowState = attention::RowState<typename Cfg::Rows, 1>;
 
-// STAGE 1: QK gemm, S (64 x kN) = Q K^T over keys [kKey0, kKey0 + kN) of the tile, kQkSteps
-// wgmma from shared memory, one group (a k step is 32 bytes of a row whatever the dtype). The
-// whole tile, or one half of it into its own accumulators (Cfg::kSplitQk; the wgmma D layout per
-// 8-key block is the same).
+// STAGE 1: QK gemm, S (64 x kBlockN) = Q K^T, kQkSteps wgmma from shared memory, one group (a
+// k step is 32 bytes of a row whatever the dtype).
 //
 // Each operand's descriptor is built once and advanced by each step's constant offset
 // (wgmma::advance, one 64-bit uniform add): built anew before every wgmma, a descriptor cost
 // five uniform-datapath instructions (add, mask, shift, or, the high word). Fewer instructions
 // a key tile, the same time on the H200 (kernels/hopper_prefill/LOG.md, "Instruction issue at
 // head dim 64").
-template <class Cfg, class Op, int kN = Cfg::kBlockN, int kKey0 = 0>
-__device__ __forceinline__ void issue_qk(float (&s)[kN / 2], const unsigned char* q_rows, const unsigned char* k) {
+template <class Cfg, class Op>
+__device__ __forceinline__ void issue_qk(float (&s)[Cfg::kSRegs], const unsigned char* q_rows, const unsigned char* k) {
   const std::uint64_t a0 = wgmma::descriptor(q_rows, 16, kAtomBytes);
-  const std::uint64_t b0 = wgmma::descriptor(k + kKey0 * kRowBytes, 16, kAtomBytes);
+  const std::uint64_t b0 = wgmma::descriptor(k, 16, kAtomBytes);
   wgmma::fence();
 #pragma unroll
   for (int kk = 0; kk < Cfg::kQkSteps; ++kk) {
     const int col = kk / kStepsPerRow, in_row = (kk % kStepsPerRow) * kStepBytes;  // 128-byte box, step's offset
-    wgmma::mma_ss<kN, Op>(s, wgmma::advance(a0, col * Cfg::kBlockM * kRowBytes + in_row),
+    wgmma::mma_ss<Cfg::kBlockN, Op>(s, wgmma::advance(a0, col * Cfg::kBlockM * kRowBytes + in_row),
                           wgmma::advance(b0, col * Cfg::kBlockN * kRowBytes + in_row), kk > 0);
   }
   wgmma::commit();
-}
-// Half kHalf of S's accumulators (Cfg::kSplitQk), as issue_qk's kN = kHalfN operand.
-template <class Cfg, int kHalf>
-__device__ __forceinline__ float (&s_half(float (&s)[Cfg::kSRegs]))[Cfg::kSRegs / 2] {
-  return *reinterpret_cast<float(*)[Cfg::kSRegs / 2]>(s + kHalf * (Cfg::kSRegs / 2));
 }
 
 // STAGE 3: PV gemm, O (64 x head_dim) += P V: P from registers, V (keys x head_dim, stored
@@ -180,41 +173,17 @@ struct Consumer {
     return (j + 1) * Cfg::kBlockN > unmasked_end;
   }
   // STAGE 2: the online softmax of S(j) in place (S becomes P; corr: the factor O is to be
-  // rescaled by), from the warp's first query row row0: the whole tile (Rows), or the keys from
-  // key0 of one half (HalfRows, Cfg::kSplitQk).
-  template <class R = typename Cfg::Rows>
-  __device__ void softmax(float (&tiles)[R::kSTiles][4], RowState<Cfg>& st, float (&corr)[1][2], const TileWork<Cfg>& w,
-                          int j, int row0, int key0) const {
-    // The first visible key of the warp's first row bounds its unmasked tiles.
-    if (masked(w, j, row0))
-      attention::softmax_rows<R, Cfg, true>(tiles, st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2, key0, row0);
-    else
-      attention::softmax_rows<R, Cfg, false>(tiles, st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2, key0, row0);
-  }
+  // rescaled by), from the warp's first query row row0.
   __device__ void softmax(float (&sc)[Cfg::kSRegs], RowState<Cfg>& st, float (&corr)[1][2], const TileWork<Cfg>& w,
                           int j, int row0) const {
-    softmax(s_tiles<Cfg>(sc), st, corr, w, j, row0, j * Cfg::kBlockN);
-  }
-  // Half kHalf of S(j) (Cfg::kSplitQk); the second half's corr also rescales the first half's P
-  // when it moved a row's max.
-  template <int kHalf>
-  __device__ void softmax_half(float (&sc)[Cfg::kSRegs], RowState<Cfg>& st, float (&corr)[1][2],
-                               const TileWork<Cfg>& w, int j, int row0) const {
-    using Half = typename Cfg::HalfRows;
-    using HalfTiles = float[Half::kSTiles][4];
-    softmax<Half>(reinterpret_cast<HalfTiles&>(s_half<Cfg, kHalf>(sc)), st, corr, w, j, row0,
-                  j * Cfg::kBlockN + kHalf * Cfg::kHalfN);
-    if constexpr (kHalf == 1) {
-      HalfTiles& first = reinterpret_cast<HalfTiles&>(s_half<Cfg, 0>(sc));
-#pragma unroll
-      for (int r = 0; r < 2; ++r)
-        if (corr[0][r] != 1.f) {
-#pragma unroll
-          for (int n = 0; n < Half::kSTiles; ++n)
-#pragma unroll
-            for (int e = 0; e < Half::kPerSlot; ++e) first[n][Half::kPerSlot * r + e] *= corr[0][r];
-        }
-    }
+    using R = typename Cfg::Rows;
+    // The first visible key of the warp's first row bounds its unmasked tiles.
+    if (masked(w, j, row0))
+      attention::softmax_rows<R, Cfg, true>(s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2,
+                                            j * Cfg::kBlockN, row0);
+    else
+      attention::softmax_rows<R, Cfg, false>(s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2,
+                                             j * Cfg::kBlockN, row0);
   }
   // O *= corr (thresholded: skipped unless some row of the warp moved its max).
   __device__ void rescale_o(RowState<Cfg>& st, const float (&corr)[1][2]) const {
@@ -277,34 +246,14 @@ struct Consumer {
       s.k_pipe.consumer_wait(k_state);
       v_ring().consumer_wait(v_state);
       turn.begin();
-      if constexpr (Cfg::kSplitQk) {
-        issue_qk<Cfg, Op, Cfg::kHalfN>(s_half<Cfg, 0>(sc), q_rows(), s.k(k_state.index()));
-        issue_qk<Cfg, Op, Cfg::kHalfN, Cfg::kHalfN>(s_half<Cfg, 1>(sc), q_rows(), s.k(k_state.index()));
-      } else {
-        issue_qk<Cfg, Op>(sc, q_rows(), s.k(k_state.index()));
-      }
+      issue_qk<Cfg, Op>(sc, q_rows(), s.k(k_state.index()));
       issue_pv<Cfg, Op>(o, p, v_tile());
       turn.end();
-      if constexpr (Cfg::kSplitQk) {
-        // The halves complete in order: the first half's softmax under the second's GEMM.
-        float corr2[1][2];
-        wgmma::wait<2>();
-        wgmma::fence_operands(sc);
-        softmax_half<0>(sc, st, corr, w, j, row0);
-        wgmma::wait<1>();  // S(j) is done; PV(j - 1) may still run (it reads p)
-        wgmma::fence_operands(sc);
-        release<true>(w, j);
-        release_q_after(j, n);
-        softmax_half<1>(sc, st, corr2, w, j, row0);
-        corr[0][0] *= corr2[0][0];
-        corr[0][1] *= corr2[0][1];
-      } else {
-        wgmma::wait<1>();  // S(j) is done; PV(j - 1) may still run (it reads p)
-        wgmma::fence_operands(sc);
-        release<true>(w, j);
-        release_q_after(j, n);
-        softmax(sc, st, corr, w, j, row0);
-      }
+      wgmma::wait<1>();  // S(j) is done; PV(j - 1) may still run (it reads p)
+      wgmma::fence_operands(sc);
+      release<true>(w, j);
+      release_q_after(j, n);
+      softmax(sc, st, corr, w, j, row0);
       wgmma::wait<0>();
       wgmma::fence_operands(o);
       release<false>(w, j - 1);

@@ -26,10 +26,5 @@ struct within_head : Base {
 struct fp8_chains4 : Base {
   static constexpr HopperTile fp8_tile(bool causal) { return causal ? Base::fp8_tile(true) : HopperTile{2, 192, 240, 4}; }
 };
-// fp8: S = Q K^T in two halves of the key tile, the first half's softmax under the second
-// half's GEMM.
-struct fp8_split_qk : Base {
-  /* SplitQkFp8 = */ static constexpr bool kSplitQkFp8 = true;
-};
 
 }  // namespace schedlab::experiments::hopper_prefill_tuning

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "common/harness/axes.hpp"
+#include "kernels/hopper_prefill/hopper_policy.hpp"
 #include "kernels/hopper_prefill/hopper_prefill.hpp"
 #include "kernels/tests/prefill_test_configs.hpp"
 #include "kernels/tests/test_seed.hpp"

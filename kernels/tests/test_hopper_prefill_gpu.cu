@@ -1,17 +1,12 @@
 // The Hopper prefill family's own GPU tests on the H200 (each Hopper experiment's variants are
-// checked by its experiments/<name>/test_gpu.cu, built into this binary): the tuning candidate
-// whose main loop differs from the experiments' (S in two halves) on the shared checks
-// (kernels/tests/hopper_prefill_gpu_checks.hpp), and fp8 faults (V^T keys out of P's order; a
-// ragged batch masked by its longest sequence) that must fail the gate where the family
-// default passes. Label: gpu.
+// checked by its experiments/<name>/test_gpu.cu, built into this binary): fp8 faults (V^T keys
+// out of P's order; a ragged batch masked by its longest sequence) that must fail the gate where
+// the family default passes. Label: gpu.
 #include <gtest/gtest.h>
 
 #include <cstdio>
 #include <vector>
 
-#if SCHEDLAB_HOPPER_PREFILL_TUNING
-#include "kernels/hopper_prefill/tuning_policy.hpp"
-#endif
 #include "kernels/tests/hopper_prefill_gpu_checks.hpp"
 
 namespace schedlab::kernels {
@@ -22,11 +17,6 @@ PrefillLaunch hopper_prefill_fault_launch(HopperFault fault);
 
 namespace hopper_prefill_test {
 namespace {
-
-#if SCHEDLAB_HOPPER_PREFILL_TUNING
-using TuningCandidates = ::testing::Types<experiments::hopper_prefill_tuning::fp8_split_qk>;
-INSTANTIATE_TYPED_TEST_SUITE_P(hopper_prefill_tuning, HopperPrefillGpu, TuningCandidates);
-#endif
 
 // ---- injected fault -------------------------------------------------------------------------
 
