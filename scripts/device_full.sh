@@ -18,10 +18,19 @@
 # (the parts kept for the FlashInfer and FlashAttention-4 peers when their packages came, 180 / 200),
 # FI=0 / FA4=0 (leave that peer out of this call though its package is staged), NCU_BENCHES (a glob
 # of the binaries the ncu phase profiles; a token-balanced decode run is one launch, no combine).
+# LEAD_US: microseconds the device idles before each timed launch, ours
+# (--schedlab_launch_lead_us) and every peer's (SCHEDLAB_LAUNCH_LEAD_US, at least the peer's own
+# spin: FlashAttention-4's 3000), so that ours and the peers' run at the same duty cycle; unset:
+# ours back to back after the flush, each peer behind its own spin.
 # An older build in .carry/old (pack_carry.sh's OLDER_BUILD) is timed before and after the sweep
 # (OLDER_FILTER: a --benchmark_filter for its binaries, e.g. the variants both builds have).
 set -uo pipefail
 source "$(dirname "$0")/bench_names.sh"
+lead=()
+if [ -n "${LEAD_US:-}" ]; then
+  lead=(--schedlab_launch_lead_us="$LEAD_US")
+  export SCHEDLAB_LAUNCH_LEAD_US=$LEAD_US
+fi
 export LD_LIBRARY_PATH=$PWD/.carry/lib:${LD_LIBRARY_PATH:-}
 # The commit the carried binaries and this working tree are (scripts/pack_carry.sh): the
 # device machine's .git can lag behind the tree it was sent.
@@ -99,13 +108,13 @@ older_pass() {
   [ -d .carry/old ] || return 0
   for b in .carry/old/bench_*; do
     [ -x "$b" ] || continue
-    timeout 150 "$b" --schedlab_tier="${TIER:-default}" --schedlab_results_root="$OUT/stage_old" \
+    timeout 150 "$b" --schedlab_tier="${TIER:-default}" --schedlab_results_root="$OUT/stage_old" "${lead[@]}" \
       ${OLDER_FILTER:+--benchmark_filter="$OLDER_FILTER"} >"$OUT/logs/older_$1_$(basename "$b").txt" 2>&1
     echo "older build pass $1 $(basename "$b") rc=$?"
   done
 }
 older_pass 1
-extra=()
+extra=("${lead[@]}")
 [ -n "${REPS:-}" ] && extra+=(--benchmark_repetitions="$REPS")
 [ -n "${MIN_TIME:-}" ] && extra+=(--benchmark_min_time="$MIN_TIME")
 [ -n "${FILTER:-}" ] && extra+=(--benchmark_filter="$FILTER")

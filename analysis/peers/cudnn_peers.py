@@ -206,6 +206,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"{ctx['device']} ({ctx['arch']}); copy {bw / 1e12:.2f} TB/s; commit {commit[:10]} dirty={dirty}; "
         f"run {ctx['run_id']}")
     ctx.update(experiment=fp.EXPERIMENT, reps=str(args.reps), warmup=str(args.warmup),
+               launch_lead_us=f"{sp.launch_lead_us():g}",
                layout=("cuDNN sdpa (bf16 K/V: bf16 Q and O) or sdpa_fp8 (fp8 e4m3 K/V: e4m3 Q and O, unit scales) "
                        "with paged K/V containers [pages, kv_heads, page, D], a page table per sequence (the block "
                        "table of FlashInfer's rows: a random permutation of the pool) and the lengths as a padding "

@@ -377,6 +377,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"{ctx['device']} ({ctx['arch']}); copy {bw / 1e12:.2f} TB/s; commit {commit[:10]} dirty={dirty}; "
         f"run {ctx['run_id']}")
     ctx.update(experiment=fa.EXPERIMENT, reps=str(args.reps), warmup=str(args.warmup),
+               launch_lead_us=f"{sp.launch_lead_us():g}",
                layout=layout_context(configs), accuracy=accuracy_context(configs))
     path = sp.results_path(args.results_root, sp.device_slug(ctx["device"]), fa.FAMILY, sp.utc_stamp(), commit,
                            dirty == "true")

@@ -637,7 +637,7 @@ def run_one(cfg: Config, fa4, flush, reps: int, warmup: int, notes: dict, log, a
             for _ in range(warmup):
                 call()
             torch.cuda.synchronize()
-            timing = sp.time_peer(call, flush, reps, lead_us=QUEUE_LEAD_US)
+            timing = sp.time_peer(call, flush, reps, own_lead_us=QUEUE_LEAD_US)
     except RuntimeError as e:
         return [failure_record(cfg, "timing failed: " + sp._short(e), skipped=False)]
     sp.note_timing(notes, name, timing)
@@ -814,6 +814,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"{ctx['device']} ({ctx['arch']}), torch {ctx['torch_version']}; copy {bw / 1e12:.2f} TB/s; "
         f"commit {commit[:10]} dirty={dirty}; run {ctx['run_id']}")
     ctx.update(experiment=EXPERIMENT, reps=str(args.reps), warmup=str(args.warmup),
+               launch_lead_us=f"{sp.launch_lead_us(QUEUE_LEAD_US):g}",
                layout=layout_context(configs), accuracy=accuracy_context(configs))
     if args.quick:
         ctx["quick"] = "true"

@@ -541,6 +541,7 @@ def main(argv: list[str] | None = None) -> int:
     log(f"{ctx['device']} ({ctx['arch']}), torch {ctx['torch_version']}; copy {bw / 1e12:.2f} TB/s; "
         f"commit {commit[:10]} dirty={dirty}; run {ctx['run_id']}")
     ctx.update(experiment=EXPERIMENT, reps=str(args.reps), warmup=str(args.warmup),
+               launch_lead_us=f"{sp.launch_lead_us():g}",
                layout=("BatchDecodeWithPagedKVCacheWrapper, NHD paged K/V caches [pages, page, kv_heads, D], "
                        "block table a random permutation of the pool; Q and O bf16; fp8 K/V stored as "
                        "float8_e4m3fn with scale 1; plan() once per configuration, outside the timed region; "

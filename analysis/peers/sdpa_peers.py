@@ -587,6 +587,28 @@ def time_kernels(call, flush, reps: int) -> tuple[list[float], list[str], str]:
                        f"{sum(1 for k in per_call if k)} with kernels, {reps} expected)")
 
 
+LEAD_ENV = "SCHEDLAB_LAUNCH_LEAD_US"
+OWN_LEAD_US = 500.0  # the spin that hides a Python call's host side (FlashAttention-4 keeps a longer one)
+
+
+def launch_lead_us(own_us: float = OWN_LEAD_US) -> float:
+    """Device idle before each timed call (us): ``SCHEDLAB_LAUNCH_LEAD_US`` where set, the lead the
+    whole device call gives every peer and our benchmarks (``--schedlab_launch_lead_us``), else the
+    peer's own ``own_us``. A common lead shorter than the peer's own would let its host side into
+    the events, so it is refused."""
+    text = os.environ.get(LEAD_ENV, "").strip()
+    if not text:
+        return own_us
+    try:
+        lead = float(text)
+    except ValueError:
+        raise ValueError(f"{LEAD_ENV}={text!r} is not a number of microseconds") from None
+    if not lead >= own_us:
+        raise ValueError(f"{LEAD_ENV}={text} is below the {own_us:g} us this peer's Python host side needs: "
+                         f"give every peer and our benchmarks at least {own_us:g}")
+    return lead
+
+
 def _spin_cycles(lead_us: float) -> int:
     """Cycles of ``torch.cuda._sleep`` that spin the device for about ``lead_us``."""
     torch = _torch()
@@ -659,11 +681,11 @@ class PeerTiming:
     profiler_kernel_us: float | None  # the profiler's median sum of kernel durations, a cross-check
 
 
-def time_peer(call, flush, reps: int, lead_us: float = 500.0) -> PeerTiming:
-    """A peer's call timed as our kernels are (``time_interleaved``), and profiled in a separate
-    pass for its kernels' names and the profiler's own sum (where it can attribute kernels to
-    calls; FlashInfer's tvm-ffi launches it cannot)."""
-    kernel, whole = time_interleaved(call, flush, reps, lead_us)
+def time_peer(call, flush, reps: int, own_lead_us: float = OWN_LEAD_US) -> PeerTiming:
+    """A peer's call timed as our kernels are (``time_interleaved``, behind ``launch_lead_us``),
+    and profiled in a separate pass for its kernels' names and the profiler's own sum (where it
+    can attribute kernels to calls; FlashInfer's tvm-ffi launches it cannot)."""
+    kernel, whole = time_interleaved(call, flush, reps, launch_lead_us(own_lead_us))
     try:
         profiled, names, _ = time_kernels(call, flush, min(reps, PROFILED_REPS))
         prof_median = statistics.median(profiled)
@@ -827,6 +849,7 @@ def main(argv: list[str] | None = None) -> int:
         shapes = quick_shapes(family) if args.quick else (decode_shapes() if family == "decode" else prefill_shapes())
         records, notes = run_family(family, shapes, args.reps, args.warmup, flush, log)
         fctx = dict(ctx, experiment=experiment_name(family), reps=str(args.reps), warmup=str(args.warmup),
+                    launch_lead_us=f"{launch_lead_us():g}",
                     flush_bytes=str(flush.buf.numel()), kernel_attribution=notes["kernel_attribution"],
                     call_time_us=notes.get("call_time_us", {}), kernels_per_call=notes.get("kernels_per_call", {}),
                     profiler_kernel_us=notes.get("profiler_kernel_us", {}),

@@ -222,3 +222,40 @@ def test_table_and_summary_line(peers):
     assert "TFLOP/s" in peers.summary_line(recs[:7], notes)
     err = [peers.error_record(bench, peers.label("prefill", "sdpa_flash"), "skipped: x", {}, 1.0, 1.0)]
     assert peers.summary_line(err) == "skipped: x"
+
+
+# ---- the device's idle before each timed call -------------------------------------------------
+
+def test_launch_lead_is_the_peers_own_unless_the_call_sets_one(peers, monkeypatch):
+    monkeypatch.delenv(peers.LEAD_ENV, raising=False)
+    assert peers.launch_lead_us() == peers.OWN_LEAD_US == 500.0
+    assert peers.launch_lead_us(3000.0) == 3000.0
+    # One lead for the whole device call, ours included (--schedlab_launch_lead_us).
+    monkeypatch.setenv(peers.LEAD_ENV, "3000")
+    assert peers.launch_lead_us() == 3000.0 and peers.launch_lead_us(3000.0) == 3000.0
+    monkeypatch.setenv(peers.LEAD_ENV, " ")
+    assert peers.launch_lead_us() == 500.0
+    # Shorter than a peer's host side needs: its Python time would be inside the events.
+    monkeypatch.setenv(peers.LEAD_ENV, "500")
+    with pytest.raises(ValueError, match="below the 3000 us"):
+        peers.launch_lead_us(3000.0)
+    for bad in ("abc", "nan", "-1"):
+        monkeypatch.setenv(peers.LEAD_ENV, bad)
+        with pytest.raises(ValueError, match=peers.LEAD_ENV):
+            peers.launch_lead_us()
+
+
+def test_time_peer_spins_for_the_calls_lead(peers, monkeypatch):
+    leads = []
+    monkeypatch.setattr(peers, "_spin_cycles", lambda lead_us: leads.append(lead_us) or 1)
+    monkeypatch.setattr(peers, "_events", lambda: None)
+    monkeypatch.setattr(peers, "_queued_once", lambda call, flush, cycles, lead_us, ev: leads.append(lead_us) or 5.0)
+    monkeypatch.setattr(peers, "_call_once", lambda call, flush, ev: 7.0)
+    monkeypatch.setattr(peers, "time_kernels", lambda call, flush, reps: ([6.0] * reps, ["k"], "linkage"))
+    monkeypatch.setenv(peers.LEAD_ENV, "3000")
+    peers.time_peer(None, None, 2)
+    assert leads == [3000.0] * 3
+    monkeypatch.delenv(peers.LEAD_ENV)
+    leads.clear()
+    peers.time_peer(None, None, 2, own_lead_us=1200.0)
+    assert leads == [1200.0] * 3

@@ -33,8 +33,9 @@ std::optional<std::string> memory_shortfall(std::size_t needed, std::optional<st
 std::map<std::string, std::string> rule_context(const RunOptions& opts) {
   char rep[512];
   std::snprintf(rep, sizeof rep,
-                "each Google Benchmark repetition times launches (each after an output poison and an L2 flush, "
-                "input sets in rotation) until the relative standard error of the mean launch time is <= %.3g%%, "
+                "each Google Benchmark repetition times launches (each after an output poison, an L2 flush and, "
+                "where the context's launch_lead_us is above 0, that many microseconds of device idle; input sets "
+                "in rotation) until the relative standard error of the mean launch time is <= %.3g%%, "
                 "with at least %d launches; at most %d launches, or %.3g s of wall time once %d are done; the "
                 "record's time is that mean, its counters launches and rel_se",
                 100 * opts.max_rel_se, opts.min_launches, opts.max_launches, opts.max_seconds, opts.min_launches);
@@ -136,6 +137,7 @@ int time_launches(Case& c, Clock& clock, int sets, const RunOptions& opts, int m
   do {
     c.poison_output();
     clock.flush_cache();
+    if (opts.launch_lead_us > 0) clock.idle(opts.launch_lead_us);
     clock.start();
     c.launch(set);
     stats.add(clock.stop_seconds());

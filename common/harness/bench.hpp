@@ -78,6 +78,9 @@ class Clock {
   virtual void flush_cache() = 0;  // evict the last-level cache (no-op where none matters)
   virtual void start() = 0;
   virtual double stop_seconds() = 0;  // waits for the timed work and returns its duration
+  // Leaves the device idle for `us` microseconds before the next work is queued, outside the
+  // timed region (RunOptions::launch_lead_us). Where there is no device, nothing.
+  virtual void idle(int us) { (void)us; }
   virtual std::size_t cache_bytes() const = 0;
   // Device memory free now; empty where there is no device memory to run out of (the host).
   virtual std::optional<std::size_t> free_memory_bytes() const { return std::nullopt; }
@@ -105,6 +108,13 @@ struct RunOptions {
   int min_launches = 10;
   int max_launches = 5000;
   double max_seconds = 1.0;
+  // Microseconds the device idles after each timed launch's L2 flush and before its start event
+  // (--schedlab_launch_lead_us; 0: the launch follows the flush at once). The Python peers'
+  // timers queue each call behind a device spin of their own (analysis/peers/sdpa_peers.py,
+  // time_queued: 500 us; FlashAttention-4's 3000 us), which leaves the board cooler between their
+  // launches than ours back to back; where it reaches its power cap that alone moves the clock
+  // (kernels/hopper_prefill/LOG.md). Ours timed with the peers' lead compare like with like.
+  int launch_lead_us = 0;
 };
 
 // How many input sets keep every timed launch out of cache: under 4x the cache, enough

@@ -44,6 +44,17 @@ int launches(const FlagDoc& f, std::string_view value) {
   return n;
 }
 
+// A whole number of microseconds from 0 to a second.
+int microseconds(const FlagDoc& f, std::string_view value) {
+  constexpr int kMax = 1000000;
+  int n = -1;
+  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
+  if (ec != std::errc() || end != value.data() + value.size() || n < 0 || n > kMax || value.empty() || value.front() == '+')
+    throw FlagError(flag_syntax(f) + ": '" + std::string(value) + "' is not a whole number of microseconds from 0 to " +
+                    std::to_string(kMax));
+  return n;
+}
+
 struct FlagSpec {
   FlagDoc doc;
   std::function<void(const FlagDoc&, BenchFlags&, std::string_view)> apply;
@@ -84,6 +95,11 @@ const std::vector<FlagSpec>& flag_specs() {
          b.profile_once = true;
          b.profile_launches = launches(f, v);
        }},
+      {{"launch_lead_us", "US",
+        "the device idles US microseconds (0 to 1000000) after each timed launch's L2 flush, before its start "
+        "event, as the Python peers' timers leave it before each call; recorded as the context's "
+        "launch_lead_us. Default: 0."},
+       [](const FlagDoc& f, BenchFlags& b, std::string_view v) { b.launch_lead_us = microseconds(f, v); }},
   };
   return specs;
 }

@@ -25,6 +25,7 @@ struct BenchFlags {
   std::string results_root = "results";
   bool profile_once = false;
   int profile_launches = 1;
+  int launch_lead_us = 0;  // device idle before each timed launch (RunOptions::launch_lead_us)
   Tier tier = Tier::standard;
   std::string axes;  // empty: the tier's shapes
   bool list_only = false;  // --benchmark_list_tests: names only, no device, no results file

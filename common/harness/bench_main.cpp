@@ -125,6 +125,7 @@ int bench_main(int argc, char** argv, const std::string& experiment, const Regis
   RunOptions opts;
   opts.profile_once = flags.profile_once;
   opts.profile_launches = flags.profile_launches;
+  opts.launch_lead_us = flags.launch_lead_us;
   Registry registry(opts, shapes);
   try {
     registrar(registry);
@@ -198,6 +199,7 @@ int bench_main(int argc, char** argv, const std::string& experiment, const Regis
     ctx["random_interleaving"] = flags.random_interleaving ? "true" : "false";
     ctx["tier"] = std::string(tier_name(shapes.tier));
     ctx["axes_override"] = shapes.axes;
+    ctx["launch_lead_us"] = std::to_string(opts.launch_lead_us);
     add_benchmark_context(ctx);
     const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

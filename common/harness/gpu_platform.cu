@@ -1,6 +1,7 @@
 #include "common/harness/gpu_platform.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <vector>
 
 #include "common/gpu/attention_tile.hpp"
@@ -25,6 +26,14 @@ __global__ void read_to_evict(const uint4* p, std::size_t n, unsigned* sink) {
   if (acc == 0x9e3779b9u) *sink = acc;
 }
 
+// One thread waits `ns` nanoseconds on the clock every SM shares: the device has queued work
+// but draws next to no power, as under the Python peers' torch.cuda._sleep.
+__global__ void idle_for(std::uint64_t ns) {
+  const std::uint64_t t0 = gpu::global_ns();
+  while (gpu::global_ns() - t0 < ns) {
+  }
+}
+
 // Events around each launch. The L2 is evicted before each by READING a buffer of twice its
 // size (outside the timed region), so every timed launch reads its inputs from HBM. Writing
 // the buffer instead would leave the L2 full of dirty lines whose write-back the timed
@@ -40,6 +49,9 @@ class GpuClock final : public Clock {
     gpu::launch("read_to_evict", read_to_evict,
                 gpu::LaunchConfig{dim3(kBlocks), dim3(kThreads), 0, nullptr},
                 reinterpret_cast<const uint4*>(flush_.data()), flush_.bytes() / sizeof(uint4), sink_.data());
+  }
+  void idle(int us) override {
+    gpu::launch("idle_for", idle_for, gpu::LaunchConfig{dim3(1), dim3(1), 0, nullptr}, std::uint64_t(us) * 1000);
   }
   void start() override { start_.record(nullptr); }
   double stop_seconds() override {

@@ -96,6 +96,19 @@ TEST(BenchFlags, BadNumbersNameTheFlagAndWhatItTakes) {
   }
 }
 
+TEST(BenchFlags, TheLaunchLeadIsWholeMicrosecondsUpToASecond) {
+  EXPECT_EQ(parse({}).launch_lead_us, 0);
+  EXPECT_EQ(parse({"--schedlab_launch_lead_us=0"}).launch_lead_us, 0);
+  EXPECT_EQ(parse({"--schedlab_launch_lead_us=3000"}).launch_lead_us, 3000);
+  EXPECT_EQ(parse({"--schedlab_launch_lead_us=1000000"}).launch_lead_us, 1000000);
+  for (const char* bad : {"abc", "-1", "2.5", "+3", "3us", "", "1000001", "99999999999"}) {
+    const std::string msg = refusal({std::string("--schedlab_launch_lead_us=") + bad});
+    EXPECT_NE(msg.find("--schedlab_launch_lead_us=US: '" + std::string(bad) + "'"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("whole number of microseconds from 0 to 1000000"), std::string::npos) << msg;
+  }
+  EXPECT_NE(refusal({"--schedlab_launch_lead_us"}).find("needs a value"), std::string::npos);
+}
+
 TEST(BenchFlags, BadTiersAxesAndPathsAreRefused) {
   const std::string tier = refusal({"--schedlab_tier=fast"});
   EXPECT_NE(tier.find("--schedlab_tier=quick|default|full"), std::string::npos) << tier;
@@ -145,7 +158,10 @@ TEST(BenchFlags, HelpListsEveryFlagWithItsMeaningAndTheExitCodes) {
 // Every flag --help lists is one the parser reads (with a value where it takes one).
 TEST(BenchFlags, EveryListedFlagIsAccepted) {
   for (const FlagDoc& f : schedlab_flags()) {
-    const std::string value = f.name == "tier" ? "full" : f.name == "profile_launches" ? "2" : f.name == "axes" ? "n=1" : "x";
+    const std::string value = f.name == "tier"                                               ? "full"
+                              : f.name == "profile_launches" || f.name == "launch_lead_us" ? "2"
+                              : f.name == "axes"                                           ? "n=1"
+                                                                                           : "x";
     const std::string arg = "--schedlab_" + std::string(f.name) + (f.value.empty() ? "" : "=" + value);
     EXPECT_NO_THROW(parse({arg})) << arg;
     EXPECT_EQ(parse({arg}).benchmark_args.size(), 1u) << arg;  // not passed on

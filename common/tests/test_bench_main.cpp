@@ -2,6 +2,7 @@
 // with a stand-in case of fixed accuracy (the gate itself is tested in test_harness.cpp).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <filesystem>
@@ -148,6 +149,62 @@ TEST_F(BenchMainTest, ContextNamesTheRunAndTheBinary) {
   EXPECT_NE(json.find(context_entry("run_id", "sweep-0001")), std::string::npos) << json;
   // The child process ran this same executable.
   EXPECT_NE(json.find(context_entry("binary_sha256", sha256_file_hex("/proc/self/exe"))), std::string::npos) << json;
+}
+
+// A clock that writes what the harness asks of it, one word a call, to `log`: the order of
+// flushes, idles, starts and stops around the launches.
+class LoggingClock final : public Clock {
+ public:
+  explicit LoggingClock(fs::path log) : log_(std::move(log)) {}
+  void flush_cache() override { std::ofstream(log_, std::ios::app) << "flush\n"; }
+  void idle(int us) override { std::ofstream(log_, std::ios::app) << "idle " << us << "\n"; }
+  void start() override {
+    std::ofstream(log_, std::ios::app) << "start\n";
+    clock_.start();
+  }
+  double stop_seconds() override { return clock_.stop_seconds(); }
+  std::size_t cache_bytes() const override { return 1 << 20; }
+
+ private:
+  fs::path log_;
+  SteadyClock clock_;
+};
+
+TEST_F(BenchMainTest, TheLaunchLeadIdlesTheDeviceBetweenFlushAndStartAndIsRecorded) {
+  const fs::path log = dir_.string() + ".clock";
+  for (const int lead : {0, 250}) {
+    fs::remove(log);
+    fs::remove_all(dir_);
+    const PlatformFactory logging = [log] {
+      Platform p;
+      p.clock = std::make_unique<LoggingClock>(log);
+      return std::optional<Platform>(std::move(p));
+    };
+    std::vector<std::string> extra = {"--benchmark_repetitions=2"};
+    if (lead > 0) extra.push_back("--schedlab_launch_lead_us=" + std::to_string(lead));
+    ASSERT_EQ(run_bench(dir_, [](Registry& r) { add_stand_in(r, "selftest/a"); }, extra, logging), 0);
+    EXPECT_NE(results().find(context_entry("launch_lead_us", std::to_string(lead))), std::string::npos) << results();
+    // Every timed launch: flush, the idle where there is a lead, start. (The accuracy check's
+    // launches before them are flushed but neither idled nor timed.)
+    std::vector<std::string> calls;
+    std::ifstream in(log);
+    for (std::string line; std::getline(in, line);) calls.push_back(line);
+    int starts = 0;
+    for (std::size_t i = 0; i < calls.size(); ++i) {
+      if (calls[i] != "start") continue;
+      ++starts;
+      ASSERT_GE(i, lead > 0 ? 2u : 1u);
+      if (lead > 0) {
+        EXPECT_EQ(calls[i - 1], "idle " + std::to_string(lead));
+        EXPECT_EQ(calls[i - 2], "flush");
+      } else {
+        EXPECT_EQ(calls[i - 1], "flush");
+      }
+    }
+    EXPECT_GE(starts, 2 * RunOptions{}.min_launches);
+    EXPECT_EQ(std::count(calls.begin(), calls.end(), "idle " + std::to_string(lead)), lead > 0 ? starts : 0);
+  }
+  fs::remove(log);
 }
 
 TEST_F(BenchMainTest, RunIdIsGeneratedWhenNoneIsSet) {
