@@ -41,6 +41,7 @@ Kinds (the words after ``readme``):
                                the fastest peer of the same call, and its groups above 16
                                against the GQA 32/8 batch of their KV bytes (``ragged``)
   builds EXPERIMENT VARIANT    one variant built at two commits and timed in one device call
+  leads EXPERIMENT VARIANT     one binary timed with two launch leads (device idle before each launch) in one call
                                (the older build's file first; run it before and after the
                                newer): per configuration the change, its CI and verdict
 
@@ -331,6 +332,22 @@ def render_shape(args: list[str], files: list[str]) -> str:
     return "\n".join(lines)
 
 
+def _lead_clause(files: list[str]) -> str:
+    """How long the device idled before each timed launch, ours and the peers' (the context's
+    launch_lead_us; files from before it was recorded say nothing, and then neither does this)."""
+    leads: dict[bool, set[str]] = {False: set(), True: set()}
+    for f in files:
+        ctx = load.read_json(REPO / f).get("context", {})
+        if "launch_lead_us" in ctx:
+            leads[str(ctx.get("experiment", "")).startswith("peers_")].add(str(ctx["launch_lead_us"]))
+    if not leads[False] and not leads[True]:
+        return ""
+    ours, theirs = ", ".join(sorted(leads[False])) or "?", ", ".join(sorted(leads[True])) or "?"
+    if ours == theirs:
+        return f", each timed launch, ours and the peers', after {ours} us of device idle (`launch_lead_us`)"
+    return f", ours after {ours} us of device idle before each timed launch, the peers after {theirs} us (`launch_lead_us`)"
+
+
 def render_peers(args: list[str], files: list[str]) -> str:
     """One variant of an experiment beside the peers timed in the same run, per configuration:
     its rate, each peer's, and the ratio (ours / peer); ``-name`` after the variant leaves that
@@ -363,8 +380,8 @@ def render_peers(args: list[str], files: list[str]) -> str:
             ratios[n].append(ratio)
             cells.append(f"{fmt_rate(sel[column].iloc[0] / scale, decode)} ({ratio:.2f}x)")
         rows.append(cells)
-    lines = [f"`{variant}` against the peers of run `{run_label(view.run)}` (same device call), {unit}; "
-             "in brackets ours / peer:"]
+    lines = [f"`{variant}` against the peers of run `{run_label(view.run)}` (same device call), {unit}"
+             + _lead_clause(files) + "; in brackets ours / peer:"]
     for n in names:
         if ratios[n]:
             lines.append(f"- {n}: {min(ratios[n]):.2f}x to {max(ratios[n]):.2f}x over {len(ratios[n])} configurations.")
@@ -433,76 +450,6 @@ def render_noise(args: list[str], files: list[str]) -> str:
                          + (f"; {at}" if at else "") + ".")
     if not lines:
         raise ReadmeError("no A/A control in the named runs")
-    return "\n".join(lines)
-
-
-def render_builds(args: list[str], files: list[str]) -> str:
-    """One variant of an experiment built from two commits and timed in the same device call.
-    The first file named is the older build's; every file of its commit is pooled (run it
-    before and after the newer build, and order effects cancel). Per configuration: the newer
-    build's change in rate, its bootstrap 95% CI, and a direction only beyond the practical
-    band, or beyond the older build's change between its first two files when that is larger."""
-    if len(args) != 2:
-        raise ReadmeError("builds takes an experiment and a variant")
-    experiment, variant = args
-    df = load.load_results([REPO / f for f in files])
-    df = df[(df["experiment"] == experiment) & (df["variant"] == variant)].copy()
-    if df.empty:
-        raise ReadmeError(f"no record of {experiment} / {variant} in {', '.join(files)}")
-    df["source_file"] = [str(Path(f).resolve()) for f in df["source_file"]]
-    # The commit each record was built at, once (load.samples keeps the column).
-    df["build"] = df.get("ctx_schedlab_commit", pd.Series("unknown", index=df.index)).astype(str)
-    if df["run"].nunique() != 1:
-        raise ReadmeError(f"{experiment}: the builds were timed in {df['run'].nunique()} device calls; "
-                          "a comparison of builds needs one")
-    commit = df["build"]
-    first = str((REPO / files[0]).resolve())
-    old_commit = commit[df["source_file"] == first]
-    if old_commit.empty:
-        raise ReadmeError(f"{files[0]} holds no record of {variant}")
-    old_commit = old_commit.iloc[0]
-    new_commits = sorted(set(commit) - {old_commit})
-    if len(new_commits) != 1:
-        raise ReadmeError(f"{experiment}: a comparison of builds needs files of two commits, found "
-                          f"{1 + len(new_commits)}")
-    new_commit = new_commits[0]
-    samp = load.samples(df)
-    samp = samp[~samp["from_aggregate"]]
-    # Google Benchmark's iterations per repetition is how a configuration was timed, not which
-    # one: a tier may time a short configuration with more of them, the same in both builds.
-    ccols = [c for c in load.config_columns(df) if c != "iterations"]
-    lcols = stats.varying_columns(stats.summarize(df), ccols)
-    old_files = sorted(set(df.loc[commit == old_commit, "source_file"]), key=lambda f: f != first)
-    rows, passes = [], []
-    # dropna=False: a uniform batch has no `lengths`, and a missing key must not drop its rows.
-    for key, g in samp.groupby([samp[c].astype(str) for c in ccols], sort=True, dropna=False):
-        t_old = g.loc[g["build"] == old_commit, "time_us"].to_numpy(float)
-        t_new = g.loc[g["build"] == new_commit, "time_us"].to_numpy(float)
-        if t_old.size < 2 or t_new.size < 2:
-            continue
-        if len(old_files) > 1:
-            a = g.loc[g["source_file"] == old_files[0], "time_us"]
-            b = g.loc[g["source_file"] == old_files[1], "time_us"]
-            if len(a) and len(b):
-                passes.append(abs(float(np.median(a) / np.median(b)) - 1))
-        point, low, high = stats.bootstrap_ratio_ci(t_old, t_new)
-        rows.append((stats.config_label(g.iloc[0], lcols), float(np.median(t_old)), float(np.median(t_new)),
-                     point - 1, low - 1, high - 1))
-    if not rows:
-        raise ReadmeError(f"{experiment} / {variant}: no configuration with repetitions in both builds")
-    floor = float(np.median(passes)) if passes else 0.0
-    band = max(stats.PRACTICAL_BAND, floor)
-    run = run_label(df["run"].iloc[0])
-    lines = [f"`{variant}` built at `{new_commit[:10]}` against the same variant built at `{old_commit[:10]}`, "
-             f"both timed in run `{run}` (the older build "
-             + ("twice, before and after the newer" if len(old_files) > 1 else "once") + "); kernel time, median of the "
-             f"repetitions; a change is called faster or slower only when its 95% bootstrap interval lies beyond "
-             f"+-{band:.1%}" + (f" (the older build's median change between its passes: {floor:.2%})" if passes else "")
-             + ".", "", "| configuration | older build (us) | newer build (us) | change | 95% CI | verdict |",
-             "|---|---|---|---|---|---|"]
-    for label, t_old, t_new, change, low, high in sorted(rows):
-        lines.append(f"| {label} | {t_old:.1f} | {t_new:.1f} | {_pct(change)} | {_pct(low)} to {_pct(high)} | "
-                     f"{stats.classify(change, low, high, band)} |")
     return "\n".join(lines)
 
 
@@ -674,8 +621,10 @@ def render_claims(args: list[str], files: list[str]) -> str:
 
 
 KINDS = {"placement": render_placement, "softmax_phases": render_softmax_phases, "spans": render_spans, "shares": render_shares, "timeline": render_timeline, "allocations": render_allocations, "pipes": render_pipes, "experiment": render_experiment, "ncu": render_ncu, "shape": render_shape, "peers": render_peers, "loops": render_loops,
-         "noise": render_noise, "status": render_status, "builds": render_builds, "claims": render_claims}
+         "noise": render_noise, "status": render_status, "claims": render_claims}
 KINDS["tried"] = lambda args, files: __import__(f"{__package__}.readme_tried", fromlist=["_"]).render_tried(args, files)
+KINDS["builds"] = lambda args, files: __import__(f"{__package__}.readme_pairs", fromlist=["_"]).render_builds(args, files)
+KINDS["leads"] = lambda args, files: __import__(f"{__package__}.readme_pairs", fromlist=["_"]).render_leads(args, files)
 
 
 def render(args: list[str], files: list[str]) -> str:

@@ -159,6 +159,30 @@ def test_builds_refuses_two_calls_or_one_commit(tmp_path):
         readme.render(["builds", "prefill_demo", "base"], [files[0], files[2]])
 
 
+def _leads_files(tmp_path, factor, leads=("0", "3000", "0")):
+    """One binary timed with the device idle before each launch and without, in one call."""
+    files = []
+    for i, lead in enumerate(leads):
+        files.append(synth.experiment_run(tmp_path / "results", "prefill_demo", "prefill", "base",
+                                          {"base": factor if lead != leads[0] else 1.0}, synth.PREFILL_CONFIGS,
+                                          stamp=f"20261120T12000{i}Z", sha="c" * 10, noise=0.002, seed=i,
+                                          context={"schedlab_commit": "c" * 40, "run_id": "20261120T120000Z-feed0001",
+                                                   "launch_lead_us": lead}))
+    return [str(f) for f in files]
+
+
+def test_leads_compares_one_binary_timed_with_two_launch_leads(tmp_path):
+    text = readme.render(["leads", "prefill_demo", "base"], _leads_files(tmp_path, 1.1))
+    assert "timed with the device idle 3000 us before each launch" in text and "a lead of 0 us" in text
+    assert "| configuration | lead 0 us (us) | lead 3000 us (us) |" in text
+    assert "before and after the other" in text and "median change between its passes" in text
+    rows = [line for line in text.splitlines() if line.startswith("| batch")]
+    assert len(rows) == len(synth.PREFILL_CONFIGS)
+    assert all(line.rstrip(" |").endswith("slower") for line in rows), rows
+    with pytest.raises(readme.ReadmeError, match="two launch leads"):
+        readme.render(["leads", "prefill_demo", "base"], _leads_files(tmp_path / "one", 1.1, ("0", "0", "0")))
+
+
 def test_match_shape_takes_numbers_and_ragged_lengths():
     import pandas as pd
 
@@ -351,3 +375,19 @@ def test_status_counts_a_skipped_gpu_test_as_skipped_not_passed(tmp_path):
     fig = readme_status.Figure("prefill (Hopper)", "GPU tests", "gpu_tests:hopper_prefill", "all pass")
     row = readme_status._gpu_tests_row(fig, [xml])
     assert row.measured == "3 of 5 passed, 1 skipped"
+
+
+def test_peers_section_says_how_long_the_device_idled_before_each_launch(tmp_path):
+    def run(name, leads):
+        run_id, files = "20261120T100000Z-feed0001", []
+        for i, (experiment, variants, lead) in enumerate(
+                (("decode_tile_schedule", {"split": 1.0}, leads[0]), ("peers_decode", {"flashinfer_tc": 0.95}, leads[1]))):
+            ctx = {"run_id": run_id} | ({} if lead is None else {"launch_lead_us": lead})
+            files.append(str(synth.experiment_run(tmp_path / name / "results", experiment, "decode", next(iter(variants)),
+                                                  variants, synth.DECODE_CONFIGS, peer=i == 1, stamp="20261120T100000Z",
+                                                  sha="feed000001", seed=i, context=ctx)))
+        return readme.render(["peers", "decode_tile_schedule", "split"], files).splitlines()[0]
+
+    assert "ours and the peers', after 500 us of device idle" in run("same", ("500", "500"))
+    assert "ours after 0 us of device idle before each timed launch, the peers after 500 us" in run("apart", ("0", "500"))
+    assert "idle" not in run("unrecorded", (None, None))  # files from before the lead was recorded
