@@ -41,9 +41,10 @@ Kinds (the words after ``readme``):
                                the fastest peer of the same call, and its groups above 16
                                against the GQA 32/8 batch of their KV bytes (``ragged``)
   builds EXPERIMENT VARIANT    one variant built at two commits and timed in one device call
-  leads EXPERIMENT VARIANT     one binary timed with two launch leads (device idle before each launch) in one call
                                (the older build's file first; run it before and after the
                                newer): per configuration the change, its CI and verdict
+  leads EXPERIMENT VARIANT     one binary timed with two launch leads (the device's idle before
+                               each launch, the reference lead's file first), as builds
 
     python -m schedlab_analysis.readme              # rewrite every generated section in place
     python -m schedlab_analysis.readme --check [FILES]  # exit 1 naming each section that differs
