@@ -5,7 +5,7 @@
 # device_ncu_pipes.sh (which unit is busy) and device_full.sh's per-kernel stall totals (why
 # warps wait, but not at which instruction: a producer warp's barrier wait and a computing
 # warp's look the same there).
-#     bash scripts/device_ncu_source.sh BINARY FILTER [OUT_DIR]
+#     [TIER=full] bash scripts/device_ncu_source.sh BINARY FILTER [OUT_DIR]   # TIER: the shapes FILTER picks from (default: default)
 # Writes OUT_DIR/<experiment>/sass-stalls-<UTC stamp>-<commit>-<variant>-<dtype>-<shape>.csv (ncu
 # --page source --print-source sass --csv; the commit from .carry/provenance, as the binaries'
 # own), which `python -m schedlab_analysis.ncu_source` summarizes by instruction and by region.
@@ -20,7 +20,8 @@ export LD_LIBRARY_PATH=$PWD/.carry/lib:${LD_LIBRARY_PATH:-}
 commit=$(cut -d' ' -f1 .carry/provenance 2>/dev/null || git rev-parse HEAD)
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 rep=$(mktemp -d)
-for t in $("$bin" --benchmark_list_tests --benchmark_filter="$filter" 2>/dev/null | grep '/manual_time$'); do
+tier=(--schedlab_tier="${TIER:-default}")
+for t in $("$bin" "${tier[@]}" --benchmark_list_tests --benchmark_filter="$filter" 2>/dev/null | grep '/manual_time$'); do
   tag=${t%/manual_time}
   IFS=/ read -r experiment variant dtype _ <<<"$tag"
   mkdir -p "$out/$experiment"
@@ -28,7 +29,7 @@ for t in $("$bin" --benchmark_list_tests --benchmark_filter="$filter" 2>/dev/nul
   ncu "${NCU_SOURCE[@]}" \
     -k 'regex:hopper_prefill_kernel|flash_prefill_kernel|paged_decode_kernel' \
     --launch-skip "${LAUNCH_SKIP:-0}" --launch-count 1 -f -o "$rep/$name" \
-    "$bin" --schedlab_profile_once --benchmark_filter="^$(literal_regex "$t")\$" >>"$out/ncu_source.log" 2>&1
+    "$bin" "${tier[@]}" --schedlab_profile_once --benchmark_filter="^$(literal_regex "$t")\$" >>"$out/ncu_source.log" 2>&1
   rc=$?
   if [ -f "$rep/$name.ncu-rep" ]; then
     ncu -i "$rep/$name.ncu-rep" --page source --print-source sass --csv >"$out/$experiment/$name.csv" 2>>"$out/ncu_source.log"

@@ -17,7 +17,8 @@ NAMES = [
 ]
 
 FAKE_BENCH = """#!/usr/bin/env bash
-if [ "$1" = --benchmark_list_tests ]; then printf '%s\\n' {names}; fi
+echo "$*" >> "$BENCH_ARGS"
+for a in "$@"; do [ "$a" = --benchmark_list_tests ] && printf '%s\\n' {names}; done
 """
 
 # ncu: with -o writes <name>.ncu-rep, with -i prints a CSV naming the report it read, with
@@ -57,10 +58,15 @@ def test_each_shape_gets_its_own_file(tmp_path):
     bench.write_text(FAKE_BENCH.format(names=" ".join(f"'{n}'" for n in NAMES)))
     bench.chmod(0o755)
     out = tmp_path / "out"
-    env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}", NCU_ARGS=str(tmp_path / "ncu_args"))
+    env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}", NCU_ARGS=str(tmp_path / "ncu_args"),
+               BENCH_ARGS=str(tmp_path / "bench_args"), TIER="full")
     r = subprocess.run(["bash", "scripts/device_ncu_source.sh", str(bench), "token_balanced", str(out)], cwd=root,
                        env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
+    # The listing and each profiled run pick from the tier TIER names (a shape of the full tier only).
+    assert (tmp_path / "bench_args").read_text().startswith("--schedlab_tier=full --benchmark_list_tests")
+    runs = (tmp_path / "ncu_args").read_text().splitlines()
+    assert len(runs) == 4 and sum(f"{bench} --schedlab_tier=full --schedlab_profile_once" in c for c in runs) == 2, runs
     files = sorted(p.name for p in (out / "decode_work_partition").glob("*.csv"))
     assert len(files) == 2, files
     assert all(re.fullmatch(r"sass-stalls-\d{8}T\d{6}Z-0123456789-token_balanced-fp8_e4m3-[A-Za-z0-9_.=-]+\.csv", f)
