@@ -111,9 +111,10 @@ struct RunOptions {
   // Microseconds the device idles after each timed launch's L2 flush and before its start event
   // (--schedlab_launch_lead_us; 0: the launch follows the flush at once). The Python peers'
   // timers queue each call behind a device spin of their own (analysis/peers/sdpa_peers.py,
-  // time_queued: 500 us; FlashAttention-4's 3000 us), which leaves the board cooler between their
-  // launches than ours back to back; where it reaches its power cap that alone moves the clock
-  // (kernels/hopper_prefill/LOG.md). Ours timed with the peers' lead compare like with like.
+  // time_queued: 500 us; FlashAttention-4's 3000 us), and the idle moves a kernel's own time
+  // (on the H200, short launches slower after it and the longest, under the board's power cap,
+  // faster: kernels/hopper_prefill/LOG.md, "The timer's lead"). Ours and a peer compare like
+  // with like only at the same lead.
   int launch_lead_us = 0;
 };
 

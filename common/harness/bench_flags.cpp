@@ -35,24 +35,22 @@ std::string non_empty(const FlagDoc& f, std::string_view value) {
   return std::string(value);
 }
 
-int launches(const FlagDoc& f, std::string_view value) {
-  int n = 0;
+// A whole number from lo to hi: `what` names it in the error ("a whole number of microseconds").
+int whole_number(const FlagDoc& f, std::string_view value, int lo, int hi, const std::string& what) {
+  int n = lo - 1;
   const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-  if (ec != std::errc() || end != value.data() + value.size() || n < 1 || value.front() == '+')
-    throw FlagError(flag_syntax(f) + ": '" + std::string(value) + "' is not a whole number from 1 to " +
-                    std::to_string(std::numeric_limits<int>::max()));
+  if (value.empty() || ec != std::errc() || end != value.data() + value.size() || n < lo || n > hi || value.front() == '+')
+    throw FlagError(flag_syntax(f) + ": '" + std::string(value) + "' is not " + what + " from " + std::to_string(lo) +
+                    " to " + std::to_string(hi));
   return n;
 }
 
-// A whole number of microseconds from 0 to a second.
+int launches(const FlagDoc& f, std::string_view value) {
+  return whole_number(f, value, 1, std::numeric_limits<int>::max(), "a whole number");
+}
+
 int microseconds(const FlagDoc& f, std::string_view value) {
-  constexpr int kMax = 1000000;
-  int n = -1;
-  const auto [end, ec] = std::from_chars(value.data(), value.data() + value.size(), n);
-  if (ec != std::errc() || end != value.data() + value.size() || n < 0 || n > kMax || value.empty() || value.front() == '+')
-    throw FlagError(flag_syntax(f) + ": '" + std::string(value) + "' is not a whole number of microseconds from 0 to " +
-                    std::to_string(kMax));
-  return n;
+  return whole_number(f, value, 0, 1000000, "a whole number of microseconds");
 }
 
 struct FlagSpec {
