@@ -37,13 +37,15 @@ class Pairing:
     ref: str       # table heading of the reference: "older build"
     other: str     # and of the other: "newer build"
 
-    def intro(self, variant: str, ref: str, other: str, run: str, twice: bool) -> str:
+    def intro(self, variant: str, ref: str, other: str, run: str, passes: int) -> str:
+        them = "the newer" if self.kind == "builds" else "the other"
+        times = {1: "once", 2: f"twice, before and after {them}"}.get(passes, f"{passes} times, around {them}'s passes")
         if self.kind == "builds":
             return (f"`{variant}` built at `{other[:10]}` against the same variant built at `{ref[:10]}`, both timed in "
-                    f"run `{run}` (the older build " + ("twice, before and after the newer" if twice else "once") + ")")
+                    f"run `{run}` (the older build {times})")
         return (f"`{variant}` timed with the device idle {other} us before each launch (`--schedlab_launch_lead_us`, "
                 f"as the peers' timers leave it) against the same binary with a lead of {ref} us, both in run `{run}` "
-                f"(the {ref} us lead " + ("twice, before and after the other" if twice else "once") + ")")
+                f"(the {ref} us lead {times})")
 
 
 BUILDS = Pairing("builds", "ctx_schedlab_commit", "two commits", "older build", "newer build")
@@ -102,7 +104,7 @@ def _render(pairing: Pairing, args: list[str], files: list[str]) -> str:
     floor = float(np.median(passes)) if passes else 0.0
     band = max(stats.PRACTICAL_BAND, floor)
     heads = (pairing.ref, pairing.other) if pairing.ref else (f"lead {ref} us", f"lead {other} us")
-    lines = [pairing.intro(variant, ref, other, run_label(df["run"].iloc[0]), len(ref_files) > 1)
+    lines = [pairing.intro(variant, ref, other, run_label(df["run"].iloc[0]), len(ref_files))
              + "; kernel time, median of the repetitions; a change is called faster or slower only when its 95% "
              f"bootstrap interval lies beyond +-{band:.1%}"
              + (f" (the {heads[0]}'s median change between its passes: {floor:.2%})" if passes else "") + ".", "",

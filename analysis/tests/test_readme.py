@@ -179,6 +179,8 @@ def test_leads_compares_one_binary_timed_with_two_launch_leads(tmp_path):
     rows = [line for line in text.splitlines() if line.startswith("| batch")]
     assert len(rows) == len(synth.PREFILL_CONFIGS)
     assert all(line.rstrip(" |").endswith("slower") for line in rows), rows
+    three = readme.render(["leads", "prefill_demo", "base"], _leads_files(tmp_path / "three", 1.0, ("0", "50", "0", "0")))
+    assert "(the 0 us lead 3 times, around the other's passes)" in three
     with pytest.raises(readme.ReadmeError, match="two launch leads"):
         readme.render(["leads", "prefill_demo", "base"], _leads_files(tmp_path / "one", 1.1, ("0", "0", "0")))
 
