@@ -333,20 +333,24 @@ def render_shape(args: list[str], files: list[str]) -> str:
     return "\n".join(lines)
 
 
-def _lead_clause(files: list[str]) -> str:
-    """How long the device idled before each timed launch, ours and the peers' (the context's
-    launch_lead_us; files from before it was recorded say nothing, and then neither does this)."""
-    leads: dict[bool, set[str]] = {False: set(), True: set()}
-    for f in files:
-        ctx = load.read_json(REPO / f).get("context", {})
-        if "launch_lead_us" in ctx:
-            leads[str(ctx.get("experiment", "")).startswith("peers_")].add(str(ctx["launch_lead_us"]))
-    if not leads[False] and not leads[True]:
+def _leads(df: pd.DataFrame) -> set[str]:
+    """The launch leads (us) of a frame's records: the context's launch_lead_us, absent from
+    files written before it was recorded."""
+    if "ctx_launch_lead_us" not in df:
+        return set()
+    return {f"{float(v):g}" for v in df["ctx_launch_lead_us"].dropna().unique()}
+
+
+def _lead_clause(ours: pd.DataFrame, peers: pd.DataFrame) -> str:
+    """How long the device idled before each timed launch, ours and the peers' (files from
+    before the lead was recorded say nothing, and then neither does this)."""
+    mine, theirs = _leads(ours), _leads(peers)
+    if not mine and not theirs:
         return ""
-    ours, theirs = ", ".join(sorted(leads[False])) or "?", ", ".join(sorted(leads[True])) or "?"
-    if ours == theirs:
-        return f", each timed launch, ours and the peers', after {ours} us of device idle (`launch_lead_us`)"
-    return f", ours after {ours} us of device idle before each timed launch, the peers after {theirs} us (`launch_lead_us`)"
+    mine_s, theirs_s = ", ".join(sorted(mine)) or "?", ", ".join(sorted(theirs)) or "?"
+    if mine_s == theirs_s:
+        return f", each timed launch, ours and the peers', after {mine_s} us of device idle (`launch_lead_us`)"
+    return f", ours after {mine_s} us of device idle before each timed launch, the peers after {theirs_s} us (`launch_lead_us`)"
 
 
 def render_peers(args: list[str], files: list[str]) -> str:
@@ -382,7 +386,7 @@ def render_peers(args: list[str], files: list[str]) -> str:
             cells.append(f"{fmt_rate(sel[column].iloc[0] / scale, decode)} ({ratio:.2f}x)")
         rows.append(cells)
     lines = [f"`{variant}` against the peers of run `{run_label(view.run)}` (same device call), {unit}"
-             + _lead_clause(files) + "; in brackets ours / peer:"]
+             + _lead_clause(ours, peers) + "; in brackets ours / peer:"]
     for n in names:
         if ratios[n]:
             lines.append(f"- {n}: {min(ratios[n]):.2f}x to {max(ratios[n]):.2f}x over {len(ratios[n])} configurations.")

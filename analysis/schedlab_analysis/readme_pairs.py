@@ -33,23 +33,27 @@ class Pairing:
     """What tells the two ways apart and how the section names them."""
     kind: str      # the section kind, for errors
     column: str    # the context column whose two values are the two ways
+    missing: str   # its value in a file from before the column existed
     two: str       # what the files must come in: "two commits"
-    ref: str       # table heading of the reference: "older build"
+    ref: str       # table heading of the reference: "older build" ("": lead REF us)
     other: str     # and of the other: "newer build"
+    them: str      # the other way in the intro: "the newer"
+    # The intro, with {variant}, {ref}, {other}, {run} and {times} (how often the reference was timed).
+    intro_text: str
 
     def intro(self, variant: str, ref: str, other: str, run: str, passes: int) -> str:
-        them = "the newer" if self.kind == "builds" else "the other"
+        them = self.them
         times = {1: "once", 2: f"twice, before and after {them}"}.get(passes, f"{passes} times, around {them}'s passes")
-        if self.kind == "builds":
-            return (f"`{variant}` built at `{other[:10]}` against the same variant built at `{ref[:10]}`, both timed in "
-                    f"run `{run}` (the older build {times})")
-        return (f"`{variant}` timed with the device idle {other} us before each launch (`--schedlab_launch_lead_us`, "
-                f"as the peers' timers leave it) against the same binary with a lead of {ref} us, both in run `{run}` "
-                f"(the {ref} us lead {times})")
+        return self.intro_text.format(variant=variant, ref=ref, other=other, run=run, times=times)
 
 
-BUILDS = Pairing("builds", "ctx_schedlab_commit", "two commits", "older build", "newer build")
-LEADS = Pairing("leads", "ctx_launch_lead_us", "two launch leads", "", "")
+BUILDS = Pairing("builds", "ctx_schedlab_commit", "unknown", "two commits", "older build", "newer build", "the newer",
+                 "`{variant}` built at `{other:.10}` against the same variant built at `{ref:.10}`, both timed in "
+                 "run `{run}` (the older build {times})")
+LEADS = Pairing("leads", "ctx_launch_lead_us", "0", "two launch leads", "", "", "the other",
+                "`{variant}` timed with the device idle {other} us before each launch (`--schedlab_launch_lead_us`, "
+                "as the peers' timers leave it) against the same binary with a lead of {ref} us, both in run `{run}` "
+                "(the {ref} us lead {times})")
 
 
 def _render(pairing: Pairing, args: list[str], files: list[str]) -> str:
@@ -61,9 +65,8 @@ def _render(pairing: Pairing, args: list[str], files: list[str]) -> str:
     if df.empty:
         raise ReadmeError(f"no record of {experiment} / {variant} in {', '.join(files)}")
     df["source_file"] = [str(Path(f).resolve()) for f in df["source_file"]]
-    # load.samples keeps the column; a file from before the column existed had no lead.
-    default = "0" if pairing is LEADS else "unknown"
-    df["way"] = df.get(pairing.column, pd.Series(default, index=df.index)).fillna(default).astype(str)
+    # load.samples keeps the column; a file from before it existed has Pairing.missing.
+    df["way"] = df.get(pairing.column, pd.Series(pairing.missing, index=df.index)).fillna(pairing.missing).astype(str)
     if df["run"].nunique() != 1:
         raise ReadmeError(f"{experiment}: the two ways were timed in {df['run'].nunique()} device calls; "
                           "a comparison needs one")
@@ -83,7 +86,8 @@ def _render(pairing: Pairing, args: list[str], files: list[str]) -> str:
     # one: a tier may time a short configuration with more of them, the same both ways.
     ccols = [c for c in load.config_columns(df) if c != "iterations"]
     lcols = stats.varying_columns(stats.summarize(df), ccols)
-    ref_files = sorted(set(df.loc[df["way"] == ref, "source_file"]), key=lambda f: f != first)
+    # The cited first, then the others by name (a set's order changes with each interpreter's hash seed).
+    ref_files = sorted(sorted(set(df.loc[df["way"] == ref, "source_file"])), key=lambda f: f != first)
     rows, passes = [], []
     # dropna=False: a uniform batch has no `lengths`, and a missing key must not drop its rows.
     for _, g in samp.groupby([samp[c].astype(str) for c in ccols], sort=True, dropna=False):

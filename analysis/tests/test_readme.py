@@ -1,6 +1,7 @@
 """Every measured figure in a README is generated: each generated section is re-rendered from
 the results files its marker names and must match; a cited path must exist; the prose of a
 measured-answer section outside generated sections carries no numbers."""
+import os
 import re
 from pathlib import Path
 
@@ -159,12 +160,14 @@ def test_builds_refuses_two_calls_or_one_commit(tmp_path):
         readme.render(["builds", "prefill_demo", "base"], [files[0], files[2]])
 
 
-def _leads_files(tmp_path, factor, leads=("0", "3000", "0")):
-    """One binary timed with the device idle before each launch and without, in one call."""
+def _leads_files(tmp_path, factor, leads=("0", "3000", "0"), passes=None):
+    """One binary timed with the device idle before each launch and without, in one call
+    (passes: each file's own factor, in place of 1 for the first lead and `factor` for the other)."""
     files = []
     for i, lead in enumerate(leads):
+        own = passes[i] if passes else factor if lead != leads[0] else 1.0
         files.append(synth.experiment_run(tmp_path / "results", "prefill_demo", "prefill", "base",
-                                          {"base": factor if lead != leads[0] else 1.0}, synth.PREFILL_CONFIGS,
+                                          {"base": own}, synth.PREFILL_CONFIGS,
                                           stamp=f"20261120T12000{i}Z", sha="c" * 10, noise=0.002, seed=i,
                                           context={"schedlab_commit": "c" * 40, "run_id": "20261120T120000Z-feed0001",
                                                    "launch_lead_us": lead}))
@@ -183,6 +186,22 @@ def test_leads_compares_one_binary_timed_with_two_launch_leads(tmp_path):
     assert "(the 0 us lead 3 times, around the other's passes)" in three
     with pytest.raises(readme.ReadmeError, match="two launch leads"):
         readme.render(["leads", "prefill_demo", "base"], _leads_files(tmp_path / "one", 1.1, ("0", "0", "0")))
+
+
+def test_leads_noise_floor_is_the_same_under_any_hash_seed(tmp_path):
+    """With three reference passes, which two the floor compares must not follow a set's order,
+    which changes with the interpreter's hash seed (a generated section then read stale at random)."""
+    import subprocess
+    import sys
+
+    # The reference passes differ by 1% and by 3%: the floor names which two it compared.
+    files = _leads_files(tmp_path, 1.0, ("0", "50", "0", "0"), passes=(1.0, 1.0, 1.01, 1.03))
+    code = ("import sys; from schedlab_analysis import readme; "
+            "print(readme.render(['leads', 'prefill_demo', 'base'], sys.argv[1:]))")
+    env = dict(os.environ, PYTHONPATH=str(Path(__file__).resolve().parents[1]))
+    texts = {subprocess.run([sys.executable, "-c", code, *files], env=dict(env, PYTHONHASHSEED=str(seed)),
+                            capture_output=True, text=True, check=True).stdout for seed in range(5)}
+    assert len(texts) == 1, texts
 
 
 def test_match_shape_takes_numbers_and_ragged_lengths():
