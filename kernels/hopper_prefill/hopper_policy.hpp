@@ -12,6 +12,12 @@ struct HopperTile {
   int block_n;        // keys per K/V tile
   int consumer_regs;  // registers a consumer thread takes with setmaxnreg
   int row_chains;     // independent max / sum chains per row in the softmax
+  // P's register buffers in the overlapped loop. 1: P(j) is packed into the buffer PV(j - 1)
+  // reads, so only once that GEMM is done, in a run of packs with nothing to hide their
+  // latency. 2: P(j) goes to the other buffer among the exponentials of the softmax, while
+  // PV(j - 1) runs (the loop unrolled by two so that each buffer is registers, not an indexed
+  // array); it costs one more P of registers (a quarter of S's).
+  int p_buffers = 1;
 };
 
 // A fault injected on purpose, for the GPU tests that show the accuracy gate catches it.

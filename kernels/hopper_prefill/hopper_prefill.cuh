@@ -173,17 +173,27 @@ struct Consumer {
     return (j + 1) * Cfg::kBlockN > unmasked_end;
   }
   // STAGE 2: the online softmax of S(j) in place (S becomes P; corr: the factor O is to be
-  // rescaled by), from the warp's first query row row0.
+  // rescaled by), from the warp's first query row row0; then `then()` inside each of the mask's
+  // two branches, in the exponentials' basic block (placed after the branches merge, ptxas
+  // kept P's packing there, in one run, rather than among the exponentials).
+  template <class Then>
   __device__ void softmax(float (&sc)[Cfg::kSRegs], RowState<Cfg>& st, float (&corr)[1][2], const TileWork<Cfg>& w,
-                          int j, int row0) const {
+                          int j, int row0, Then then) const {
     using R = typename Cfg::Rows;
     // The first visible key of the warp's first row bounds its unmasked tiles.
-    if (masked(w, j, row0))
+    if (masked(w, j, row0)) {
       attention::softmax_rows<R, Cfg, true>(s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2,
                                             j * Cfg::kBlockN, row0);
-    else
+      then();
+    } else {
       attention::softmax_rows<R, Cfg, false>(s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2,
                                              j * Cfg::kBlockN, row0);
+      then();
+    }
+  }
+  __device__ void softmax(float (&sc)[Cfg::kSRegs], RowState<Cfg>& st, float (&corr)[1][2], const TileWork<Cfg>& w,
+                          int j, int row0) const {
+    softmax(sc, st, corr, w, j, row0, [] {});
   }
   // O *= corr (thresholded: skipped unless some row of the warp moved its max).
   __device__ void rescale_o(RowState<Cfg>& st, const float (&corr)[1][2]) const {
@@ -232,35 +242,57 @@ struct Consumer {
     }
   }
 
-  // FA3 Algorithm 2 over key tiles j < n: S(j) = Q K(j)^T and O += P(j-1) V(j-1) issued
+  // P in the A-operand layout of O += P V (pack_p).
+  using PFrag = std::uint32_t[Cfg::kPvSteps][4];
+
+  // Key tile 0 < j < n of FA3's Algorithm 2: S(j) = Q K(j)^T and O += P(j-1) V(j-1) issued
   // together; the softmax of S(j) runs while the PV GEMM does, and O is rescaled once that GEMM
-  // is done.
-  __device__ void mainloop_overlapped(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0, int n) {
+  // is done. P(j) goes to p_next: with one buffer (p_next is p_prev) only after PV(j-1) has read
+  // p_prev; with two, among the softmax's exponentials (HopperTile::p_buffers).
+  __device__ void overlapped_tile(const TileWork<Cfg>& w, RowState<Cfg>& st, float (&sc)[Cfg::kSRegs],
+                                  const PFrag& p_prev, PFrag& p_next, int j, int row0, int n) {
     float(&o)[Cfg::kORegs] = o_regs(st);
+    float corr[1][2];
+    s.k_pipe.consumer_wait(k_state);
+    v_ring().consumer_wait(v_state);
+    turn.begin();
+    issue_qk<Cfg, Op>(sc, q_rows(), s.k(k_state.index()));
+    issue_pv<Cfg, Op>(o, p_prev, v_tile());
+    turn.end();
+    wgmma::wait<1>();  // S(j) is done; PV(j - 1) may still run (it reads p_prev)
+    wgmma::fence_operands(sc);
+    release<true>(w, j);
+    release_q_after(j, n);
+    if constexpr (Cfg::kPBuffers == 2) softmax(sc, st, corr, w, j, row0, [&] { pack_p<Cfg, Op>(p_next, sc); });
+    else softmax(sc, st, corr, w, j, row0);
+    wgmma::wait<0>();
+    wgmma::fence_operands(o);
+    release<false>(w, j - 1);
+    rescale_o(st, corr);
+    if constexpr (Cfg::kPBuffers == 1) pack_p<Cfg, Op>(p_next, sc);
+  }
+
+  // FA3 Algorithm 2 over key tiles j < n (overlapped_tile), P in one register buffer or two.
+  __device__ void mainloop_overlapped(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0, int n) {
     float sc[Cfg::kSRegs], corr[1][2];
-    std::uint32_t p[Cfg::kPvSteps][4];
+    PFrag p[Cfg::kPBuffers];
     qk_waited(sc, w, 0, n);
     softmax(sc, st, corr, w, 0, row0);  // O is still zero: nothing to rescale
-    pack_p<Cfg, Op>(p, sc);
-    for (int j = 1; j < n; ++j) {
-      s.k_pipe.consumer_wait(k_state);
-      v_ring().consumer_wait(v_state);
-      turn.begin();
-      issue_qk<Cfg, Op>(sc, q_rows(), s.k(k_state.index()));
-      issue_pv<Cfg, Op>(o, p, v_tile());
-      turn.end();
-      wgmma::wait<1>();  // S(j) is done; PV(j - 1) may still run (it reads p)
-      wgmma::fence_operands(sc);
-      release<true>(w, j);
-      release_q_after(j, n);
-      softmax(sc, st, corr, w, j, row0);
-      wgmma::wait<0>();
-      wgmma::fence_operands(o);
-      release<false>(w, j - 1);
-      rescale_o(st, corr);
-      pack_p<Cfg, Op>(p, sc);
+    pack_p<Cfg, Op>(p[0], sc);
+    int j = 1;
+    if constexpr (Cfg::kPBuffers == 2) {
+      for (; j + 1 < n; j += 2) {
+        overlapped_tile(w, st, sc, p[0], p[1], j, row0, n);
+        overlapped_tile(w, st, sc, p[1], p[0], j + 1, row0, n);
+      }
+      if (j < n) {
+        overlapped_tile(w, st, sc, p[0], p[1], j, row0, n);
+        return pv_waited(o_regs(st), p[1], w, n - 1);
+      }
+    } else {
+      for (; j < n; ++j) overlapped_tile(w, st, sc, p[0], p[0], j, row0, n);
     }
-    pv_waited(o, p, w, n - 1);
+    pv_waited(o_regs(st), p[0], w, n - 1);
   }
 
   // The key tiles this warpgroup's rows see, at most the tile's n_tiles (those of its lowest
