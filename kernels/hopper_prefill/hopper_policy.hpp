@@ -98,6 +98,11 @@ struct HopperPrefillPolicy {
   // own schedule at every length (experiments that ask about the schedule, or whose baseline
   // cannot run the short kernel).
   static constexpr int short_keys(bool causal) { return causal ? 2048 : 16384; }
+  // P's register buffers (HopperTile::p_buffers) in the short causal kernels' tiles that have
+  // the registers for a second (240 a consumer, 128 keys: head dim 128). On the H200 two were
+  // 1.5% faster than one at 2048 keys, no different at 512 and 1024, and no different either in
+  // the one-CTA-a-tile kernel at 4096 (kernels/hopper_prefill/LOG.md, "P in two register buffers").
+  /* ShortCausalPBuffers = */ static constexpr int kShortCausalPBuffers = 2;
   // fp8 e4m3 (head dim 128 only; README "fp8 e4m3"). The producer's warps 1-3 transpose each
   // V tile (ldmatrix.trans and stmatrix, transpose_v_matrix), so the producer keeps 24
   // registers, as in 16-bit, and the consumers take 240 of the launch's 168 per thread
@@ -124,9 +129,15 @@ struct LongCausal : Policy {
 // either way; kernels/hopper_prefill/LOG.md), walking equal ones in the static order. Without
 // the mask every consumer computes the tile's key tiles: there only rows past the sequence's end
 // are skipped, and on the static walk that was no faster at head dim 64 and 1.7% slower at 128
-// (LOG.md, "The short kernels' skip: a warp's wait").
+// (LOG.md, "The short kernels' skip: a warp's wait"). Under the mask, P takes
+// kShortCausalPBuffers register buffers where the tile has the registers.
 template <class Policy, bool kCausal>
 struct ShortSeq : Policy {
+  static constexpr HopperTile tile(int head_dim, bool causal) {
+    HopperTile t = Policy::tile(head_dim, causal);
+    if (kCausal && t.consumer_regs == 240 && t.block_n == 128) t.p_buffers = Policy::kShortCausalPBuffers;
+    return t;
+  }
   /* Schedule = */ static constexpr attention::TileSchedule kSchedule =
       kCausal ? attention::TileSchedule::Dynamic : attention::TileSchedule::Persistent;
   /* TileQueueSlots = */ static constexpr int kTileQueueSlots = 2;

@@ -27,16 +27,4 @@ struct fp8_chains4 : Base {
   static constexpr HopperTile fp8_tile(bool causal) { return causal ? Base::fp8_tile(true) : HopperTile{2, 192, 240, 4}; }
 };
 
-// P in two register buffers where a 240-register consumer holds them (the 128-key causal
-// tiles, 16-bit and fp8), so that P(j) is packed among its exponentials rather than after
-// PV(j - 1) has read the one buffer.
-struct p_two_buffers : Base {
-  static constexpr HopperTile two(HopperTile t) {
-    if (t.consumer_regs == 240 && t.block_n == 128) t.p_buffers = 2;
-    return t;
-  }
-  static constexpr HopperTile tile(int head_dim, bool causal) { return two(Base::tile(head_dim, causal)); }
-  static constexpr HopperTile fp8_tile(bool causal) { return two(Base::fp8_tile(causal)); }
-};
-
 }  // namespace schedlab::experiments::hopper_prefill_tuning
