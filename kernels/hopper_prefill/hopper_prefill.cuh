@@ -130,7 +130,7 @@ struct Consumer {
   PipelineState<Cfg::kStages> k_state;
   PipelineState<Cfg::kPvStages> v_state;
   TileScales scales{};
-  int mask_from = 0;  // the tile's first_masked_tile, for this warp
+  int mask_end = 0;  // the tile's unmasked_end, for this warp
 
   // The ring O += P V reads: V as copied, or fp8's V^T.
   __device__ auto& v_ring() const {
@@ -168,15 +168,15 @@ struct Consumer {
     if constexpr (Cfg::kRagged && Cfg::kFault != HopperFault::ragged_longest_lens) return (w.lens);
     else return (a);
   }
-  // The first key tile that holds a key the warp's first row does not see (the first visible key
-  // of that row bounds the unmasked tiles): tile j is masked when j >= it. Taken once a tile,
-  // before the key-tile loop: evaluated in the loop, ptxas loaded the lengths from the
-  // parameters again each key tile and computed the bound between the matrix ops' issues, inside
-  // the ping-pong turn, where each wait on them held back the other consumer.
-  __device__ int first_masked_tile(const TileWork<Cfg>& w, int row0) const {
+  // The end of the keys the warp's first row sees (the first visible key of that row bounds the
+  // unmasked tiles): tile j is masked when (j + 1) * kBlockN > it. Taken once a tile, before the
+  // key-tile loop: evaluated in the loop, ptxas loaded the lengths from the parameters again each
+  // key tile and computed the bound between the matrix ops' issues, inside the ping-pong turn.
+  // (As a tile index, by a signed division behind a test, it cost the persistent loops their
+  // uniform wgmma descriptors, as own_tiles says.)
+  __device__ int unmasked_end(const TileWork<Cfg>& w, int row0) const {
     const auto& n = lens(w);
-    const int unmasked_end = Cfg::kCausal ? min(n.kv_len, row0 + n.kv_len - n.q_len + 1) : n.kv_len;
-    return unmasked_end > 0 ? unmasked_end / Cfg::kBlockN : 0;  // (j + 1) * kBlockN > unmasked_end
+    return Cfg::kCausal ? min(n.kv_len, row0 + n.kv_len - n.q_len + 1) : n.kv_len;
   }
   // STAGE 2: the online softmax of S(j) in place (S becomes P; corr: the factor O is to be
   // rescaled by), from the warp's first query row row0; then `then()` inside each of the mask's
@@ -186,7 +186,7 @@ struct Consumer {
   __device__ void softmax(float (&sc)[Cfg::kSRegs], RowState<Cfg>& st, float (&corr)[1][2], const TileWork<Cfg>& w,
                           int j, int row0, Then then) const {
     using R = typename Cfg::Rows;
-    if (j >= mask_from) {
+    if ((j + 1) * Cfg::kBlockN > mask_end) {
       attention::softmax_rows<R, Cfg, true>(s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2,
                                             j * Cfg::kBlockN, row0);
       then();
@@ -345,7 +345,7 @@ struct Consumer {
     const int row0 = w.q_row0 + consumer * Cfg::kWgRows + warp_in_group * 16;  // the warp's first query row
     RowState<Cfg> st;  // O starts at zero
     scales = tile_scales<Cfg>(a, w);
-    mask_from = first_masked_tile(w, row0);
+    mask_end = unmasked_end(w, row0);
     gpu::mbarrier_wait(&s.q_full, q_parity);
     q_parity ^= 1u;
     // fp8 keeps the tile's loop: with a bound of its own, its long causal kernel kept a word in
