@@ -101,11 +101,9 @@ struct HopperPrefillPolicy {
   // P's register buffers (HopperTile::p_buffers) in the short causal kernels' tiles that have
   // the registers for a second (240 a consumer, 128 keys: head dim 128). On the H200 two were
   // 1.5% faster than one at 2048 keys, no different at 512 and 1024, and no different either in
-  // the one-CTA-a-tile kernel at 4096, but in the short kernel's loop, unrolled by two, ptxas
-  // keeps the wgmma descriptors on the vector ALU (128 R2UR moves a pass, which the ISA test
-  // refuses), so the default keeps one until they stay uniform (kernels/hopper_prefill/LOG.md,
-  // "P in two register buffers").
-  /* ShortCausalPBuffers = */ static constexpr int kShortCausalPBuffers = 1;
+  // the one-CTA-a-tile kernel at 4096 (kernels/hopper_prefill/LOG.md, "P in two register
+  // buffers"); the loop unrolled by two keeps its wgmma descriptors in uniform registers.
+  /* ShortCausalPBuffers = */ static constexpr int kShortCausalPBuffers = 2;
   // fp8 e4m3 (head dim 128 only; README "fp8 e4m3"). The producer's warps 1-3 transpose each
   // V tile (ldmatrix.trans and stmatrix, transpose_v_matrix), so the producer keeps 24
   // registers, as in 16-bit, and the consumers take 240 of the launch's 168 per thread
