@@ -27,27 +27,4 @@ struct fp8_chains4 : Base {
   static constexpr HopperTile fp8_tile(bool causal) { return causal ? Base::fp8_tile(true) : HopperTile{2, 192, 240, 4}; }
 };
 
-// The short causal kernels (persistent, the dynamic schedule) up to 4096 keys instead of 2048:
-// the crossing with one CTA a tile was measured before P took two buffers there.
-struct short_causal_4096 : Base {
-  static constexpr int short_keys(bool causal) { return causal ? 4096 : Base::short_keys(false); }
-};
-// P in two register buffers at head dim 64 (three consumers of 160 registers).
-struct d64_p2 : Base {
-  static constexpr HopperTile tile(int head_dim, bool causal) {
-    HopperTile t = Base::tile(head_dim, causal);
-    if (head_dim <= 64) t.p_buffers = 2;
-    return t;
-  }
-};
-// P in two register buffers in head dim 128's 176-key tile (without the mask, and under it from
-// kLongCausalFromKeys).
-struct n176_p2 : Base {
-  static constexpr HopperTile tile(int head_dim, bool causal) {
-    HopperTile t = Base::tile(head_dim, causal);
-    if (head_dim > 64 && !causal) t.p_buffers = 2;
-    return t;
-  }
-};
-
 }  // namespace schedlab::experiments::hopper_prefill_tuning
