@@ -100,9 +100,11 @@ struct HopperPrefillPolicy {
   static constexpr int short_keys(bool causal) { return causal ? 2048 : 16384; }
   // P's register buffers (HopperTile::p_buffers) in the short causal kernels' tiles that have
   // the registers for a second (240 a consumer, 128 keys: head dim 128). On the H200 two were
-  // 1.5% faster than one at 2048 keys, no different at 512 and 1024, and no different either in
-  // the one-CTA-a-tile kernel at 4096 (kernels/hopper_prefill/LOG.md, "P in two register
-  // buffers"); the loop unrolled by two keeps its wgmma descriptors in uniform registers.
+  // faster than one at 2048 keys (1.5% in the tuning bench, 2.8% against the one-buffer build),
+  // no different at 512 and 1024, and no different either in the one-CTA-a-tile kernel at 4096
+  // (kernels/hopper_prefill/LOG.md, "P in two register buffers"); the loop unrolled by two keeps
+  // its wgmma descriptors in uniform registers. Head dim 64 and the 176-key tile have no room
+  // for a second P (ptxas then serializes the wgmmas).
   /* ShortCausalPBuffers = */ static constexpr int kShortCausalPBuffers = 2;
   // fp8 e4m3 (head dim 128 only; README "fp8 e4m3"). The producer's warps 1-3 transpose each
   // V tile (ldmatrix.trans and stmatrix, transpose_v_matrix), so the producer keeps 24
