@@ -81,10 +81,24 @@ def staleness(obj: Path) -> str | None:
     return None
 
 
+def sass_description(cuobjdump: str, nvdisasm: str | None, cubin: Path) -> list[str] | None:
+    """The compile-cache key of a cubin's SASS listing: the two tools and the cubin's bytes.
+    None when the cubin cannot be read."""
+    digest = compile_cache.file_digest(cubin)
+    if digest is None:
+        return None
+    return ["sass", compile_cache.binary_identity(cuobjdump), compile_cache.binary_identity(nvdisasm),
+            f"cubin sha256 {digest}"]
+
+
 def extract(obj: Path, cuobjdump: str, ptx: Path, cubin: Path, sass: Path | None,
-            env: dict | None = None) -> list[tuple[list[str], subprocess.CompletedProcess]]:
+            env: dict | None = None, cache: compile_cache.CompileCache | None = None,
+            nvdisasm: str | None = None) -> list[tuple[list[str], subprocess.CompletedProcess]]:
     """Writes the object's PTX, its sm_* cubin and (when `sass` is given) its SASS listing;
-    returns each command with its result (the first failure ends it)."""
+    returns each command with its result (the first failure ends it). With a cache the listing
+    is kept under the cubin's bytes (sass_description): the Hopper experiments' listings are
+    about 100 MB each, a CPU-minute of cuobjdump per source, and the static report and the ISA
+    tests both ask for them from the same objects."""
     runs = []
 
     def run(cmd: list[str], **kw) -> subprocess.CompletedProcess:
@@ -106,8 +120,16 @@ def extract(obj: Path, cuobjdump: str, ptx: Path, cubin: Path, sass: Path | None
                 [], 1, "", f"{obj} holds {len(cubins)} cubins, not one\n")))
             return runs
         shutil.move(str(cubins[0]), cubin)
-    if sass is not None:
-        proc = run([cuobjdump, "-sass", str(cubin)])
-        if proc.returncode == 0:
-            sass.write_text(proc.stdout)
+    if sass is None:
+        return runs
+    description = sass_description(cuobjdump, nvdisasm, cubin) if cache is not None else None
+    if description is not None and cache.restore(description, {"sass": sass}) is not None:
+        runs.append((["(SASS listing reused from", str(cache.entry(description)) + ")"],
+                     subprocess.CompletedProcess([], 0, "", "")))
+        return runs
+    proc = run([cuobjdump, "-sass", str(cubin)])
+    if proc.returncode == 0:
+        sass.write_text(proc.stdout)
+        if description is not None:
+            cache.store(description, {"sass": sass}, [], "")
     return runs

@@ -561,21 +561,49 @@ class CompileResult:
     from_build: Path | None = None  # ... or from this object of the build
 
 
+def default_compile_cache(root: Path, folder: Path | None = None) -> compile_cache.CompileCache:
+    """`folder`, else $SCHEDLAB_COMPILE_CACHE, else <root>/build/compile_cache."""
+    return compile_cache.CompileCache(folder or Path(
+        os.environ.get("SCHEDLAB_COMPILE_CACHE") or Path(root).resolve() / "build" / "compile_cache"))
+
+
 def sm90_sass_texts(root: Path, experiments: Sequence[str], scratch: Path) -> dict[str, str]:
     """{experiment: cuobjdump SASS text of experiments/<experiment>/kernels.cu for sm_90a}.
 
-    Runs the report's commands into `scratch` through the default compile cache, so what the
-    build's static-report test (or an earlier call) compiled from the same inputs is reused.
+    Where the build's object of a source is fresh, its listing comes straight out of it
+    through the default compile cache (what the build's static-report test dumped is reused);
+    the other sources go through the report's commands into `scratch`, as their rows would.
     Raises RuntimeError when a compile fails; returns {} without nvcc and cuobjdump (the
     caller skips)."""
-    if not (find_cuda_tool("nvcc") and find_cuda_tool("cuobjdump")):
+    cuobjdump, nvdisasm = find_cuda_tool("cuobjdump"), find_cuda_tool("nvdisasm")
+    if not (find_cuda_tool("nvcc") and cuobjdump):
         return {}
-    entries = [f"{e}|{root / 'experiments' / e / 'kernels.cu'}|sm_90a" for e in experiments]
-    proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--out", str(scratch), "--root", str(root),
-                           "--targets=sm_90a", "-j", "2", *entries], capture_output=True, text=True, cwd=root)
-    if proc.returncode != 0:
-        raise RuntimeError(proc.stdout[-4000:] + proc.stderr[-4000:])
-    return {e: (scratch / "isa" / "experiments" / e / "kernels.sm_90a.sass").read_text() for e in experiments}
+    sources = {e: (root / "experiments" / e / "kernels.cu").resolve() for e in experiments}
+    mapping = build_objects.default_mapping(root)
+    objects = build_objects.read_mapping(mapping) if mapping else {}
+    cache = default_compile_cache(root)
+    env = dict(os.environ, PATH=f"{Path(nvdisasm).parent}{os.pathsep}{os.environ.get('PATH', '')}") if nvdisasm else None
+    texts = {}
+    for e, source in sources.items():
+        obj = objects.get(source)
+        if nvdisasm is None or obj is None or build_objects.staleness(obj):
+            continue
+        sass = scratch / f"{e}.sm_90a.sass"
+        runs = build_objects.extract(obj, cuobjdump, scratch / f"{e}.sm_90a.ptx", scratch / f"{e}.sm_90a.cubin", sass,
+                                     env, cache, nvdisasm)
+        if runs and all(proc.returncode == 0 for _, proc in runs) and sass.is_file():
+            texts[e] = sass.read_text()
+    rest = [e for e in experiments if e not in texts]
+    if rest:
+        entries = [f"{e}|{sources[e]}|sm_90a" for e in rest]
+        proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--out", str(scratch / "report"),
+                               "--root", str(root), "--targets=sm_90a", "-j", "2", *entries],
+                              capture_output=True, text=True, cwd=root)
+        if proc.returncode != 0:
+            raise RuntimeError(proc.stdout[-4000:] + proc.stderr[-4000:])
+        texts.update({e: (scratch / "report" / "isa" / "experiments" / e / "kernels.sm_90a.sass").read_text()
+                      for e in rest})
+    return texts
 
 
 def display_path(path: Path, root: Path) -> str:
@@ -670,7 +698,7 @@ def compile_nvidia(entry: Entry, target: str, tools: Toolchain, opts: Options) -
     if obj := fresh_build_object(entry, opts, log):
         log.parts.append(f"(read from the build's object {obj}; ptxas's lines from {obj.name}.ptxas.log)")
         for cmd, proc in build_objects.extract(obj, tools.cuobjdump, ptx, cubin, sass_file if want_sass else None,
-                                               sass_env):
+                                               sass_env, opts.cache, tools.nvdisasm):
             log.parts += ["$ " + " ".join(cmd), proc.stderr]
             if "-sass" in cmd and proc.returncode != 0:
                 result.notes.append(f"cuobjdump -sass failed on {cubin.name}: {proc.stderr.strip()}")
@@ -1057,8 +1085,7 @@ def main(argv: list[str] | None = None) -> int:
         shim.write_text(amd_device_library_shim())
     cache = None
     if not args.no_compile_cache:
-        cache = compile_cache.CompileCache(args.compile_cache or Path(
-            os.environ.get("SCHEDLAB_COMPILE_CACHE") or args.root.resolve() / "build" / "compile_cache"))
+        cache = default_compile_cache(args.root, args.compile_cache)
     mapping = None if args.build_objects == "none" else \
         Path(args.build_objects) if args.build_objects else build_objects.default_mapping(args.root)
     try:

@@ -13,6 +13,7 @@ from pathlib import Path
 import pytest
 
 import build_objects
+import compile_cache
 import resource_report as rr
 
 SCRIPTS = Path(__file__).resolve().parent.parent
@@ -95,6 +96,45 @@ def test_mapping_takes_the_object_named_after_the_source(tmp_path):
                        "not a line of the map\n")
     assert build_objects.read_mapping(mapping) == {
         (tmp_path / "a" / "kernels.cu").resolve(): Path(f"{tmp_path}/lib.dir/./kernels.cu.o")}
+
+
+def stand_in_cuobjdump(folder: Path) -> Path:
+    """A 'cuobjdump' for -ptx, -xelf all (the object's bytes as one cubin) and -sass (a listing
+    of the cubin's bytes), which counts its -sass runs in sass_runs.txt."""
+    tool = folder / "fake_cuobjdump"
+    tool.write_text(textwrap.dedent(f"""\
+        #!{sys.executable}
+        import sys
+        from pathlib import Path
+        flag, path = sys.argv[1], sys.argv[-1]
+        if flag == "-ptx":
+            print("// ptx")
+        elif flag == "-xelf":
+            Path("k.sm_90a.cubin").write_bytes(Path(path).read_bytes())
+        elif flag == "-sass":
+            runs = Path({str(folder / "sass_runs.txt")!r})
+            runs.write_text(runs.read_text() + "x" if runs.exists() else "x")
+            print("SASS of", Path(path).read_text())
+        """))
+    tool.chmod(0o755)
+    return tool
+
+
+def test_a_cubins_listing_is_dumped_once_and_again_when_its_bytes_change(tmp_path):
+    tool, obj = stand_in_cuobjdump(tmp_path), tmp_path / "k.cu.o"
+    cache = compile_cache.CompileCache(tmp_path / "cache")
+    listings = []
+    for text in ("code A", "code A", "code B"):
+        obj.write_text(text)
+        sass = tmp_path / f"k{len(listings)}.sass"
+        runs = build_objects.extract(obj, str(tool), tmp_path / "k.ptx", tmp_path / "k.cubin", sass, cache=cache,
+                                     nvdisasm=str(tool))
+        assert all(proc.returncode == 0 for _, proc in runs)
+        listings.append(sass.read_text())
+    assert listings == ["SASS of code A\n", "SASS of code A\n", "SASS of code B\n"]
+    assert (tmp_path / "sass_runs.txt").read_text() == "xx"  # the second object's listing came from the cache
+    build_objects.extract(obj, str(tool), tmp_path / "k.ptx", tmp_path / "k.cubin", tmp_path / "k.sass")
+    assert (tmp_path / "sass_runs.txt").read_text() == "xxx"  # no cache: dumped
 
 
 HAVE_SASS = rr.find_cuda_tool("nvcc") is not None and rr.find_cuda_tool("cuobjdump") is not None

@@ -126,6 +126,16 @@ def test_sass_by_hand():
                                            "_Z1jv": ["NOP"]}
 
 
+def test_sass_loops_by_hand():
+    # 0: prologue; 1-5 an outer loop (branch at 5 back to 0x10) around an inner one (2-3, the
+    # branch at 3 back to 0x20); a forward branch (6) and a branch to itself's start are not loops.
+    body = ["S2R R0, SR_TID.X", "IADD3 R1, R1, 0x1, RZ", "FFMA R2, R2, R2, R2", "@P0 BRA 0x20", "NOP",
+            "@P1 BRA 0x10", "@P2 BRA 0x80", "EXIT"]
+    assert isa.sass_loops(body) == [range(2, 4), range(1, 6)]
+    assert isa.sass_loops(body, innermost=True) == [range(2, 4)]
+    assert isa.sass_loops(["BRA 0x0"]) == [] and isa.sass_loops([]) == []
+
+
 # ---------------------------------------------------------------------------------------
 # AMDGPU .s
 # ---------------------------------------------------------------------------------------

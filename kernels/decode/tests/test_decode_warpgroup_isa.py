@@ -68,28 +68,18 @@ def _count(body: list[str], pattern: str) -> int:
     return sum(1 for ins in body if re.search(pattern, ins))
 
 
-def _in_loops(body: list[str], pattern: str, holding: str = "") -> int:
-    """Instructions matching `pattern` inside a loop (between a backward BRA's target and the
-    branch) that also holds an instruction matching `holding`. SASS instructions are 16 bytes
-    and cuobjdump's branch targets count from the function's start: instruction i is at 16 i."""
-    inside = set()
-    for i, ins in enumerate(body):
-        if (m := re.search(r"\bBRA\S*\s+0x([0-9a-f]+)", ins)) and int(m.group(1), 16) // 16 < i:
-            span = range(int(m.group(1), 16) // 16, i + 1)
-            if not holding or any(re.search(holding, body[j]) for j in span):
-                inside.update(span)
-    return sum(1 for i in inside if re.search(pattern, body[i]))
+def _in_loops(body: list[str], pattern: str, holding: str = "", innermost: bool = False) -> int:
+    """Instructions matching `pattern` inside a loop (isa.sass_loops; innermost: the loops
+    around no other loop) that also holds an instruction matching `holding`."""
+    spans = [s for s in isa.sass_loops(body, innermost) if not holding or any(re.search(holding, body[j]) for j in s)]
+    return sum(1 for i in set().union(*spans) if re.search(pattern, body[i]))
 
 
 def _in_inner_loops(body: list[str], pattern: str, holding: str = "") -> int:
-    """As _in_loops, over the innermost loops only (those around no other loop): a branch back
-    over the whole body (ptxas leaves one around the raw-keys kernels' two warpgroups' code)
-    holds its prologue and epilogue too."""
-    spans = [range(int(m.group(1), 16) // 16, i + 1) for i, ins in enumerate(body)
-             if (m := re.search(r"\bBRA\S*\s+0x([0-9a-f]+)", ins)) and int(m.group(1), 16) // 16 < i]
-    inner = [a for a in spans if not any(b != a and b.start >= a.start and b.stop <= a.stop for b in spans)
-             and (not holding or any(re.search(holding, body[j]) for j in a))]
-    return sum(1 for i in set().union(*inner) if re.search(pattern, body[i])) if inner else 0
+    """As _in_loops, over the innermost loops only: a branch back over the whole body (ptxas
+    leaves one around the raw-keys kernels' two warpgroups' code) holds its prologue and
+    epilogue too."""
+    return _in_loops(body, pattern, holding, innermost=True)
 
 
 @pytest.mark.parametrize("variant", ["split", "token_balanced"])

@@ -255,14 +255,12 @@ _PV_MMA = re.compile(r"\b[HQ]GMMA\.\S+ R\d+, R\d+, gdesc\[")
 
 def _key_tile_loop(body: list[str]) -> list[str]:
     """The shortest loop that holds both GEMMs of a key tile (the unmasked key tiles' steady
-    state): from a backward BRA's target to the branch. SASS instructions are 16 bytes and
-    cuobjdump's branch targets count from the function's start: instruction i is at 16 i. Both
-    GEMMs, not any warpgroup MMA: with the key-tile loop unrolled by two (HopperTile::p_buffers)
-    the shortest address range around a MMA was the last tile's PV and the next tile's draw,
-    which ptxas laid out after the loop and which holds the draw's divisions."""
-    spans = [range(int(m.group(1), 16) // 16, i + 1) for i, ins in enumerate(body)
-             if (m := re.search(r"\bBRA\S*\s+0x([0-9a-f]+)", ins)) and int(m.group(1), 16) // 16 < i]
-    spans = [a for a in spans if any(_QK_MMA.search(body[j]) for j in a) and any(_PV_MMA.search(body[j]) for j in a)]
+    state; isa.sass_loops). Both GEMMs, not any warpgroup MMA: with the key-tile loop unrolled by
+    two (HopperTile::p_buffers) the shortest address range around a MMA was the last tile's PV
+    and the next tile's draw, which ptxas laid out after the loop and which holds the draw's
+    divisions."""
+    spans = [a for a in isa.sass_loops(body)
+             if any(_QK_MMA.search(body[j]) for j in a) and any(_PV_MMA.search(body[j]) for j in a)]
     return [body[i] for i in min(spans, key=len)] if spans else []
 
 
