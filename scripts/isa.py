@@ -203,7 +203,7 @@ def parse_amdgpu_metadata(asm_text: str) -> dict[str, dict]:
     return {name: dict(record) for name, record in _amdgpu_metadata(asm_text).items()}
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=64)
 def _amdgpu_metadata(asm_text: str) -> dict[str, dict]:
     kernels: list[dict] = []
     in_kernels = False
@@ -268,7 +268,7 @@ def amdhsa_descriptors(asm_text: str) -> dict[str, dict[str, int]]:
     return {name: dict(fields) for name, fields in _amdhsa_descriptors(asm_text).items()}
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=64)
 def _amdhsa_descriptors(asm_text: str) -> dict[str, dict[str, int]]:
     out: dict[str, dict[str, int]] = {}
     current = None
@@ -363,11 +363,12 @@ class AsmFile:
         return list(self._calls[symbol])
 
 
-@functools.lru_cache(maxsize=16)
+@functools.lru_cache(maxsize=64)
 def _asm_file(asm_text: str) -> AsmFile:
     # A test goes through every kernel of one file, then the next; the next test does so
-    # again. 16 hold every file the decode tests compile (7 sources x 2 targets); the
-    # largest, decode_work_partition's for gfx942 (37 MB), takes about 0.2 GB indexed.
+    # again, so the cache must hold every file a test module reads or each pass evicts the
+    # file the next one needs (the decode tests read 9 sources x 2 targets, about 60 MB of
+    # text; 16 entries made every lookup a miss once they passed 8 sources).
     return AsmFile(asm_text)
 
 
