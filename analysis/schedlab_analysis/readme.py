@@ -232,11 +232,33 @@ def render_experiment(args: list[str], files: list[str]) -> str:
     return "\n".join(lines)
 
 
+def _attached_stall_files(stall_files: list[Path]) -> set[str]:
+    """"<name>|<experiment folder>" of the stall files that belong to a run (``load.attach_records``).
+    Files with a run id are judged against the results files of their runs alone; where one
+    has none (an older file, whose rule looks at every run on the device), against the whole tree."""
+    records = load.load_records(stall_files, "stalls") if stall_files else pd.DataFrame()
+    if records.empty:
+        return set()
+    run_ids = {str(r) for r in records["run_id"]}
+    if "" in run_ids or "nan" in run_ids:
+        stalls = _tree().stalls
+    else:
+        files = load.results_files_of_runs(REPO / "results", run_ids)
+        stalls = load.attach_records(records, load.load_results(files)) if files else records.iloc[0:0]
+    return set(stalls["source_file"].map(lambda p: Path(p).name + "|" + Path(p).parent.name))
+
+
 def _hvn_rows(files: list[str]) -> tuple[pd.DataFrame, int]:
     """Rows of harness_vs_ncu files whose profile belongs to the harness run and binary; and
     how many rows were left out."""
-    tree = _tree()
-    attached = set(tree.stalls["source_file"].map(lambda p: Path(p).name + "|" + Path(p).parent.name))
+    candidates = {}
+    for f in files:
+        stamp = Path(f).name.split("-")[0]
+        for rec in load.read_json(REPO / f).get("records", []):
+            experiment = rec["benchmark"].split("/")[0]
+            for p in (REPO / "results" / Path(f).parent.parent.name / experiment).glob(f"stalls-{stamp}-*.json"):
+                candidates[p] = experiment
+    attached = _attached_stall_files(sorted(candidates))
     rows, left_out = [], 0
     for f in files:
         data = load.read_json(REPO / f)

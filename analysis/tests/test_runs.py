@@ -113,8 +113,9 @@ def _stall_file(path, context, benchmarks):
     synth.write_records(path, context, synth.stall_records(benchmarks, [0.5] * len(benchmarks)))
 
 
-def test_stalls_attach_only_to_the_same_run_and_binary(tmp_path):
-    root = tmp_path / "results"
+def _three_profiles(root):
+    """A run "call-1" and three profiles of its rows: the same run and binary, another binary,
+    another run. Returns the run's results file."""
     ctx = {"run_id": "call-1", "binary_sha256": "aa" * 32}
     f = synth.experiment_run(root, "decode_x", "decode", "a", {"a": 1.0, "b": 0.9}, CONFIGS, context=ctx)
     context = json.loads(f.read_text())["context"]
@@ -123,12 +124,33 @@ def test_stalls_attach_only_to_the_same_run_and_binary(tmp_path):
     _stall_file(d / "stalls-20261120T121000Z-0123456789.json", context, names)
     _stall_file(d / "stalls-20261120T121001Z-0123456789.json", dict(context, binary_sha256="bb" * 32), names)
     _stall_file(d / "stalls-20261120T121002Z-0123456789.json", dict(context, run_id="call-2"), names)
+    return f
+
+
+def test_stalls_attach_only_to_the_same_run_and_binary(tmp_path):
+    root = tmp_path / "results"
+    _three_profiles(root)
     ds = Dataset.load(root)
     assert sorted(p.rsplit("/", 1)[-1] for p in set(ds.stalls["source_file"])) == [
         "stalls-20261120T121000Z-0123456789.json"]
     assert len(ds.unattached) == 2
     view = ds.view("h200", "decode_x")
     assert set(view.stalls["run"]) == {"call-1"}
+
+
+def test_the_files_of_a_run_attach_its_profiles_as_the_whole_tree_does(tmp_path):
+    root = tmp_path / "results"
+    f = _three_profiles(root)
+    # Another run of another experiment, and a file that names call-1 only outside its context.
+    synth.experiment_run(root, "decode_y", "decode", "a", {"a": 1.0}, CONFIGS, stamp="20261120T130000Z",
+                         context={"run_id": "call-3"})
+    synth.experiment_run(root, "decode_y", "decode", "a", {"a": 1.0}, CONFIGS, stamp="20261120T140000Z",
+                         context={"run_id": "call-4", "note": "after call-1"})
+    assert load.results_files_of_runs(root, {"call-1"}) == [f]
+    assert load.results_files_of_runs(root, {"call-2"}) == []
+    records = load.load_records(root, "stalls")
+    narrow = load.attach_records(records, load.load_results(load.results_files_of_runs(root, {"call-1", "call-2"})))
+    assert set(narrow["source_file"]) == set(Dataset.load(root).stalls["source_file"]) and len(narrow)
 
 
 def test_legacy_stalls_attach_by_the_context_they_copy(tmp_path):
