@@ -98,7 +98,6 @@ struct Config {
   static constexpr int kRowChains = kTile.row_chains;
   static constexpr int kPBuffers = kTile.p_buffers;
   static_assert(kPBuffers == 1 || kPBuffers == 2, "P in one register buffer or two");
-  static constexpr bool kPackBeforeRescale = Policy::kPackBeforeRescale;
   static constexpr bool kFoldSum = true, kRowLimitMask = true, kSkipUnitRescale = false;
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8;

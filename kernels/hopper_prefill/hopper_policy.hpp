@@ -60,10 +60,6 @@ struct HopperPrefillPolicy {
   // skip O *= corr when no row of the warp moved (FA4's conditional rescaling); P then
   // reaches 2^threshold at most, which bf16 / f16 and the f32 sums hold.
   /* RescaleThreshold = */ static constexpr float kRescaleThreshold = 8.f;
-  // With one P buffer, P(j) is packed as soon as PV(j - 1) is done and O rescaled after it
-  // (FlashAttention-4's SM90 order), so the next tile's issues do not follow the packs at once;
-  // false: O rescaled first, then P packed.
-  /* PackBeforeRescale = */ static constexpr bool kPackBeforeRescale = false;
   // Tile shapes: FA3's (hopper/tile_size.h: 128 x 176 non-causal and 128 x 128 causal at head
   // dim 128, 192 query rows at 64), each confirmed on the H200 by the tuning bench
   // (kernels/hopper_prefill/README.md). 3 consumers fit 160 registers each beside a 24-register

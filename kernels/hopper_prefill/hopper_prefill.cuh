@@ -272,11 +272,9 @@ struct Consumer {
     else softmax(sc, st, corr, w, j, row0);
     wgmma::wait<0>();
     wgmma::fence_operands(o);
-    constexpr bool kPackFirst = Cfg::kPBuffers == 1 && Cfg::kPackBeforeRescale;
-    if constexpr (kPackFirst) pack_p<Cfg, Op>(p_next, sc);
     release<false>(w, j - 1);
     rescale_o(st, corr);
-    if constexpr (Cfg::kPBuffers == 1 && !kPackFirst) pack_p<Cfg, Op>(p_next, sc);
+    if constexpr (Cfg::kPBuffers == 1) pack_p<Cfg, Op>(p_next, sc);
   }
 
   // FA3 Algorithm 2 over key tiles j < n (overlapped_tile), P in one register buffer or two.

@@ -26,9 +26,5 @@ struct within_head : Base {
 struct fp8_chains4 : Base {
   static constexpr HopperTile fp8_tile(bool causal) { return causal ? Base::fp8_tile(true) : HopperTile{2, 192, 240, 4}; }
 };
-// P packed before O's rescale in the one-buffer loops (FlashAttention-4's SM90 order).
-struct pack_first : Base {
-  /* PackBeforeRescale = */ static constexpr bool kPackBeforeRescale = true;
-};
 
 }  // namespace schedlab::experiments::hopper_prefill_tuning
