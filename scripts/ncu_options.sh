@@ -1,4 +1,4 @@
-# Sourced by the profiling scripts (device_ncu_source.sh, device_ncu_pipes.sh, device_ncu_fa4.sh):
+# Sourced by the profiling scripts (device_ncu_source.sh, device_ncu_pipes.sh, device_ncu_peer.sh):
 # the Nsight Compute options of each kind of profile, so that ours and a peer's are taken alike.
 # Clocks are left alone (--clock-control none).
 

@@ -315,6 +315,20 @@ def run_one(cfg: fa.Config, flush, reps: int, warmup: int, notes: dict, log) -> 
     return records(cfg, timing.kernel_us, acc)
 
 
+def profile_once(cfg: fa.Config, warmup: int) -> int:
+    """``--profile NAME``: cuDNN's graph on the configuration a benchmark name spells, built and
+    warmed up, then one call between cudaProfilerStart and Stop, which a profiler started with
+    ``--profile-from-start off`` sees alone (scripts/device_ncu_peer.sh). Writes nothing."""
+    import cudnn  # noqa: PLC0415
+    why = known_refusal(cfg) or fa.memory_refusal(cfg)
+    if why:
+        print(f"cudnn_prefill_peers: --profile {bench_name(cfg)}: {why}", file=sys.stderr)
+        return 2
+    sp.profile_one_call(PrefillGraph(cfg, sp._seed(), cudnn.create_handle()), warmup)
+    print(f"cudnn_prefill_peers: profiled one call of {bench_name(cfg)}", flush=True)
+    return 0
+
+
 def select_configs(args, log) -> list[fa.Config]:
     configs: list[fa.Config] = []
     for d in args.from_results:
@@ -342,6 +356,9 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--lengths", action="append", default=[], metavar="SPEC",
                     help="a ragged batch in our names' grammar ('1000+8192'), bf16 and fp8, D=128, causal and not")
     ap.add_argument("--budget-s", type=float, help="start no configuration after this many seconds")
+    ap.add_argument("--profile", metavar="NAME",
+                    help="build and warm up, then one call of the configuration a benchmark name spells between "
+                         "cudaProfilerStart and Stop (for ncu --profile-from-start off); writes nothing")
     ap.add_argument("--reps", type=int, default=20)
     ap.add_argument("--warmup", type=int, default=5)
     args = ap.parse_args(argv)
@@ -352,8 +369,14 @@ def main(argv: list[str] | None = None) -> int:
     def log(msg):
         print(f"[{time.time() - t_start:7.1f} s] {msg}", flush=True)
 
+    profiled = None
     try:
-        configs = select_configs(args, log)
+        if args.profile:
+            profiled = fa.config_from_name(args.profile)
+            if profiled is None:
+                raise ValueError(f"--profile {args.profile!r} is not a prefill benchmark name")
+            profiled.check()
+        configs = [profiled] if profiled else select_configs(args, log)
     except ValueError as e:
         print(f"cudnn_prefill_peers: {e}", file=sys.stderr)
         return 2
@@ -367,6 +390,8 @@ def main(argv: list[str] | None = None) -> int:
     if not torch.cuda.is_available():
         print("cudnn_prefill_peers: no CUDA device; nothing to run", file=sys.stderr)
         return 3
+    if profiled is not None:
+        return profile_once(profiled, args.warmup)
     versions = f"frontend {getattr(cudnn, '__version__', '?')}, cuDNN {cudnn.backend_version()}"
     log(f"{versions}; {len(configs)} configurations")
     commit, dirty = sp.git_provenance(Path(__file__).resolve().parent)

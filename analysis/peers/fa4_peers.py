@@ -719,22 +719,14 @@ def profile_once(cfg: Config, fa4, warmup: int) -> int:
     """``--profile NAME``: FA4 on the configuration a benchmark name spells (checked by main),
     warmed up (its JIT compile among the warm-up calls), then one call between
     cudaProfilerStart and Stop, which a profiler started with ``--profile-from-start off`` sees
-    alone (scripts/device_ncu_fa4.sh). Writes nothing."""
+    alone (scripts/device_ncu_peer.sh). Writes nothing."""
     torch = _torch()
     why = known_refusal(cfg, torch.cuda.get_device_capability()[0]) or memory_refusal(cfg)
     if why:
         print(f"fa4_peers: --profile {bench_name(cfg)}: {why}", file=sys.stderr)
         return 2
     q, k, v = make_inputs(cfg, sp._seed())
-    call = fa4_call(cfg, fa4, q, k, v)
-    with torch.no_grad():
-        for _ in range(max(1, warmup)):
-            call()
-        torch.cuda.synchronize()
-        torch.cuda.profiler.start()
-        call()
-        torch.cuda.synchronize()
-        torch.cuda.profiler.stop()
+    sp.profile_one_call(fa4_call(cfg, fa4, q, k, v), warmup)
     print(f"fa4_peers: profiled one call of {bench_name(cfg)}", flush=True)
     return 0
 

@@ -681,6 +681,21 @@ class PeerTiming:
     profiler_kernel_us: float | None  # the profiler's median sum of kernel durations, a cross-check
 
 
+def profile_one_call(call, warmup: int) -> None:
+    """A peer's ``--profile``: ``warmup`` calls (a JIT compile among them), then one call between
+    cudaProfilerStart and Stop, which a profiler started with ``--profile-from-start off`` sees
+    alone (scripts/device_ncu_peer.sh)."""
+    torch = _torch()
+    with torch.no_grad():
+        for _ in range(max(1, warmup)):
+            call()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.start()
+        call()
+        torch.cuda.synchronize()
+        torch.cuda.profiler.stop()
+
+
 def time_peer(call, flush, reps: int, own_lead_us: float = OWN_LEAD_US) -> PeerTiming:
     """A peer's call timed as our kernels are (``time_interleaved``, behind ``launch_lead_us``),
     and profiled in a separate pass for its kernels' names and the profiler's own sum (where it

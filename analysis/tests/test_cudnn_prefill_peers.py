@@ -110,3 +110,10 @@ def test_select_configs_takes_fp8_and_16bit_ragged(cp, tmp_path):
         "peers_prefill/cudnn/bf16/lengths:3x7/head_dim:128/causal:0",
         "peers_prefill/cudnn_fp8/fp8_e4m3/lengths:3x7/head_dim:128/causal:1",
         "peers_prefill/cudnn_fp8/fp8_e4m3/lengths:3x7/head_dim:128/causal:0"]
+
+
+def test_profile_refuses_a_name_that_is_no_prefill_problem_before_any_gpu_work(cp, capsys):
+    assert cp.main(["--profile", "prefill_pingpong/pingpong/fp8_e4m3/seq:8192"]) == 2
+    assert "not a prefill benchmark name" in capsys.readouterr().err
+    assert cp.main(["--profile", "prefill_pingpong/pingpong/fp8_e4m3/seq:8192/head_dim:128/causal:3"]) == 2
+    assert "causal 3 is not 0 or 1" in capsys.readouterr().err

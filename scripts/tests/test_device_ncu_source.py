@@ -1,6 +1,6 @@
 """scripts/device_ncu_source.sh without a device: every benchmark its filter selects gets a file
 of its own, named by variant, dtype and shape, with no character the device tool refuses; and
-device_ncu_fa4.sh names the peer's profiles the same way and takes them with the same options."""
+device_ncu_peer.sh names a peer's profiles the same way and takes them with the same options."""
 from __future__ import annotations
 
 import os
@@ -8,6 +8,8 @@ import re
 import shutil
 import subprocess
 from pathlib import Path
+
+import pytest
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -75,25 +77,39 @@ def test_each_shape_gets_its_own_file(tmp_path):
     assert any(f.endswith("-batch31-context2048-page16.csv") for f in files), files
 
 
-def test_fa4_profiles_are_named_like_ours_and_taken_with_our_options(tmp_path):
-    root, bindir = _checkout(tmp_path, "device_ncu_fa4.sh")
-    site = tmp_path / "fa4_site"
+@pytest.mark.parametrize("peer, site_var, marker, script, name", [
+    ("fa4", "FA4_SITE", ".fa4_complete", "fa4_peers.py", "prefill_pingpong/pingpong/bf16/seq:8192/head_dim:64/causal:0"),
+    ("cudnn", "CUDNN_SITE", ".cudnn_complete", "cudnn_prefill_peers.py",
+     "prefill_pingpong/pingpong/fp8_e4m3/seq:8192/head_dim:128/causal:0"),
+])
+def test_peer_profiles_are_named_like_ours_and_taken_with_our_options(tmp_path, peer, site_var, marker, script, name):
+    root, bindir = _checkout(tmp_path, "device_ncu_peer.sh")
+    site = tmp_path / "site"
     site.mkdir()
     out, args = tmp_path / "out", tmp_path / "ncu_args"
-    env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}", FA4_SITE=str(site), NCU_ARGS=str(args))
-    cmd = ["bash", "scripts/device_ncu_fa4.sh", str(out), "prefill_pingpong/pingpong/bf16/seq:8192/head_dim:64/causal:0"]
+    env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}", PEER=peer, NCU_ARGS=str(args), **{site_var: str(site)})
+    cmd = ["bash", "scripts/device_ncu_peer.sh", str(out), name]
     r = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=60)
-    assert r.returncode == 2 and "not staged" in r.stderr  # no .fa4_complete yet
-    (site / ".fa4_complete").write_text("staged\n")
+    assert r.returncode == 2 and "not staged" in r.stderr  # no marker yet
+    (site / marker).write_text("staged\n")
     r = subprocess.run(cmd, cwd=root, env=env, capture_output=True, text=True, timeout=60)
     assert r.returncode == 0, r.stderr
+    dtype = name.split("/")[2]
+    shape = "-".join(part.replace(":", "") for part in name.split("/")[3:])
     files = sorted(p.name for p in (out / "peers_prefill").glob("*.csv"))
     assert [re.sub(r"\d{8}T\d{6}Z", "STAMP", f) for f in files] == [
-        "pipes-STAMP-0123456789-fa4-bf16-seq8192-head_dim64-causal0.csv",
-        "sass-stalls-STAMP-0123456789-fa4-bf16-seq8192-head_dim64-causal0.csv"], files
+        f"pipes-STAMP-0123456789-{peer}-{dtype}-{shape}.csv", f"sass-stalls-STAMP-0123456789-{peer}-{dtype}-{shape}.csv"]
     calls = args.read_text().splitlines()
     source, pipes = [c for c in calls if " -o " in c], [c for c in calls if "--log-file" in c]
     assert len(source) == 1 and "--section SourceCounters" in source[0] and "--profile-from-start off" in source[0]
     assert len(pipes) == 1 and "--section SpeedOfLight" in pipes[0] and "--profile-from-start off" in pipes[0]
     assert all("--clock-control none" in c for c in source + pipes)
-    assert all(c.endswith("--profile prefill_pingpong/pingpong/bf16/seq:8192/head_dim:64/causal:0") for c in source + pipes)
+    assert all(f"analysis/peers/{script} " in c and c.endswith(f"--profile {name}") for c in source + pipes)
+
+
+def test_an_unknown_peer_is_refused(tmp_path):
+    root, bindir = _checkout(tmp_path, "device_ncu_peer.sh")
+    env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}", PEER="nope", NCU_ARGS=str(tmp_path / "a"))
+    r = subprocess.run(["bash", "scripts/device_ncu_peer.sh", str(tmp_path / "out"), "x"], cwd=root, env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 2 and "not a peer" in r.stderr and not (tmp_path / "a").exists()
