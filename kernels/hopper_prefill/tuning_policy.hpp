@@ -26,5 +26,17 @@ struct within_head : Base {
 struct fp8_chains4 : Base {
   static constexpr HopperTile fp8_tile(bool causal) { return causal ? Base::fp8_tile(true) : HopperTile{2, 192, 240, 4}; }
 };
+// fp8 without the mask (and the long causal kernel) on cuDNN's shape of loop: 128-key tiles with
+// P in two register buffers (the loop unrolled by two), or the default's 192 keys with two.
+struct fp8_n128_p2 : Base {
+  static constexpr HopperTile fp8_tile(bool causal) {
+    return causal ? Base::fp8_tile(true) : HopperTile{2, 128, 240, 1, 2};
+  }
+};
+struct fp8_p2 : Base {
+  static constexpr HopperTile fp8_tile(bool causal) {
+    return causal ? Base::fp8_tile(true) : HopperTile{2, 192, 240, 1, 2};
+  }
+};
 
 }  // namespace schedlab::experiments::hopper_prefill_tuning
