@@ -110,11 +110,15 @@ struct HopperPrefillPolicy {
   // V tile (ldmatrix.trans and stmatrix, transpose_v_matrix), so the producer keeps 24
   // registers, as in 16-bit, and the consumers take 240 of the launch's 168 per thread
   // ((168 x 384 - 24 x 128) / 256). Keys per tile are whole 32-key steps of the 8-bit wgmma:
-  // 192 non-causal, 128 causal.
+  // 192 non-causal, 128 causal. The 192-key tile holds P in two register buffers (an 8-bit P
+  // is half a 16-bit one, so the second fits beside S and O where 16-bit's 176-key tile has no
+  // room): on the H200 at 8192 keys 4.9% faster without the mask and 4.7% under it than one
+  // buffer; 128-key tiles with two, cuDNN's shape of loop, were slower (kernels/hopper_prefill/
+  // LOG.md, "fp8 on two P buffers").
   /* ProducerRegsFp8 = */ static constexpr int kProducerRegsFp8 = 24;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {
-    return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 192, 240, 1};
+    return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 192, 240, 1, 2};
   }
 };
 

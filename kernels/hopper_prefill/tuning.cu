@@ -12,8 +12,4 @@ template void launch_hopper_prefill<tuning::within_head>(const PrefillArgs&, gpu
 template void require_hopper_prefill_fits<tuning::within_head>(const PrefillProblem&);
 template void launch_hopper_prefill<tuning::fp8_chains4>(const PrefillArgs&, gpu::api::stream_t);
 template void require_hopper_prefill_fits<tuning::fp8_chains4>(const PrefillProblem&);
-template void launch_hopper_prefill<tuning::fp8_n128_p2>(const PrefillArgs&, gpu::api::stream_t);
-template void require_hopper_prefill_fits<tuning::fp8_n128_p2>(const PrefillProblem&);
-template void launch_hopper_prefill<tuning::fp8_p2>(const PrefillArgs&, gpu::api::stream_t);
-template void require_hopper_prefill_fits<tuning::fp8_p2>(const PrefillProblem&);
 }  // namespace schedlab::kernels

@@ -24,18 +24,10 @@ struct within_head : Base {
 // fp8 without the mask on four softmax chains per row instead of one: the exp2s are half the
 // tile's time in fp8, so a shorter max / sum dependence may matter there when it did not in 16-bit.
 struct fp8_chains4 : Base {
-  static constexpr HopperTile fp8_tile(bool causal) { return causal ? Base::fp8_tile(true) : HopperTile{2, 192, 240, 4}; }
-};
-// fp8 without the mask (and the long causal kernel) on cuDNN's shape of loop: 128-key tiles with
-// P in two register buffers (the loop unrolled by two), or the default's 192 keys with two.
-struct fp8_n128_p2 : Base {
   static constexpr HopperTile fp8_tile(bool causal) {
-    return causal ? Base::fp8_tile(true) : HopperTile{2, 128, 240, 1, 2};
-  }
-};
-struct fp8_p2 : Base {
-  static constexpr HopperTile fp8_tile(bool causal) {
-    return causal ? Base::fp8_tile(true) : HopperTile{2, 192, 240, 1, 2};
+    HopperTile t = Base::fp8_tile(causal);
+    if (!causal) t.row_chains = 4;
+    return t;
   }
 };
 
