@@ -8,11 +8,7 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillFp8Experiment<tuning::defaults, tuning::d64_m128, tuning::d64_n192, tuning::n128_p2,
-                                            tuning::within_head, tuning::fp8_chains2, tuning::fp8_chains4>
-      experiment{"hopper_prefill_tuning",
-                 "defaults",
-                 {"defaults", "d64_m128", "d64_n192", "n128_p2", "within_head", "fp8_chains2", "fp8_chains4"}};
+  const kernels::HopperPrefillFp8Experiment<tuning::defaults> experiment{"hopper_prefill_tuning", "defaults", {"defaults"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }
