@@ -8,8 +8,7 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillFp8Experiment<tuning::defaults, tuning::fp8_persistent, tuning::fp8_stages3> experiment{
-      "hopper_prefill_tuning", "defaults", {"defaults", "fp8_persistent", "fp8_stages3"}};
+  const kernels::HopperPrefillFp8Experiment<tuning::defaults> experiment{"hopper_prefill_tuning", "defaults", {"defaults"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

@@ -6,8 +6,4 @@ namespace schedlab::kernels {
 namespace tuning = experiments::hopper_prefill_tuning;
 template void launch_hopper_prefill<tuning::defaults>(const PrefillArgs&, gpu::api::stream_t);
 template void require_hopper_prefill_fits<tuning::defaults>(const PrefillProblem&);
-template void launch_hopper_prefill<tuning::fp8_persistent>(const PrefillArgs&, gpu::api::stream_t);
-template void require_hopper_prefill_fits<tuning::fp8_persistent>(const PrefillProblem&);
-template void launch_hopper_prefill<tuning::fp8_stages3>(const PrefillArgs&, gpu::api::stream_t);
-template void require_hopper_prefill_fits<tuning::fp8_stages3>(const PrefillProblem&);
 }  // namespace schedlab::kernels
