@@ -6,9 +6,11 @@
 # the peer's machine code and units can be read beside ours on the same shape. PEER picks it:
 #   fa4    FlashAttention-4 (analysis/peers/fa4_peers.py; staged in $FA4_SITE, /tmp/fa4_site);
 #   cudnn  cuDNN's graph API (analysis/peers/cudnn_prefill_peers.py: fp8 shapes and 16-bit ragged
-#          batches; the frontend staged in $CUDNN_SITE, /tmp/cudnn_site).
-# Both are staged by scripts/device_stage_peers.sh.
-#     [PEER=fa4|cudnn] bash scripts/device_ncu_peer.sh OUT_DIR NAME...
+#          batches; the frontend staged in $CUDNN_SITE, /tmp/cudnn_site);
+#   sdpa_cudnn, sdpa_flash  PyTorch SDPA on that backend (analysis/peers/sdpa_peers.py: bf16 in the
+#          FA3 setting; torch is the machine's own).
+# The first two are staged by scripts/device_stage_peers.sh.
+#     [PEER=fa4|cudnn|sdpa_cudnn|sdpa_flash] bash scripts/device_ncu_peer.sh OUT_DIR NAME...
 # NAME is one of our prefill benchmark names (e.g. prefill_pingpong/pingpong/bf16/seq:8192/
 # head_dim:64/causal:0); the files are OUT_DIR/peers_prefill/{sass-stalls,pipes}-<UTC stamp>-
 # <commit>-<peer>-<dtype>-<shape>.csv, read by `python -m schedlab_analysis.ncu_source` and
@@ -29,11 +31,14 @@ case $peer in
     site=${CUDNN_SITE:-/tmp/cudnn_site} marker=.cudnn_complete what="the cuDNN frontend"
     export PYTHONPATH=$site${PYTHONPATH:+:$PYTHONPATH}
     run=(python3 analysis/peers/cudnn_prefill_peers.py --warmup 3 --profile) ;;
+  sdpa_cudnn | sdpa_flash)
+    site="" marker=""
+    run=(python3 analysis/peers/sdpa_peers.py --warmup 3 --backend "$peer" --profile) ;;
   *)
-    echo "device_ncu_peer: PEER=$peer: not a peer this script profiles (fa4, cudnn)" >&2
+    echo "device_ncu_peer: PEER=$peer: not a peer this script profiles (fa4, cudnn, sdpa_cudnn, sdpa_flash)" >&2
     exit 2 ;;
 esac
-if [ ! -f "$site/$marker" ]; then
+if [ -n "$site" ] && [ ! -f "$site/$marker" ]; then
   echo "device_ncu_peer: $what is not staged ($site/$marker missing)" >&2
   exit 2
 fi

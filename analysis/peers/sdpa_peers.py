@@ -7,6 +7,7 @@ Run on the GPU machine (torch, numpy and the standard library only):
 
     python3 analysis/peers/sdpa_peers.py --results-root results --family all
     python3 analysis/peers/sdpa_peers.py --quick            # a couple of shapes
+    python3 analysis/peers/sdpa_peers.py --backend sdpa_cudnn --profile NAME   # one call, for Nsight Compute
 
 Timing is the KERNEL time, taken as our harness takes ours (common/harness/bench.cpp): CUDA
 events around the call, the L2 flushed before it by reading a buffer of twice its size
@@ -696,6 +697,23 @@ def profile_one_call(call, warmup: int) -> None:
         torch.cuda.profiler.stop()
 
 
+def profile_shape(name: str) -> dict:
+    """The prefill shape ({seq, head_dim, causal}) of one of our benchmark names, for
+    ``--profile``: bf16 in the FA3 setting, the problems this peer runs. Raises ValueError with the
+    reason for any other name (the name grammar is fa4_peers.config_from_name's)."""
+    import fa4_peers as fa  # noqa: PLC0415 (it imports this module)
+    cfg = fa.config_from_name(name)
+    if cfg is None:
+        raise ValueError("not a prefill benchmark name")
+    cfg.check()
+    if cfg.dtype != DTYPE:
+        raise ValueError(f"this peer runs {DTYPE}, not {cfg.dtype}")
+    if cfg != fa.Config.fa3(cfg.q_len, cfg.head_dim, cfg.causal):
+        raise ValueError(f"this peer runs the FA3 setting ({PREFILL_TOTAL_TOKENS} tokens, hidden {PREFILL_HIDDEN}, "
+                         "as many keys as queries), not this batch")
+    return {"seq": cfg.q_len, "head_dim": cfg.head_dim, "causal": cfg.causal}
+
+
 def time_peer(call, flush, reps: int, own_lead_us: float = OWN_LEAD_US) -> PeerTiming:
     """A peer's call timed as our kernels are (``time_interleaved``, behind ``launch_lead_us``),
     and profiled in a separate pass for its kernels' names and the profiler's own sum (where it
@@ -835,14 +853,30 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--reps", type=int, default=20, help="timed repetitions per shape and backend")
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--quick", action="store_true", help="two shapes per family")
+    ap.add_argument("--profile", metavar="NAME",
+                    help="one warmed-up call of --backend on the prefill problem of our benchmark NAME between "
+                         "cudaProfilerStart and Stop, for a profiler started with --profile-from-start off "
+                         "(scripts/device_ncu_peer.sh); writes nothing")
+    ap.add_argument("--backend", choices=sorted(VARIANTS), default="sdpa_cudnn", help="--profile's SDPA backend")
     args = ap.parse_args(argv)
     if args.reps < 2:
         ap.error("--reps must be >= 2")
+    shape = None
+    if args.profile:
+        try:
+            shape = profile_shape(args.profile)
+        except ValueError as e:
+            print(f"sdpa_peers: --profile {args.profile}: {e}", file=sys.stderr)
+            return 2
 
     torch = _torch()
     if not torch.cuda.is_available():
         print("sdpa_peers: no CUDA device; nothing to run", file=sys.stderr)
         return 3
+    if shape is not None:
+        profile_one_call(sdpa_call("prefill", shape, args.backend, *make_inputs("prefill", shape, _seed())), args.warmup)
+        print(f"sdpa_peers: profiled one {args.backend} call of {bench_name('prefill', args.backend, shape)}", flush=True)
+        return 0
     t_start = time.time()
 
     def log(msg):

@@ -259,3 +259,26 @@ def test_time_peer_spins_for_the_calls_lead(peers, monkeypatch):
     leads.clear()
     peers.time_peer(None, None, 2, own_lead_us=1200.0)
     assert leads == [1200.0] * 3
+
+
+# ---- --profile: the name of one of our benchmarks, refused before any GPU work ---------------
+
+def test_profile_takes_the_fa3_shape_of_our_benchmark_name(peers):
+    assert peers.profile_shape("prefill_pingpong/pingpong/bf16/seq:1024/head_dim:128/causal:1/iterations:1") == {
+        "seq": 1024, "head_dim": 128, "causal": 1}
+    assert peers.profile_shape("prefill_pingpong/pingpong/bf16/seq:512/head_dim:64/causal:0") == {
+        "seq": 512, "head_dim": 64, "causal": 0}
+
+
+@pytest.mark.parametrize("name, why", [
+    ("prefill_pingpong/pingpong/bf16/seq:8192", "not a prefill benchmark name"),
+    ("prefill_pingpong/pingpong/fp8_e4m3/seq:8192/head_dim:128/causal:0", "runs bf16, not fp8_e4m3"),
+    ("prefill_pingpong/pingpong/bf16/seq:8192/head_dim:128/causal:1/q_heads:64/kv_heads:8", "the FA3 setting"),
+    ("prefill_pingpong/pingpong/bf16/lengths:4x512/head_dim:128/causal:1", "the FA3 setting"),
+])
+def test_profile_refuses_any_other_name_before_any_gpu_work(peers, capsys, name, why):
+    assert peers.main(["--profile", name]) == 2
+    err = capsys.readouterr().err
+    assert why in err and name in err
+    import sys
+    assert "torch" not in sys.modules

@@ -107,6 +107,24 @@ def test_peer_profiles_are_named_like_ours_and_taken_with_our_options(tmp_path, 
     assert all(f"analysis/peers/{script} " in c and c.endswith(f"--profile {name}") for c in source + pipes)
 
 
+@pytest.mark.parametrize("peer", ["sdpa_cudnn", "sdpa_flash"])
+def test_sdpa_profiles_need_no_staging_and_name_their_backend(tmp_path, peer):
+    root, bindir = _checkout(tmp_path, "device_ncu_peer.sh")
+    out, args = tmp_path / "out", tmp_path / "ncu_args"
+    name = "prefill_pingpong/pingpong/bf16/seq:1024/head_dim:128/causal:1"
+    env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}", PEER=peer, NCU_ARGS=str(args))
+    r = subprocess.run(["bash", "scripts/device_ncu_peer.sh", str(out), name], cwd=root, env=env,
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 0, r.stderr
+    files = sorted(re.sub(r"\d{8}T\d{6}Z", "STAMP", p.name) for p in (out / "peers_prefill").glob("*.csv"))
+    assert files == [f"pipes-STAMP-0123456789-{peer}-bf16-seq1024-head_dim128-causal1.csv",
+                     f"sass-stalls-STAMP-0123456789-{peer}-bf16-seq1024-head_dim128-causal1.csv"]
+    calls = args.read_text().splitlines()
+    assert len(calls) == 3 and all("--clock-control none" in c for c in calls if "-i " not in c)
+    assert all(c.endswith(f"analysis/peers/sdpa_peers.py --warmup 3 --backend {peer} --profile {name}")
+               for c in calls if "-i " not in c)
+
+
 def test_an_unknown_peer_is_refused(tmp_path):
     root, bindir = _checkout(tmp_path, "device_ncu_peer.sh")
     env = dict(os.environ, PATH=f"{bindir}:{os.environ['PATH']}", PEER="nope", NCU_ARGS=str(tmp_path / "a"))
