@@ -14,7 +14,9 @@ namespace schedlab::kernels::attention {
 // by the caller (the warp's place among the warps that hold O, not its id in the CTA).
 // The parameters come in the order the register-tile family computed them before this stage
 // was shared, which keeps its AMD code as it was (gfx950 reorders the epilogue otherwise).
-template <class T, class Op, int kMTiles>
+// kRowsBelowZero: row0 may be negative (blocks cut from the sequence's end); those rows are
+// not the sequence's and are not written.
+template <class T, class Op, bool kRowsBelowZero = false, int kMTiles>
 __device__ __forceinline__ void write_o(const RowState<T, kMTiles>& st, std::uint16_t* o_rows, int rows_left,
                                         float o_scale, std::int64_t row_stride, int row0) {
 #pragma unroll
@@ -23,7 +25,7 @@ __device__ __forceinline__ void write_o(const RowState<T, kMTiles>& st, std::uin
     for (int r = 0; r < T::kRowSlots; ++r) {
       const float inv = row_normalizer(st, mt, r, o_scale);
       const int row = row0 + mt * T::kMmaRows + T::row(0, r * T::kPerSlot);
-      if (row >= rows_left) continue;
+      if (row >= rows_left || (kRowsBelowZero && row < 0)) continue;
       T::template store_o_row<Op>(o_rows + row * row_stride, st.o[mt], r, inv);
     }
 }

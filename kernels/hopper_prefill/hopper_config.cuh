@@ -71,6 +71,7 @@ struct Config {
   static constexpr int kConsumers = kTile.consumers;  // consumer warpgroups
   static constexpr int kWgRows = 64;    // query rows of one consumer (wgmma m64)
   static constexpr int kBlockM = kConsumers * kWgRows;
+  static constexpr bool kBlocksFromEnd = kCausal && Policy::kCausalBlocksFromEnd;
   static constexpr int kBlockN = kTile.block_n;
   static constexpr int kStages = Policy::kStages;
   // One shared-memory slot per stage holding K(j), then V(j); else a K ring and a V ring.
@@ -214,6 +215,7 @@ struct TileWork : std::conditional_t<Cfg::kRagged, RaggedSeq, NoRaggedSeq> {
       this->start = b.start;
     }
     q_row0 = t.m_block * Cfg::kBlockM;
+    if constexpr (Cfg::kBlocksFromEnd) q_row0 -= (Cfg::kBlockM - q_len % Cfg::kBlockM) % Cfg::kBlockM;
     kv_head = t.head / (a.q_heads / a.kv_heads);
     n_tiles = tiles_seen_by(min(q_row0 + Cfg::kBlockM, q_len) - 1, q_len, kv_len);
   }

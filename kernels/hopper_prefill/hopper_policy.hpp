@@ -85,6 +85,12 @@ struct HopperPrefillPolicy {
   // kernels do whatever the policy says (with a bound per consumer, the long causal fp8 kernel
   // kept a word in local memory inside its main loop).
   /* OwnTiles = */ static constexpr bool kOwnTiles = true;
+  // Under the causal mask, query blocks cut from the sequence's end rather than its start: where
+  // a sequence is not a whole number of blocks, the block that is not full is then its first,
+  // whose rows see the fewest keys, not its last, whose rows see the most (its consumers past
+  // the end wait through the longest tile of the sequence). The rows before the first are
+  // masked and never written.
+  /* CausalBlocksFromEnd = */ static constexpr bool kCausalBlocksFromEnd = false;
   // 16-bit launches with at most this many keys run ShortSeq<Policy, causal>: persistent CTAs,
   // one per SM, instead of one CTA per tile. A CTA's prologue (barriers, Q and the first copies)
   // and epilogue are paid once, and the next tile's Q and K/V load under this one's last GEMMs

@@ -364,7 +364,7 @@ struct Consumer {
     std::int64_t first_row;
     if constexpr (Cfg::kRagged) first_row = w.start;
     else first_row = std::int64_t(w.t.batch) * a.q_len;
-    attention::write_o<typename Cfg::Rows, Out>(st, a.o + first_row * row_stride + std::int64_t(w.t.head) * Cfg::kHeadDim,
+    attention::write_o<typename Cfg::Rows, Out, Cfg::kBlocksFromEnd>(st, a.o + first_row * row_stride + std::int64_t(w.t.head) * Cfg::kHeadDim,
                                                 lens(w).q_len, scales.o, row_stride, row0);
   }
 };
