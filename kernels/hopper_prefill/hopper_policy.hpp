@@ -91,6 +91,13 @@ struct HopperPrefillPolicy {
   // the end wait through the longest tile of the sequence). The rows before the first are
   // masked and never written.
   /* CausalBlocksFromEnd = */ static constexpr bool kCausalBlocksFromEnd = false;
+  // The short causal kernels cut their query blocks from the end (kCausalBlocksFromEnd). On the
+  // H200 that was faster at head dim 64, whose 192-row blocks divide no power of two: 3.6% at
+  // 1024 keys, 2.0% at 512, no different at 2048; no different at head dim 128 (its blocks divide
+  // the lengths measured), nor on the serving batch. In the kernels of one CTA a tile it was no
+  // faster anywhere and 1.6% slower at head dim 64, 16384 keys (kernels/hopper_prefill/LOG.md,
+  // "Against cuDNN at 1024 keys").
+  /* ShortCausalBlocksFromEnd = */ static constexpr bool kShortCausalBlocksFromEnd = true;
   // 16-bit launches with at most this many keys run ShortSeq<Policy, causal>: persistent CTAs,
   // one per SM, instead of one CTA per tile. A CTA's prologue (barriers, Q and the first copies)
   // and epilogue are paid once, and the next tile's Q and K/V load under this one's last GEMMs
@@ -143,7 +150,8 @@ struct LongCausal : Policy {
 // the mask every consumer computes the tile's key tiles: there only rows past the sequence's end
 // are skipped, and on the static walk that was no faster at head dim 64 and 1.7% slower at 128
 // (LOG.md, "The short kernels' skip: a warp's wait"). Under the mask, P takes
-// kShortCausalPBuffers register buffers where the tile has the registers.
+// kShortCausalPBuffers register buffers where the tile has the registers, and query blocks are
+// cut from the sequence's end where kShortCausalBlocksFromEnd says.
 template <class Policy, bool kCausal>
 struct ShortSeq : Policy {
   static constexpr HopperTile tile(int head_dim, bool causal) {
@@ -155,6 +163,8 @@ struct ShortSeq : Policy {
       kCausal ? attention::TileSchedule::Dynamic : attention::TileSchedule::Persistent;
   /* TileQueueSlots = */ static constexpr int kTileQueueSlots = 2;
   /* OwnTiles = */ static constexpr bool kOwnTiles = Policy::kOwnTiles && kCausal;
+  /* CausalBlocksFromEnd = */ static constexpr bool kCausalBlocksFromEnd =
+      kCausal && (Policy::kCausalBlocksFromEnd || Policy::kShortCausalBlocksFromEnd);
 };
 // Whether a policy has short kernels for a mask: a threshold, a producer
 // warpgroup (the dynamic schedule's fetcher is its warp 1) and one CTA per tile as the schedule

@@ -6,6 +6,4 @@ namespace schedlab::kernels {
 namespace tuning = experiments::hopper_prefill_tuning;
 template void launch_hopper_prefill<tuning::defaults>(const PrefillArgs&, gpu::api::stream_t);
 template void require_hopper_prefill_fits<tuning::defaults>(const PrefillProblem&);
-template void launch_hopper_prefill<tuning::blocks_from_end>(const PrefillArgs&, gpu::api::stream_t);
-template void require_hopper_prefill_fits<tuning::blocks_from_end>(const PrefillProblem&);
 }  // namespace schedlab::kernels

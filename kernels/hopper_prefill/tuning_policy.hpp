@@ -10,9 +10,5 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 
 using Base = kernels::HopperPrefillPolicy;
 struct defaults : Base {};
-// Causal query blocks cut from the sequence's end (kCausalBlocksFromEnd).
-struct blocks_from_end : Base {
-  /* CausalBlocksFromEnd = */ static constexpr bool kCausalBlocksFromEnd = true;
-};
 
 }  // namespace schedlab::experiments::hopper_prefill_tuning
