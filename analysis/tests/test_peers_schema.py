@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sys
 
 import numpy as np
 import pytest
@@ -280,5 +281,4 @@ def test_profile_refuses_any_other_name_before_any_gpu_work(peers, capsys, name,
     assert peers.main(["--profile", name]) == 2
     err = capsys.readouterr().err
     assert why in err and name in err
-    import sys
     assert "torch" not in sys.modules
