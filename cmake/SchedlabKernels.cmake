@@ -52,6 +52,19 @@ function(schedlab_kernel_library target)
   endif()
 endfunction()
 
+# Sources that hold device code (.cu) compile in the backend's GPU language (CUDA or HIP);
+# benchmark and test sources without a kernel are .cpp and compile with the host compiler,
+# which takes a fraction of a device compile's time (no device pass over the headers).
+#
+#   schedlab_device_sources(files...)
+function(schedlab_device_sources)
+  foreach(src IN LISTS ARGN)
+    if(src MATCHES "\\.cu$")
+      set_source_files_properties(${src} PROPERTIES LANGUAGE ${SCHEDLAB_GPU_LANG})
+    endif()
+  endforeach()
+endfunction()
+
 # The command-line test of a benchmark binary (common/tests/bench_binary_cli.sh): help,
 # listing and flag errors answered without a GPU, nothing written. Label cpu: it needs none.
 function(schedlab_bench_cli_test target)
@@ -62,12 +75,12 @@ function(schedlab_bench_cli_test target)
 endfunction()
 
 # An experiment folder: its kernel instantiations (kernels.cu, registered for the static
-# report under the folder's name) and its benchmark binary bench_<name> (bench.cu).
+# report under the folder's name) and its benchmark binary bench_<name> (bench.cpp).
 #
 #   schedlab_experiment([LINK libs...] [SM90A_ONLY | AMD_ONLY] [KERNELS file] [BENCH file]
 #                       [GPU_TESTS family])
 #
-# GPU_TESTS: test_gpu.cu beside it joins that family's GPU test binary (schedlab_gpu_tests).
+# GPU_TESTS: test_gpu.cpp beside it joins that family's GPU test binary (schedlab_gpu_tests).
 #
 # An experiment with one realization per vendor calls it twice, SM90A_ONLY with the NVIDIA
 # sources and AMD_ONLY with the AMD ones (KERNELS, BENCH): one backend builds one of them.
@@ -78,7 +91,7 @@ function(schedlab_experiment)
     set(ARG_KERNELS kernels.cu)
   endif()
   if(NOT ARG_BENCH)
-    set(ARG_BENCH bench.cu)
+    set(ARG_BENCH bench.cpp)
   endif()
   set(only "")
   set(backend "${SCHEDLAB_GPU_BACKEND}")
@@ -91,15 +104,14 @@ function(schedlab_experiment)
   endif()
   schedlab_kernel_library(${name}_kernels SOURCES ${ARG_KERNELS} EXPERIMENT ${name} LINK ${ARG_LINK} ${only})
   if(NOT SCHEDLAB_GPU_BACKEND STREQUAL "none" AND SCHEDLAB_GPU_BACKEND STREQUAL backend)
-    set_source_files_properties(${ARG_BENCH} PROPERTIES LANGUAGE ${SCHEDLAB_GPU_LANG})
     add_executable(bench_${name} ${ARG_BENCH})
     target_link_libraries(bench_${name} PRIVATE ${name}_kernels)
     schedlab_bench_cli_test(bench_${name})
   endif()
-  # GPU_TESTS <family>: the experiment's GPU tests (test_gpu.cu beside it) join that family's
+  # GPU_TESTS <family>: the experiment's GPU tests (test_gpu.cpp beside it) join that family's
   # test binary (kernels/CMakeLists.txt), with the experiment's kernels.
   if(ARG_GPU_TESTS AND NOT SCHEDLAB_GPU_BACKEND STREQUAL "none" AND SCHEDLAB_GPU_BACKEND STREQUAL backend)
-    schedlab_gpu_tests(${ARG_GPU_TESTS} SOURCES test_gpu.cu LINK ${name}_kernels)
+    schedlab_gpu_tests(${ARG_GPU_TESTS} SOURCES test_gpu.cpp LINK ${name}_kernels)
   endif()
 endfunction()
 
@@ -115,7 +127,9 @@ function(schedlab_gpu_tests family)
     return()
   endif()
   foreach(src IN LISTS ARG_SOURCES)
-    set_source_files_properties(${src} TARGET_DIRECTORY ${tests_target} PROPERTIES LANGUAGE ${SCHEDLAB_GPU_LANG})
+    if(src MATCHES "\\.cu$")
+      set_source_files_properties(${src} TARGET_DIRECTORY ${tests_target} PROPERTIES LANGUAGE ${SCHEDLAB_GPU_LANG})
+    endif()
     target_sources(${tests_target} PRIVATE ${CMAKE_CURRENT_SOURCE_DIR}/${src})
   endforeach()
   if(ARG_LINK)

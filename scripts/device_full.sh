@@ -84,7 +84,7 @@ if { in_phase sanitize || { in_phase all bench tests && [ "${RUN_TESTS:-1}" != 0
   [ "$rc" = 0 ] || status=1
   echo "sanitizers rc=$rc $(( $(date +%s) - t0 ))s"
 fi
-# The seed sweep of the decode row-tile bodies' accuracy gate (kernels/tests/seed_sweep_decode.cu):
+# The seed sweep of the decode row-tile bodies' accuracy gate (kernels/tests/seed_sweep_decode.cpp):
 # it stops starting seeds when its budget is spent and says how many ran.
 if in_phase seeds; then
   if [ -x $B/schedlab_gpu_tests_decode ]; then

@@ -66,7 +66,7 @@ def copy_results(stage: Path, results: Path) -> dict[tuple[str, str], Path]:
         if experiment == "sweeps":  # scripts/sweep.py's summary of the run: kept as it is
             copy_new(f, results / device / experiment / f.name)
             continue
-        if experiment == "seed_sweep":  # the decode gates' seed sweep (kernels/tests/seed_sweep_decode.cu)
+        if experiment == "seed_sweep":  # the decode gates' seed sweep (kernels/tests/seed_sweep_decode.cpp)
             if not read_json(f).get("records"):
                 print(f"skipped  {f.name}: no seed sweep records")
                 continue

@@ -79,7 +79,7 @@ class Job:
     experiment: str = ""           # the results folder it writes: decode_kv_streaming, peers_decode
 
 
-# Binaries whose experiment is not their name less "bench_" (kernels/naive/bench_naive.cu's
+# Binaries whose experiment is not their name less "bench_" (kernels/naive/bench_naive.cpp's
 # bench_main names it).
 EXPERIMENT_OF_BINARY = {"bench_naive": "naive_attention"}
 

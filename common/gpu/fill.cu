@@ -1,3 +1,5 @@
+#include <stdexcept>
+
 #include "common/data.hpp"
 #include "common/gpu/fill.hpp"
 #include "common/gpu/launch.hpp"
@@ -42,6 +44,16 @@ void run_fill(Store store, std::size_t n, std::uint64_t seed, float stddev, api:
          stddev);
 }
 
+constexpr int kGatherThreads = 256;
+
+// Copies chunk i (chunk_bytes, a multiple of 16, at src + offsets[i]) to dst + i * chunk_bytes.
+__global__ void __launch_bounds__(kGatherThreads) gather_chunks_kernel(const unsigned char* src, const std::int64_t* offsets,
+                                                                     std::int64_t chunk_bytes, unsigned char* dst) {
+  const auto* from = reinterpret_cast<const uint4*>(src + offsets[blockIdx.x]);
+  auto* to = reinterpret_cast<uint4*>(dst + blockIdx.x * chunk_bytes);
+  for (std::int64_t i = threadIdx.x; i < chunk_bytes / 16; i += kGatherThreads) to[i] = from[i];
+}
+
 }  // namespace
 
 void fill_normal(DType t, void* dst, std::size_t n, std::uint64_t seed, float stddev, api::stream_t s) {
@@ -55,6 +67,19 @@ void fill_normal(DType t, void* dst, std::size_t n, std::uint64_t seed, float st
 
 void poison(void* dst, std::size_t bytes, api::stream_t s) {
   SCHEDLAB_GPU_CHECK(api::memset_async(dst, 0xff, bytes, s));
+}
+
+std::vector<unsigned char> gather_chunks(const void* src, const std::vector<std::int64_t>& offsets,
+                                         std::size_t chunk_bytes) {
+  if (offsets.empty()) return {};
+  if (chunk_bytes % 16 != 0) throw std::invalid_argument("gather_chunks: chunks of whole 16-byte words");
+  DeviceBuffer<std::int64_t> at(offsets.size());
+  at.upload(offsets);
+  DeviceBuffer<unsigned char> packed(offsets.size() * chunk_bytes);
+  launch("gather_chunks", gather_chunks_kernel, LaunchConfig{dim3(unsigned(offsets.size())), dim3(kGatherThreads)},
+         static_cast<const unsigned char*>(src), static_cast<const std::int64_t*>(at.data()), std::int64_t(chunk_bytes),
+         packed.data());
+  return packed.download();
 }
 
 }  // namespace schedlab::gpu

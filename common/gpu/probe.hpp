@@ -6,18 +6,9 @@
 #include <cstdint>
 
 #include "common/gpu/device.hpp"
-
-#ifndef SCHEDLAB_STALL_PROBES
-#define SCHEDLAB_STALL_PROBES 0
-#endif
+#include "common/gpu/instruments.hpp"
 
 namespace schedlab::gpu {
-
-enum class WaitPoint : int { AsyncCopy = 0, BlockBarrier = 1 };
-inline constexpr int kWaitPoints = 2;
-inline constexpr int kProbeSlots = kWaitPoints + 1;  // the wait points, then total cycles
-inline constexpr bool kStallProbes = SCHEDLAB_STALL_PROBES != 0;
-inline constexpr const char* kWaitPointNames[kWaitPoints] = {"async_copy", "block_barrier"};
 
 class WaitProbe {
  public:

@@ -7,15 +7,10 @@
 #include <cstdint>
 
 #include "common/gpu/device.hpp"
+#include "common/gpu/instruments.hpp"
 #include "common/harness/timeline.hpp"
 
-#ifndef SCHEDLAB_CTA_TIMELINE
-#define SCHEDLAB_CTA_TIMELINE 0
-#endif
-
 namespace schedlab::gpu {
-
-inline constexpr bool kCtaTimeline = SCHEDLAB_CTA_TIMELINE != 0;
 
 // Records at construction (start, SM) and at destruction (end), so every return path of a
 // kernel counts: declare it first in the kernel, through SCHEDLAB_CTA_TIMELINE_RECORD.

@@ -1,6 +1,6 @@
 // Pieces every device Case shares: per-set input buffers filled on the device, a
-// poisoned output, gathering scattered input bytes for the double reference, and the rows
-// of the output the accuracy gate compares.
+// poisoned output, and the rows of the output the accuracy gate compares. Host code (no
+// kernel here), so that benchmark and test sources compile with the host compiler.
 #pragma once
 #include <cstdint>
 #include <cstdio>
@@ -12,9 +12,7 @@
 #include <vector>
 
 #include "common/gpu/fill.hpp"
-#include "common/gpu/launch.hpp"
-#include "common/gpu/probe.hpp"
-#include "common/gpu/timeline.hpp"
+#include "common/gpu/instruments.hpp"
 #include "common/gpu/runtime.hpp"
 #include "common/harness/accuracy.hpp"
 #include "common/harness/timeline.hpp"
@@ -99,33 +97,6 @@ class CtaTimelineBuffer {
  private:
   gpu::DeviceBuffer<harness::CtaSpan> spans_;
 };
-
-// Copies chunk i (chunk_bytes, a multiple of 16, at src + offsets[i]) to dst + i * chunk_bytes.
-template <int kThreads>
-__global__ void __launch_bounds__(kThreads) gather_chunks_kernel(const unsigned char* src, const std::int64_t* offsets,
-                                                               std::int64_t chunk_bytes, unsigned char* dst) {
-  const auto* from = reinterpret_cast<const uint4*>(src + offsets[blockIdx.x]);
-  auto* to = reinterpret_cast<uint4*>(dst + blockIdx.x * chunk_bytes);
-  for (std::int64_t i = threadIdx.x; i < chunk_bytes / 16; i += kThreads) to[i] = from[i];
-}
-
-// Scattered chunks of a device buffer (pages of a KV pool) as one host buffer: one gather
-// on the device and one copy, not a copy per chunk (a batch-64, 64k check reads 262k pages).
-// A template so that only the files that call it (the Cases, not the experiments' kernel
-// files, which include this header too) compile the kernel.
-template <int kThreads = 256>
-std::vector<unsigned char> gather_chunks(const void* src, const std::vector<std::int64_t>& offsets,
-                                         std::size_t chunk_bytes) {
-  if (offsets.empty()) return {};
-  if (chunk_bytes % 16 != 0) throw std::invalid_argument("gather_chunks: chunks of whole 16-byte words");
-  gpu::DeviceBuffer<std::int64_t> at(offsets.size());
-  at.upload(offsets);
-  gpu::DeviceBuffer<unsigned char> packed(offsets.size() * chunk_bytes);
-  gpu::launch("gather_chunks", gather_chunks_kernel<kThreads>,
-              gpu::LaunchConfig{dim3(unsigned(offsets.size())), dim3(kThreads)}, static_cast<const unsigned char*>(src),
-              static_cast<const std::int64_t*>(at.data()), std::int64_t(chunk_bytes), packed.data());
-  return packed.download();
-}
 
 // Output rows (head_dim contiguous values each, at `row_offset(row)` elements) as float.
 template <class RowOffset>

@@ -161,8 +161,8 @@ inline std::vector<double> DecodeCase::reference(int set) {
     for (std::size_t j = 0; j < pages; ++j)
       offsets.push_back(p_.pool_offset(p_.block_table[std::size_t(seq) * p_.max_pages_per_seq + j], kvh, 0) * elem_bytes);
   }
-  const auto k_pages = gather_chunks(sets_[set].k.data(), offsets, page_bytes);
-  const auto v_pages = gather_chunks(sets_[set].v.data(), offsets, page_bytes);
+  const auto k_pages = gpu::gather_chunks(sets_[set].k.data(), offsets, page_bytes);
+  const auto v_pages = gpu::gather_chunks(sets_[set].v.data(), offsets, page_bytes);
   const auto q_all = sets_[set].q.download();
   const std::size_t q_row_bytes = std::size_t(p_.head_dim) * dtype_bytes(p_.q_dtype);
   std::vector<double> ref(rows_.size() * p_.head_dim);

@@ -27,7 +27,7 @@ enum class TileSchedule { split, shared_tail, persistent, token_balanced };
 enum class RowTileMma { warp, warpgroup };
 
 // Faults injected on purpose, to show that the accuracy gate catches a broken schedule
-// (kernels/tests/test_decode_gpu.cu). No shipped variant sets one: with `none` the kernel
+// (kernels/tests/test_decode_gpu.cpp). No shipped variant sets one: with `none` the kernel
 // compiles none of the injection points in, and its machine code is unchanged.
 enum class DecodeFault {
   none,

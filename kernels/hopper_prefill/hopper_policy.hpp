@@ -2,7 +2,7 @@
 // al. 2024, arXiv 2407.08608, section 3). An experiment variant is this struct with some
 // members changed; the kernel body is shared (kernels/hopper_prefill/hopper_prefill.cuh).
 #pragma once
-#include "kernels/attention/tile_scheduler.hpp"
+#include "kernels/attention/tile_schedule.hpp"
 
 namespace schedlab::kernels {
 

@@ -1,5 +1,5 @@
-// The decode GPU tests' checks, shared by the family's tests (kernels/tests/test_decode_gpu.cu)
-// and each experiment's (experiments/<name>/test_gpu.cu, built into the same binary):
+// The decode GPU tests' checks, shared by the family's tests (kernels/tests/test_decode_gpu.cpp)
+// and each experiment's (experiments/<name>/test_gpu.cpp, built into the same binary):
 // a policy against the double reference on the configurations every variant must pass, the
 // row-tile shapes, relaunches with the output poisoned in between, and the type- and
 // value-parameterized suites an experiment instantiates for its variants (DecodeGpu, every

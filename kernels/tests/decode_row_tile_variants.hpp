@@ -1,8 +1,8 @@
 // The policies of the decode row-tile bodies that the GPU tests run (GQA groups above 16 in one
 // CTA of several row tiles), each by name: the warpgroup body under each work partition and
 // partial merge, and the warp body. Each experiment with such variants registers them from its
-// GPU tests (experiments/<name>/test_gpu.cu), where each also gets a sanitizer test of its own;
-// the seed sweep (seed_sweep_decode.cu) runs every registered one over many seeds.
+// GPU tests (experiments/<name>/test_gpu.cpp), where each also gets a sanitizer test of its own;
+// the seed sweep (seed_sweep_decode.cpp) runs every registered one over many seeds.
 #pragma once
 #include <vector>
 

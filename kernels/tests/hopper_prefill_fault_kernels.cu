@@ -1,5 +1,5 @@
 // The Hopper prefill kernel with each HopperFault, fp8 e4m3 at head dim 128 (declared in
-// kernels/tests/test_hopper_prefill_gpu.cu, its one user); HopperFault::none is the family
+// kernels/tests/test_hopper_prefill_gpu.cpp, its one user); HopperFault::none is the family
 // default, the fault's control.
 #include <stdexcept>
 

@@ -1,6 +1,6 @@
 // The Hopper prefill family's GPU checks, shared by the family's tests
-// (kernels/tests/test_hopper_prefill_gpu.cu) and each Hopper experiment's
-// (experiments/<name>/test_gpu.cu, built into the same binary): a policy against the double
+// (kernels/tests/test_hopper_prefill_gpu.cpp) and each Hopper experiment's
+// (experiments/<name>/test_gpu.cpp, built into the same binary): a policy against the double
 // reference on the shared prefill problems (kernels/tests/prefill_test_configs.hpp; the copies
 // zero-fill past the end of a sequence) plus more tiles than SMs (persistent CTAs walk several),
 // each launched twice on the same buffers (persistent pipeline state starts over); fp8 e4m3

@@ -1,5 +1,5 @@
 // The register-tile prefill family's GPU checks, shared by the family's tests
-// (kernels/tests/test_prefill_gpu.cu) and each experiment's (experiments/<name>/test_gpu.cu,
+// (kernels/tests/test_prefill_gpu.cu) and each experiment's (experiments/<name>/test_gpu.cpp,
 // built into the same binary): a policy against the double reference on the shared prefill
 // problems and their fp8 twins (kernels/tests/prefill_test_configs.hpp), output poisoned before
 // each launch, and the type-parameterized suite an experiment instantiates for its variants

@@ -1,5 +1,5 @@
 // The register-tile prefill family's own GPU tests on the H200 (each experiment's variants are
-// checked by its experiments/<name>/test_gpu.cu, built into this binary): the tuning
+// checked by its experiments/<name>/test_gpu.cpp, built into this binary): the tuning
 // candidates on the shared problems (kernels/tests/prefill_gpu_checks.hpp); the gates' power:
 // every injected fault (PrefillFault) fails them, at short and long context, in bf16, f16 and
 // fp8, where the family default passes; and the shared online softmax

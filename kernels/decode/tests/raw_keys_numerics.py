@@ -30,7 +30,7 @@ What the model shows (run this file for the table; test_raw_keys_numerics.py ass
     adds four QGMMAs and nothing else (two parts are exact here); a different per-row scale
     target moves S only where lo is subnormal and leaves the row errors as they are.
 
-Inputs follow the seed sweep (kernels/tests/seed_sweep_decode.cu, kernels/decode/decode_case.hpp):
+Inputs follow the seed sweep (kernels/tests/seed_sweep_decode.cpp, kernels/decode/decode_case.hpp):
 Q, K, V standard normal, Q bf16, K and V e4m3 (RNE, saturating), per-KV-head k and v scales in
 [0.5, 2), softmax scale 1 / sqrt(d), d = 128, MQA; drawn with numpy's generator, not the
 harness's, so the model matches the sweep's distributions, not its seeds. The kernel side:

@@ -1,5 +1,5 @@
 // The Hopper prefill family's own GPU tests on the H200 (each Hopper experiment's variants are
-// checked by its experiments/<name>/test_gpu.cu, built into this binary): fp8 faults (V^T keys
+// checked by its experiments/<name>/test_gpu.cpp, built into this binary): fp8 faults (V^T keys
 // out of P's order; a ragged batch masked by its longest sequence) that must fail the gate where
 // the family default passes. Label: gpu.
 #include <gtest/gtest.h>

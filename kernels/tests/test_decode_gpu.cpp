@@ -4,7 +4,7 @@
 // device memory a case states; and the gate's power: every injected fault (DecodeFault) fails
 // it, at short and long context, in every KV dtype, on the split grid and the token-balanced
 // work list, at GQA 32/8 and at MQA 64/1. Each experiment's variants are tested beside it
-// (experiments/<name>/test_gpu.cu, with the checks of decode_gpu_checks.hpp, in this binary).
+// (experiments/<name>/test_gpu.cpp, with the checks of decode_gpu_checks.hpp, in this binary).
 // Label: gpu.
 #include <gtest/gtest.h>
 

@@ -1,7 +1,7 @@
 // The decode GPU test binary's seed sweep mode (schedlab_gpu_tests_decode --seed_sweep [flags];
 // without that first flag the binary runs its gtests): the decode row-tile bodies' accuracy
 // gate over many seeds. Every row-tile variant the GPU tests run (each experiment's
-// test_gpu.cu registers its own, kernels/tests/decode_row_tile_variants.hpp: the warpgroup body
+// test_gpu.cpp registers its own, kernels/tests/decode_row_tile_variants.hpp: the warpgroup body
 // under each work partition and partial merge, the warp body),
 // bf16 and fp8 e4m3 KV, on a few small shapes that exercise the gate (among them the one that
 // failed once: 7 sequences up to 20000, MQA 32/1, head dim 128, fp8, forced splits 3, on a
@@ -100,7 +100,7 @@ Options parse_options(int argc, char** argv) {
     else if (key == "--shapes") o.shapes = split_list(value);
     else if (key == "--budget-s") o.budget_s = std::stod(value);
     else if (key == "--results-root") o.results_root = value;
-    else throw std::invalid_argument("unknown seed sweep flag " + arg + " (see the top of seed_sweep_decode.cu)");
+    else throw std::invalid_argument("unknown seed sweep flag " + arg + " (see the top of seed_sweep_decode.cpp)");
   }
   if (o.seeds < 1) throw std::invalid_argument("--seeds must be at least 1");
   return o;
