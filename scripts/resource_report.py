@@ -55,7 +55,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import build_objects  # noqa: E402
@@ -567,8 +567,11 @@ def default_compile_cache(root: Path, folder: Path | None = None) -> compile_cac
         os.environ.get("SCHEDLAB_COMPILE_CACHE") or Path(root).resolve() / "build" / "compile_cache"))
 
 
-def sm90_sass_texts(root: Path, experiments: Sequence[str], scratch: Path) -> dict[str, str]:
-    """{experiment: cuobjdump SASS text of experiments/<experiment>/kernels.cu for sm_90a}.
+def sm90_sass_texts(root: Path, experiments: Sequence[str], scratch: Path,
+                    sources: Mapping[str, str] | None = None) -> dict[str, str]:
+    """{experiment: cuobjdump SASS text of experiments/<experiment>/kernels.cu for sm_90a}, and
+    {name: the same of a kernel source outside the experiments} for `sources` ({name: path from
+    the root}, such as a family library's kernels).
 
     Where the build's object of a source is fresh, its listing comes straight out of it
     through the default compile cache (what the build's static-report test dumped is reused);
@@ -578,7 +581,8 @@ def sm90_sass_texts(root: Path, experiments: Sequence[str], scratch: Path) -> di
     cuobjdump, nvdisasm = find_cuda_tool("cuobjdump"), find_cuda_tool("nvdisasm")
     if not (find_cuda_tool("nvcc") and cuobjdump):
         return {}
-    sources = {e: (root / "experiments" / e / "kernels.cu").resolve() for e in experiments}
+    sources = {**{e: (root / "experiments" / e / "kernels.cu").resolve() for e in experiments},
+               **{name: (root / path).resolve() for name, path in (sources or {}).items()}}
     mapping = build_objects.default_mapping(root)
     objects = build_objects.read_mapping(mapping) if mapping else {}
     cache = default_compile_cache(root)
@@ -593,7 +597,7 @@ def sm90_sass_texts(root: Path, experiments: Sequence[str], scratch: Path) -> di
                                      env, cache, nvdisasm)
         if runs and all(proc.returncode == 0 for _, proc in runs) and sass.is_file():
             texts[e] = sass.read_text()
-    rest = [e for e in experiments if e not in texts]
+    rest = [e for e in sources if e not in texts]
     if rest:
         entries = [f"{e}|{sources[e]}|sm_90a" for e in rest]
         proc = subprocess.run([sys.executable, str(Path(__file__).resolve()), "--out", str(scratch / "report"),
@@ -601,8 +605,9 @@ def sm90_sass_texts(root: Path, experiments: Sequence[str], scratch: Path) -> di
                               capture_output=True, text=True, cwd=root)
         if proc.returncode != 0:
             raise RuntimeError(proc.stdout[-4000:] + proc.stderr[-4000:])
-        texts.update({e: (scratch / "report" / "isa" / "experiments" / e / "kernels.sm_90a.sass").read_text()
-                      for e in rest})
+        for e in rest:
+            stem = scratch / "report" / "isa" / Path(display_path(sources[e], root)).with_suffix("")
+            texts[e] = stem.with_name(f"{stem.name}.sm_90a.sass").read_text()
     return texts
 
 

@@ -7,9 +7,10 @@
 
 namespace schedlab::experiments::prefill_intra_overlap {
 
-struct overlapped : kernels::HopperPrefillPolicy {
-  /* IntraOverlap = */ static constexpr bool kIntraOverlap = true;
-};
+// The family default, S(j) and P(j-1) V(j-1) issued together (kIntraOverlap); its kernels are
+// the family's (kernels/hopper_prefill/hopper_prefill.cu).
+using overlapped = kernels::HopperPrefillPolicy;
+static_assert(overlapped::kIntraOverlap);
 struct serial : kernels::HopperPrefillPolicy {
   /* IntraOverlap = */ static constexpr bool kIntraOverlap = false;
 };

@@ -9,9 +9,10 @@
 
 namespace schedlab::experiments::prefill_kv_rings {
 
-struct separate : kernels::HopperPrefillPolicy {
-  /* KvUnion = */ static constexpr bool kKvUnion = false;
-};
+// The family default, K and V in rings of their own (kKvUnion false); its kernels are the
+// family's (kernels/hopper_prefill/hopper_prefill.cu).
+using separate = kernels::HopperPrefillPolicy;
+static_assert(!separate::kKvUnion);
 struct union_slot : kernels::HopperPrefillPolicy {
   /* KvUnion = */ static constexpr bool kKvUnion = true;
 };

@@ -7,9 +7,10 @@
 
 namespace schedlab::experiments::prefill_pingpong {
 
-struct pingpong : kernels::HopperPrefillPolicy {
-  /* PingPong = */ static constexpr bool kPingPong = true;
-};
+// The family default, whose consumers take turns (kPingPong); its kernels are the family's
+// (kernels/hopper_prefill/hopper_prefill.cu).
+using pingpong = kernels::HopperPrefillPolicy;
+static_assert(pingpong::kPingPong);
 struct free_running : kernels::HopperPrefillPolicy {
   /* PingPong = */ static constexpr bool kPingPong = false;
 };

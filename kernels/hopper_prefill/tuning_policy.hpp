@@ -9,6 +9,6 @@
 namespace schedlab::experiments::hopper_prefill_tuning {
 
 using Base = kernels::HopperPrefillPolicy;
-struct defaults : Base {};
+using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
 
 }  // namespace schedlab::experiments::hopper_prefill_tuning

@@ -1,8 +1,10 @@
 """Machine-code evidence for the Hopper prefill experiments (sm_90a SASS), without a GPU.
 
-Reads the SASS of each experiment's kernels.cu from scripts/resource_report.py, which reuses
-what the build's static-report test compiled with the same commands and inputs (its compile
-cache) and compiles the rest. Checks, for
+Reads the SASS of each experiment's kernels.cu, and of the family default's kernels
+(kernels/hopper_prefill/hopper_prefill.cu: the experiment variants that are the default alias its
+policy and have no kernels of their own, DEFAULT_ALIASES), from scripts/resource_report.py, which
+reuses what the build's static-report test compiled with the same commands and inputs (its
+compile cache) and compiles the rest. Checks, for
 every instantiation (bf16 / f16, head dim 64 / 128, causal or not; fp8 e4m3 at head dim 128
 on the policies that run it, FP8_REFUSED excepted), of both kernels (a uniform batch's and a
 ragged batch's, KINDS):
@@ -15,8 +17,8 @@ ragged batch's, KINDS):
   - a policy's kernels are its uniform ones, its long causal ones (LongCausal<Policy>) and, where it
     has them, its short ones (ShortSeq<Policy, causal>, 16-bit, both masks: SHORT_VARIANTS);
   - Q, K and V arrive by bulk tensor copies (UTMALDG.4D);
-  - local memory (LDL / STL) in the family default (the variants `pingpong`, `ws_realloc`,
-    `overlapped`, `one_per_tile`, `separate` are that policy): none, except in the causal head-dim-64
+  - local memory (LDL / STL) in the family default (and in `ws_realloc` and `one_per_tile`, that
+    policy without its short kernels): none, except in the causal head-dim-64
     kernels (three consumers at 160 registers each, the most the SM's file allows beside a
     24-register producer: a few words, at most SMALL_SPILL instructions) and fp8's (none in the
     main loop, at most SMALL_SPILL around it: the long causal kernel keeps a few words there).
@@ -58,31 +60,38 @@ import resource_report  # noqa: E402
 
 EXPERIMENTS = ("prefill_pingpong", "prefill_warp_specialization", "prefill_intra_overlap", "prefill_persistent",
                "prefill_kv_rings")
+FAMILY, DEFAULT = "hopper_prefill", "default"  # the family default's kernels, as the pair (FAMILY, DEFAULT)
+FAMILY_SOURCES = {FAMILY: "kernels/hopper_prefill/hopper_prefill.cu"}
+# The experiment variants that are the family default (aliases of kernels::HopperPrefillPolicy):
+# their kernels are the family library's.
+DEFAULT_ALIASES = {("prefill_pingpong", "pingpong"), ("prefill_intra_overlap", "overlapped"),
+                   ("prefill_kv_rings", "separate")}
 PRODUCER_REGS = 24
 FP8 = 3  # DType::fp8_e4m3 in the mangled name
 FP8_PRODUCER_REGS, FP8_CONSUMER_REGS = 24, 240  # kernels/hopper_prefill/hopper_policy.hpp (the matrix transpose)
 FP8_REFUSED = {"no_ws", "persistent_dynamic"}  # no producer warpgroup free to transpose V
 SMALL_SPILL = 16  # LDL / STL instructions allowed in the causal head-dim-64 kernels
 VARIANT_SPILL = 56  # ... and in the variants that are not the family default (outside their main loops)
-DEFAULT_VARIANTS = {"pingpong", "ws_realloc", "overlapped", "one_per_tile", "separate"}
+DEFAULT_VARIANTS = {DEFAULT, "ws_realloc", "one_per_tile"}
 RAGGED_SPILL, RAGGED_D64_SPILL, RAGGED_VARIANT_SPILL = 16, 32, 128
 SHORT_SPILL = 72  # the short kernels (two tile ids and the tile's coordinates across tiles): 58 the most seen
 CONSUMER_REGS = {128: 240, 64: 160}  # the default tile shapes (kernels/hopper_prefill/hopper_policy.hpp)
 # The policies with a long causal kernel (kLongCausalFromKeys and a non-causal key tile that
 # differs from the causal one): every variant but persistent_3stages, whose tile is the causal one.
 LONG_CAUSAL_VARIANTS = {
-    "prefill_pingpong": {"pingpong", "free_running"},
+    FAMILY: {DEFAULT},
+    "prefill_pingpong": {"free_running"},
     "prefill_warp_specialization": {"ws_realloc", "ws_even_regs", "no_ws"},
-    "prefill_intra_overlap": {"overlapped", "serial", "serial_free_running"},
+    "prefill_intra_overlap": {"serial", "serial_free_running"},
     "prefill_persistent": {"one_per_tile", "persistent", "persistent_dynamic"},
-    "prefill_kv_rings": {"separate", "union_slot", "union_4slots"},
+    "prefill_kv_rings": {"union_slot", "union_4slots"},
 }
 
 
 @pytest.fixture(scope="session")
 def sass(tmp_path_factory) -> dict[str, dict[str, list[str]]]:
     """{experiment: {mangled kernel: [instruction]}}."""
-    texts = resource_report.sm90_sass_texts(ROOT, EXPERIMENTS, tmp_path_factory.mktemp("hopper_isa"))
+    texts = resource_report.sm90_sass_texts(ROOT, EXPERIMENTS, tmp_path_factory.mktemp("hopper_isa"), FAMILY_SOURCES)
     if not texts:
         pytest.skip("nvcc and cuobjdump not found: no sm_90a SASS")
     return {e: isa.sass_functions(t) for e, t in texts.items()}
@@ -96,11 +105,12 @@ SHORT = 3
 # as their schedule): not prefill_persistent's (the schedule is its question), nor
 # prefill_warp_specialization's (no_ws has no producer to fetch tile ids, so none of its variants does).
 SHORT_VARIANTS = {
-    "prefill_pingpong": {"pingpong", "free_running"},
+    FAMILY: {DEFAULT},
+    "prefill_pingpong": {"free_running"},
     "prefill_warp_specialization": set(),
-    "prefill_intra_overlap": {"overlapped", "serial", "serial_free_running"},
+    "prefill_intra_overlap": {"serial", "serial_free_running"},
     "prefill_persistent": set(),
-    "prefill_kv_rings": {"separate", "union_slot", "union_4slots"},
+    "prefill_kv_rings": {"union_slot", "union_4slots"},
 }
 
 
@@ -112,18 +122,28 @@ def _causal(key_causal: int) -> bool:
 KINDS = ("hopper_prefill_kernel", "hopper_ragged_prefill_kernel")  # uniform and ragged batches: one of each
 
 
+def _resolve(experiment: str, variant: str) -> tuple[str, str]:
+    """Where a variant's kernels are: the family default's for its aliases, its experiment's otherwise."""
+    return (FAMILY, DEFAULT) if (experiment, variant) in DEFAULT_ALIASES else (experiment, variant)
+
+
 def _kernel_name(experiment: str, variant: str, kind: str = KINDS[0]) -> re.Pattern[str]:
     """A policy's kernel names of one kind: groups (LongCausal, dtype, head_dim, causal, dynamic shared bytes)."""
-    return re.compile(rf"\d{kind}I(NS0_10LongCausalI|NS0_8ShortSeqI)?NS_11experiments\d+{experiment}{len(variant)}"
-                      rf"{variant}E(?:(?:Lb[01]E)?EE)?LNS_5DTypeE(\d)ELi(\d+)ELb(\d)ENS_3gpu11DynamicSmemILm(\d+)E")
+    experiment, variant = _resolve(experiment, variant)
+    policy = ("NS0_19HopperPrefillPolicyE" if experiment == FAMILY
+              else rf"NS_11experiments\d+{experiment}{len(variant)}{variant}E")
+    return re.compile(rf"\d{kind}I(NS0_10LongCausalI|NS0_8ShortSeqI)?{policy}"
+                      rf"(?:(?:Lb[01]E)?EE)?LNS_5DTypeE(\d)ELi(\d+)ELb(\d)ENS_3gpu11DynamicSmemILm(\d+)E")
 
 
-def _kernels(functions: dict[str, list[str]], experiment: str, variant: str,
+def _kernels(sass: dict[str, dict[str, list[str]]], experiment: str, variant: str,
              kind: str = KINDS[0]) -> dict[tuple[int, int, int], list[str]]:
     """{(dtype, head_dim, causal): instructions} of one policy's instantiations of one kernel kind;
     its long causal kernels (LongCausal<Policy>, 16-bit and fp8 at head dim 128) have causal = LONG_CAUSAL,
     its short ones (ShortSeq<Policy, causal>) SHORT + causal."""
     pattern = _kernel_name(experiment, variant, kind)
+    experiment, variant = _resolve(experiment, variant)
+    functions = sass[experiment]
     found = {}
     for name, body in functions.items():
         if m := pattern.search(name):
@@ -140,12 +160,15 @@ def _kernels(functions: dict[str, list[str]], experiment: str, variant: str,
     return found
 
 
-def _all_variants(functions, experiment):
-    variants = set()
-    for name in functions:
-        if m := re.search(rf"{experiment}(\d+)(\w+?)ELNS_5DTypeE", name):
-            variants.add(m.group(2)[: int(m.group(1))])
-    return sorted(variants)
+def _policies(sass) -> list[tuple[str, str]]:
+    """(experiment, variant) of every policy with kernels of its own: the family default as
+    (FAMILY, DEFAULT), then each experiment's other variants, as their kernel names spell them."""
+    pairs = {(FAMILY, DEFAULT)}
+    for experiment in EXPERIMENTS:
+        for name in sass[experiment]:
+            if m := re.search(rf"{experiment}(\d+)(\w+?)ELNS_5DTypeE", name):
+                pairs.add((experiment, m.group(2)[: int(m.group(1))]))
+    return sorted(pairs)
 
 
 def _count(body: list[str], pattern: str) -> int:
@@ -154,9 +177,8 @@ def _count(body: list[str], pattern: str) -> int:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_every_kernel_uses_warpgroup_mma_and_bulk_copies_and_no_local_memory(sass, kind):
-    for experiment, functions in sass.items():
-        for variant in _all_variants(functions, experiment):
-            for (dtype, head_dim, causal), body in _kernels(functions, experiment, variant, kind).items():
+    for experiment, variant in _policies(sass):
+        for (dtype, head_dim, causal), body in _kernels(sass, experiment, variant, kind).items():
                 where = f"{experiment}/{variant} {kind} {(dtype, head_dim, causal)}"
                 if dtype == FP8:
                     assert _count(body, r"\bQGMMA\.64x\d+x32\.F32\.E4M3\.E4M3") > 0, f"{where}: no e4m3 QGMMA"
@@ -198,9 +220,8 @@ def _check_ragged_local(where: str, variant: str, head_dim: int, causal: int, bo
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_fp8_kernels_transpose_v_in_the_producer(sass, kind):
-    for experiment, functions in sass.items():
-        for variant in _all_variants(functions, experiment):
-            for (dtype, head_dim, causal), body in _kernels(functions, experiment, variant, kind).items():
+    for experiment, variant in _policies(sass):
+        for (dtype, head_dim, causal), body in _kernels(sass, experiment, variant, kind).items():
                 if dtype != FP8:
                     continue
                 where = f"{experiment}/{variant} {kind} causal={causal}"
@@ -214,8 +235,7 @@ def test_fp8_kernels_transpose_v_in_the_producer(sass, kind):
 
 
 def test_register_reallocation_only_where_the_policy_asks(sass):
-    fn = sass["prefill_warp_specialization"]
-    for (dtype, head_dim, causal), body in _kernels(fn, "prefill_warp_specialization", "ws_realloc").items():
+    for (dtype, head_dim, causal), body in _kernels(sass, "prefill_warp_specialization", "ws_realloc").items():
         dealloc = [i for i in body if i.startswith("USETMAXREG.DEALLOC")]
         alloc = [i for i in body if i.startswith("USETMAXREG.TRY_ALLOC")]
         producer = FP8_PRODUCER_REGS if dtype == FP8 else PRODUCER_REGS
@@ -223,17 +243,16 @@ def test_register_reallocation_only_where_the_policy_asks(sass):
         assert dealloc and all(i.endswith(hex(producer)) for i in dealloc), (dtype, dealloc)
         assert alloc and all(i.endswith(hex(consumer)) for i in alloc), (dtype, head_dim, alloc)
     for variant in ("ws_even_regs", "no_ws"):
-        for key, body in _kernels(fn, "prefill_warp_specialization", variant).items():
+        for key, body in _kernels(sass, "prefill_warp_specialization", variant).items():
             assert _count(body, r"USETMAXREG") == 0, f"{variant} {key}: setmaxnreg present"
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_pingpong_hands_turns_through_named_barriers(sass, kind):
-    fn = sass["prefill_pingpong"]
-    for key, body in _kernels(fn, "prefill_pingpong", "pingpong", kind).items():
+    for key, body in _kernels(sass, "prefill_pingpong", "pingpong", kind).items():
         assert _count(body, r"^BAR\.SYNC\S* R\d+, 0x100") > 0, f"pingpong {key}: no turn sync"
         assert _count(body, r"^(@!?P\d )?BAR\.ARV R\d+, 0x100") > 0, f"pingpong {key}: no turn hand-over"
-    for key, body in _kernels(fn, "prefill_pingpong", "free_running", kind).items():
+    for key, body in _kernels(sass, "prefill_pingpong", "free_running", kind).items():
         assert _count(body, r"BAR\.ARV") == 0, f"free_running {key}: BAR.ARV present"
         syncs = [i for i in body if "BAR.SYNC" in i]
         assert syncs and all(re.search(r"BAR\.SYNC\S* 0x0$", i) for i in syncs), f"free_running {key}: {syncs}"
@@ -266,8 +285,7 @@ def _key_tile_loop(body: list[str]) -> list[str]:
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_key_tile_loops_keep_wgmma_descriptors_in_uniform_registers(sass, kind):
-    fn = sass["prefill_pingpong"]
-    for key, body in _kernels(fn, "prefill_pingpong", "pingpong", kind).items():
+    for key, body in _kernels(sass, "prefill_pingpong", "pingpong", kind).items():
         if key[0] == FP8 or (kind == KINDS[1] and key[2] >= SHORT):
             continue
         loop = _key_tile_loop(body)
@@ -276,23 +294,23 @@ def test_key_tile_loops_keep_wgmma_descriptors_in_uniform_registers(sass, kind):
         assert moves <= LOOP_R2UR, f"pingpong {kind} {key}: {moves} R2UR in the key-tile loop (descriptors on the vector ALU)"
 
 
-def _launch_smem(functions: dict[str, list[str]], experiment: str, variant: str) -> dict[tuple[str, str, str], int]:
+def _launch_smem(sass: dict[str, dict[str, list[str]]], experiment: str, variant: str) -> dict[tuple[str, str, str], int]:
     """{(long causal or short wrapper, dtype, head_dim, causal): dynamic shared memory bytes} of one policy's kernels."""
     pattern = _kernel_name(experiment, variant)
+    functions = sass[_resolve(experiment, variant)[0]]
     return {(m.group(1) or "", *m.groups()[1:4]): int(m.group(5)) for name in functions if (m := pattern.search(name))}
 
 
 def test_kv_union_drops_the_v_ring_and_waits_for_each_slots_other_tenant(sass):
     # union_slot: V(j) lands in K(j)'s slot, so the V ring is gone (less shared memory at every
     # shape), and each copy also waits on the other ring's empty barrier (more mbarrier waits).
-    fn = sass["prefill_kv_rings"]
-    separate, union = (_launch_smem(fn, "prefill_kv_rings", v) for v in ("separate", "union_slot"))
+    separate, union = (_launch_smem(sass, "prefill_kv_rings", v) for v in ("separate", "union_slot"))
     assert separate.keys() == union.keys() and separate
     for key in separate:
         assert union[key] < separate[key], f"{key}: union {union[key]} B, separate {separate[key]} B"
     # The short kernels (the dynamic schedule's persistent loop) are left out of the wait count:
     # ptxas lays that loop out differently for the two, and union_slot's came out with fewer.
-    waits = {v: _kernels(fn, "prefill_kv_rings", v) for v in ("separate", "union_slot")}
+    waits = {v: _kernels(sass, "prefill_kv_rings", v) for v in ("separate", "union_slot")}
     for key, body in waits["union_slot"].items():
         if key[2] >= SHORT:
             continue
