@@ -1,7 +1,7 @@
 // Hopper prefill (forward attention) in FlashAttention-3's structure: bulk tensor copies into
 // a shared-memory ring, warpgroup matrix ops (wgmma), a producer warpgroup and two consumer
 // warpgroups. sm_90a only. Host API: what the kernel supports and the launch for a policy
-// (instantiated per experiment in its kernels.cu).
+// (instantiated per experiment in its kernels.cu; the family default once, in hopper_prefill.cu).
 #pragma once
 #include "common/problem.hpp"
 #include "kernels/prefill/prefill_case.hpp"
