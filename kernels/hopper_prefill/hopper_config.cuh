@@ -116,6 +116,8 @@ struct Config {
   static_assert(kHeadDim * kElemBytes % kRowBytes == 0, "rows in whole 128-byte boxes");
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "a K/V tile is whole k16 steps and one box of at most 256 rows");
   static_assert(kStages >= 2 && kStages <= 4 && kVtStages >= 2 && kVtStages <= 4, "two to four stages in each ring");
+  static_assert(!Policy::kRescaleInSoftmax || Policy::kPvWaitInSoftmax,
+                "O is rescaled in the exponentials' block only where the PV wait is there too");
   static_assert(!kKvUnion || Policy::kWarpSpecialized, "one slot for K and V: the producer thread orders its copies");
   static_assert(Policy::kWarpSpecialized || !Policy::kRegisterRealloc,
                 "register reallocation moves registers from a producer warpgroup to the consumers");

@@ -60,6 +60,15 @@ struct HopperPrefillPolicy {
   // skip O *= corr when no row of the warp moved (FA4's conditional rescaling); P then
   // reaches 2^threshold at most, which bf16 / f16 and the f32 sums hold.
   /* RescaleThreshold = */ static constexpr float kRescaleThreshold = 8.f;
+  // With P in one register buffer (HopperTile::p_buffers), where O += P(j-1) V(j-1) is waited
+  // for: true, in the basic block of the softmax's exponentials (each mask branch's), followed
+  // there by P(j)'s packing, so that ptxas can interleave the packs with the exponentials (the
+  // order FlashAttention-4's SM90 loop compiles to: its wait sits among the exp2s). false: after
+  // the softmax's branches merge, the packs then a run of their own behind the O rescale's test.
+  /* PvWaitInSoftmax = */ static constexpr bool kPvWaitInSoftmax = false;
+  // With kPvWaitInSoftmax: O *= corr in that block too, on every tile (FlashAttention-4's SM90
+  // form: one basic block, no test), instead of behind the thresholded test after it.
+  /* RescaleInSoftmax = */ static constexpr bool kRescaleInSoftmax = false;
   // Tile shapes: FA3's (hopper/tile_size.h: 128 x 176 non-causal and 128 x 128 causal at head
   // dim 128, 192 query rows at 64), each confirmed on the H200 by the tuning bench
   // (kernels/hopper_prefill/README.md). 3 consumers fit 160 registers each beside a 24-register

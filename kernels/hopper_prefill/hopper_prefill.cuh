@@ -250,31 +250,54 @@ struct Consumer {
   // P in the A-operand layout of O += P V (pack_p).
   using PFrag = std::uint32_t[Cfg::kPvSteps][4];
 
+  // O += P(j - 1) V(j - 1) complete (P(j - 1)'s registers free); V(j - 1) freed.
+  __device__ void finish_pv(RowState<Cfg>& st, const TileWork<Cfg>& w, int j) {
+    wgmma::wait<0>();
+    wgmma::fence_operands(o_regs(st));
+    release<false>(w, j - 1);
+  }
+
   // Key tile 0 < j < n of FA3's Algorithm 2: S(j) = Q K(j)^T and O += P(j-1) V(j-1) issued
   // together; the softmax of S(j) runs while the PV GEMM does, and O is rescaled once that GEMM
   // is done. P(j) goes to p_next: with one buffer (p_next is p_prev) only after PV(j-1) has read
-  // p_prev; with two, among the softmax's exponentials (HopperTile::p_buffers).
+  // p_prev, after the softmax or inside its block (kPvWaitInSoftmax); with two, among the
+  // softmax's exponentials (HopperTile::p_buffers).
   __device__ void overlapped_tile(const TileWork<Cfg>& w, RowState<Cfg>& st, float (&sc)[Cfg::kSRegs],
                                   const PFrag& p_prev, PFrag& p_next, int j, int row0, int n) {
-    float(&o)[Cfg::kORegs] = o_regs(st);
+    constexpr bool kWaitInSoftmax = Cfg::kPBuffers == 1 && Policy::kPvWaitInSoftmax;
+    constexpr bool kRescaleInSoftmax = kWaitInSoftmax && Policy::kRescaleInSoftmax;
     float corr[1][2];
     s.k_pipe.consumer_wait(k_state);
     v_ring().consumer_wait(v_state);
     turn.begin();
     issue_qk<Cfg, Op>(sc, q_rows(), s.k(k_state.index()));
-    issue_pv<Cfg, Op>(o, p_prev, v_tile());
+    issue_pv<Cfg, Op>(o_regs(st), p_prev, v_tile());
     turn.end();
     wgmma::wait<1>();  // S(j) is done; PV(j - 1) may still run (it reads p_prev)
     wgmma::fence_operands(sc);
-    release<true>(w, j);
-    release_q_after(j, n);
-    if constexpr (Cfg::kPBuffers == 2) softmax(sc, st, corr, w, j, row0, [&] { pack_p<Cfg, Op>(p_next, sc); });
-    else softmax(sc, st, corr, w, j, row0);
-    wgmma::wait<0>();
-    wgmma::fence_operands(o);
-    release<false>(w, j - 1);
-    rescale_o(st, corr);
-    if constexpr (Cfg::kPBuffers == 1) pack_p<Cfg, Op>(p_next, sc);
+    // K(j) (and Q) freed: here, or in the exponentials' block ahead of the PV wait, which ptxas
+    // then keeps after the frees (it hoists the wait to the top of its block, before the row
+    // maxima, where nothing with a side effect precedes it in the block).
+    const auto free_k = [&] {
+      release<true>(w, j);
+      release_q_after(j, n);
+    };
+    if constexpr (!kWaitInSoftmax) free_k();
+    if constexpr (Cfg::kPBuffers == 2) {
+      softmax(sc, st, corr, w, j, row0, [&] { pack_p<Cfg, Op>(p_next, sc); });
+    } else if constexpr (kWaitInSoftmax) {
+      softmax(sc, st, corr, w, j, row0, [&] {
+        free_k();
+        finish_pv(st, w, j);
+        pack_p<Cfg, Op>(p_next, sc);
+        if constexpr (kRescaleInSoftmax) attention::scale_o_rows<Cfg::Rows::kPerSlot>(st.o[0], corr[0]);
+      });
+    } else {
+      softmax(sc, st, corr, w, j, row0);
+    }
+    if constexpr (!kWaitInSoftmax) finish_pv(st, w, j);
+    if constexpr (!kRescaleInSoftmax) rescale_o(st, corr);
+    if constexpr (Cfg::kPBuffers == 1 && !kWaitInSoftmax) pack_p<Cfg, Op>(p_next, sc);
   }
 
   // FA3 Algorithm 2 over key tiles j < n (overlapped_tile), P in one register buffer or two.
