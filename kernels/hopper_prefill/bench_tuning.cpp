@@ -9,9 +9,8 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::pv_wait_in_softmax,
-                                                 tuning::rescale_in_softmax>
-      experiment{"hopper_prefill_tuning", "defaults", {"defaults", "pv_wait_in_softmax", "rescale_in_softmax"}};
+  const kernels::HopperPrefillFrontierExperiment<tuning::defaults> experiment{"hopper_prefill_tuning", "defaults",
+                                                                             {"defaults"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

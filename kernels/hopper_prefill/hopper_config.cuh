@@ -99,6 +99,8 @@ struct Config {
   static constexpr int kRowChains = kTile.row_chains;
   static constexpr int kPBuffers = kTile.p_buffers;
   static_assert(kPBuffers == 1 || kPBuffers == 2, "P in one register buffer or two");
+  // One P buffer: PV(j - 1) waited for in the exponentials' block (Policy::pv_wait_in_softmax).
+  static constexpr bool kPvWaitInSoftmax = kPBuffers == 1 && Policy::pv_wait_in_softmax(kHeadDim, kCausal);
   static constexpr bool kFoldSum = true, kRowLimitMask = true, kSkipUnitRescale = false;
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8;
@@ -116,8 +118,6 @@ struct Config {
   static_assert(kHeadDim * kElemBytes % kRowBytes == 0, "rows in whole 128-byte boxes");
   static_assert(kBlockN % 16 == 0 && kBlockN <= 256, "a K/V tile is whole k16 steps and one box of at most 256 rows");
   static_assert(kStages >= 2 && kStages <= 4 && kVtStages >= 2 && kVtStages <= 4, "two to four stages in each ring");
-  static_assert(!Policy::kRescaleInSoftmax || Policy::kPvWaitInSoftmax,
-                "O is rescaled in the exponentials' block only where the PV wait is there too");
   static_assert(!kKvUnion || Policy::kWarpSpecialized, "one slot for K and V: the producer thread orders its copies");
   static_assert(Policy::kWarpSpecialized || !Policy::kRegisterRealloc,
                 "register reallocation moves registers from a producer warpgroup to the consumers");

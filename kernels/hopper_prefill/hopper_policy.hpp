@@ -61,14 +61,16 @@ struct HopperPrefillPolicy {
   // reaches 2^threshold at most, which bf16 / f16 and the f32 sums hold.
   /* RescaleThreshold = */ static constexpr float kRescaleThreshold = 8.f;
   // With P in one register buffer (HopperTile::p_buffers), where O += P(j-1) V(j-1) is waited
-  // for: true, in the basic block of the softmax's exponentials (each mask branch's), followed
-  // there by P(j)'s packing, so that ptxas can interleave the packs with the exponentials (the
-  // order FlashAttention-4's SM90 loop compiles to: its wait sits among the exp2s). false: after
-  // the softmax's branches merge, the packs then a run of their own behind the O rescale's test.
-  /* PvWaitInSoftmax = */ static constexpr bool kPvWaitInSoftmax = false;
-  // With kPvWaitInSoftmax: O *= corr in that block too, on every tile (FlashAttention-4's SM90
-  // form: one basic block, no test), instead of behind the thresholded test after it.
-  /* RescaleInSoftmax = */ static constexpr bool kRescaleInSoftmax = false;
+  // for: true, in the basic block of the softmax's exponentials (each mask branch's), behind the
+  // frees of K(j) and Q and followed there by P(j)'s packing, so that ptxas can interleave the
+  // packs with the exponentials (the order FlashAttention-4's SM90 loop compiles to). false:
+  // after the softmax's branches merge, the packs then a run of their own behind the O rescale's
+  // test. ptxas puts the wait after the row maxima and 15 to 40 of the exponentials at head dim
+  // 128 (at 64, before the exponentials of the first row slot). On the H200, against the wait
+  // after the block (kernels/hopper_prefill/LOG.md, "The PV wait in the exponentials' block"): faster under the mask at head dim 128 from 4096 keys (2.6% to 3.4%, the
+  // serving batch 2.1%); without the mask at 128 faster at 4096 keys (1.1%) and slower at 512
+  // (1.6%); at 64 slower at three shapes of twelve (2.0% to 3.2%); no different at fp8.
+  static constexpr bool pv_wait_in_softmax(int head_dim, bool causal) { return head_dim > 64 && causal; }
   // Tile shapes: FA3's (hopper/tile_size.h: 128 x 176 non-causal and 128 x 128 causal at head
   // dim 128, 192 query rows at 64), each confirmed on the H200 by the tuning bench
   // (kernels/hopper_prefill/README.md). 3 consumers fit 160 registers each beside a 24-register

@@ -260,12 +260,11 @@ struct Consumer {
   // Key tile 0 < j < n of FA3's Algorithm 2: S(j) = Q K(j)^T and O += P(j-1) V(j-1) issued
   // together; the softmax of S(j) runs while the PV GEMM does, and O is rescaled once that GEMM
   // is done. P(j) goes to p_next: with one buffer (p_next is p_prev) only after PV(j-1) has read
-  // p_prev, after the softmax or inside its block (kPvWaitInSoftmax); with two, among the
+  // p_prev, after the softmax or inside its block (pv_wait_in_softmax); with two, among the
   // softmax's exponentials (HopperTile::p_buffers).
   __device__ void overlapped_tile(const TileWork<Cfg>& w, RowState<Cfg>& st, float (&sc)[Cfg::kSRegs],
                                   const PFrag& p_prev, PFrag& p_next, int j, int row0, int n) {
-    constexpr bool kWaitInSoftmax = Cfg::kPBuffers == 1 && Policy::kPvWaitInSoftmax;
-    constexpr bool kRescaleInSoftmax = kWaitInSoftmax && Policy::kRescaleInSoftmax;
+    constexpr bool kWaitInSoftmax = Cfg::kPvWaitInSoftmax;
     float corr[1][2];
     s.k_pipe.consumer_wait(k_state);
     v_ring().consumer_wait(v_state);
@@ -290,13 +289,12 @@ struct Consumer {
         free_k();
         finish_pv(st, w, j);
         pack_p<Cfg, Op>(p_next, sc);
-        if constexpr (kRescaleInSoftmax) attention::scale_o_rows<Cfg::Rows::kPerSlot>(st.o[0], corr[0]);
       });
     } else {
       softmax(sc, st, corr, w, j, row0);
     }
     if constexpr (!kWaitInSoftmax) finish_pv(st, w, j);
-    if constexpr (!kRescaleInSoftmax) rescale_o(st, corr);
+    rescale_o(st, corr);
     if constexpr (Cfg::kPBuffers == 1 && !kWaitInSoftmax) pack_p<Cfg, Op>(p_next, sc);
   }
 

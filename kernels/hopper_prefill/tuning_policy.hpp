@@ -11,14 +11,4 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
 
-// With one P buffer, the wait for O += P(j-1) V(j-1) and P(j)'s packing inside the basic block of
-// the softmax's exponentials, so that the packs can go among them (FlashAttention-4's SM90 order).
-struct pv_wait_in_softmax : Base {
-  /* PvWaitInSoftmax = */ static constexpr bool kPvWaitInSoftmax = true;
-};
-// pv_wait_in_softmax with O *= corr in that block on every tile: no test, FlashAttention-4's form.
-struct rescale_in_softmax : pv_wait_in_softmax {
-  /* RescaleInSoftmax = */ static constexpr bool kRescaleInSoftmax = true;
-};
-
 }  // namespace schedlab::experiments::hopper_prefill_tuning

@@ -40,6 +40,9 @@ ragged batch's, KINDS):
     at all;
   - the family default's 16-bit key-tile loops keep their wgmma descriptors in uniform
     registers: at most LOOP_R2UR R2UR moves in the loop (the ragged short kernels apart);
+  - the family default packs P (F2FP) among the exponentials (MUFU.EX2) where it holds P in two
+    register buffers or waits for O += P V in the exponentials' block (pv_wait_in_softmax), and
+    after the last exponential elsewhere;
   - ping-pong: the consumers hand turns over through named barriers of two warpgroups
     (BAR.SYNC / BAR.ARV with 256 threads); the free-running baseline has neither, only the
     CTA-wide barrier 0 of the set-up.
@@ -292,6 +295,28 @@ def test_key_tile_loops_keep_wgmma_descriptors_in_uniform_registers(sass, kind):
         assert loop, f"pingpong {kind} {key}: no loop around the warpgroup MMAs"
         moves = _count(loop, r"^(@!?U?P\w+ )?R2UR\b")
         assert moves <= LOOP_R2UR, f"pingpong {kind} {key}: {moves} R2UR in the key-tile loop (descriptors on the vector ALU)"
+
+
+# Where the family default packs P among the exponentials: with two P buffers (fp8's 192-key
+# tile, and the short causal kernels at head dim 128) and with one where the PV wait is in the
+# exponentials' block (pv_wait_in_softmax: under the mask at head dim 128, fp8's 128-key tile too).
+# Elsewhere (head dim 64; 128 without the mask) the packs run after the last exponential.
+def _packs_among_exponentials(dtype: int, head_dim: int, causal: int) -> bool:
+    return dtype == FP8 or (head_dim == 128 and _causal(causal))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_p_is_packed_among_the_exponentials_where_the_policy_says(sass, kind):
+    for key, body in _kernels(sass, "prefill_pingpong", "pingpong", kind).items():
+        loop = _key_tile_loop(body)
+        packs = [i for i, ins in enumerate(loop) if re.search(r"\bF2FP\.", ins)]
+        # A pack among the exponentials: a MUFU.EX2 within the three instructions after it.
+        among = sum(1 for i in packs if any("MUFU.EX2" in ins for ins in loop[i + 1:i + 4]))
+        assert packs, f"pingpong {kind} {key}: no F2FP in the key-tile loop"
+        if _packs_among_exponentials(*key):
+            assert 2 * among >= len(packs), f"pingpong {kind} {key}: {among} of {len(packs)} packs among the exp2s"
+        else:
+            assert among == 0, f"pingpong {kind} {key}: {among} of {len(packs)} packs among the exp2s"
 
 
 def _launch_smem(sass: dict[str, dict[str, list[str]]], experiment: str, variant: str) -> dict[tuple[str, str, str], int]:
