@@ -130,7 +130,7 @@ struct Consumer {
   PipelineState<Cfg::kStages> k_state;
   PipelineState<Cfg::kPvStages> v_state;
   TileScales scales{};
-  int mask_end = 0;  // the tile's unmasked_end, for this warp
+  int mask_end = 0;  // the tile's unmasked_end, for this warp (or its warpgroup: run_tile)
 
   // The ring O += P V reads: V as copied, or fp8's V^T.
   __device__ auto& v_ring() const {
@@ -363,10 +363,15 @@ struct Consumer {
 
   __device__ void run_tile(const TileWork<Cfg>& w, unsigned& q_parity) {
     const int warp_in_group = gpu::shfl(gpu::warp_id(), 0) % 4;  // warp-uniform: see prefill_cta's `group`
-    const int row0 = w.q_row0 + consumer * Cfg::kWgRows + warp_in_group * 16;  // the warp's first query row
+    const int group_row0 = w.q_row0 + consumer * Cfg::kWgRows;  // the warpgroup's first query row
+    const int row0 = group_row0 + warp_in_group * 16;            // the warp's
     RowState<Cfg> st;  // O starts at zero
     scales = tile_scales<Cfg>(a, w);
-    mask_end = unmasked_end(w, row0);
+    // With the PV wait inside the mask's branches (pv_wait_in_softmax) the four warps must take
+    // the same one: wgmma.wait_group is .aligned, one instruction for the whole warpgroup
+    // (compute-sanitizer's synccheck reports the two PCs otherwise). The warpgroup's first row
+    // then decides, whose masked tiles include each warp's own.
+    mask_end = unmasked_end(w, Cfg::kPvWaitInSoftmax ? group_row0 : row0);
     gpu::mbarrier_wait(&s.q_full, q_parity);
     q_parity ^= 1u;
     // fp8 keeps the tile's loop: with a bound of its own, its long causal kernel kept a word in
