@@ -11,10 +11,4 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
 
-// The PV wait after the softmax's block at every tile shape (the default before
-// pv_wait_in_softmax), against the default's wait in the block under the mask at head dim 128.
-struct pv_wait_after_softmax : Base {
-  static constexpr bool pv_wait_in_softmax(int, bool) { return false; }
-};
-
 }  // namespace schedlab::experiments::hopper_prefill_tuning
