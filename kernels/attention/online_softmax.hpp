@@ -53,7 +53,6 @@ struct RowState {
 // (a family's config) that the functions below read, each optional, the first form when absent.
 //   kRowChains (1): independent max and sum chains per row slot, chain c taking the n8 tiles
 //     n with n % kRowChains == c, folded at the end: shorter dependency chains for long rows.
-//   kMaxChains (kRowChains): the max's chains alone, where they differ from the sum's.
 //   kFoldSum (false): the tile's exponentials are summed apart and added once, l = l corr +
 //     sum, after both row slots' maxima; otherwise each slot's l is rescaled first and takes
 //     each n8 tile's part as its exponentials are computed.
@@ -64,11 +63,6 @@ template <class F>
 inline constexpr int kRowChainsOf = [] {
   if constexpr (requires { F::kRowChains; }) return int(F::kRowChains);
   else return 1;
-}();
-template <class F>
-inline constexpr int kMaxChainsOf = [] {
-  if constexpr (requires { F::kMaxChains; }) return int(F::kMaxChains);
-  else return kRowChainsOf<F>;
 }();
 template <class F>
 inline constexpr bool kFoldSumOf = [] {
@@ -130,14 +124,13 @@ __device__ __forceinline__ void softmax_rows(float (&s)[T::kSTiles][4], float (&
                                              float (&corr)[T::kRowSlots], const Args& a, float scale_log2, int key0,
                                              int q_row0) {
   constexpr int kSlots = T::kRowSlots, kPer = T::kPerSlot, kChains = kRowChainsOf<Form>;
-  constexpr int kMaxChains = kMaxChainsOf<Form>;
   static_assert(kSlots * kPer == 4, "an accumulator tile holds 4 elements per lane");
-  static_assert(T::kSTiles % kChains == 0 && T::kSTiles % kMaxChains == 0, "whole n8 tiles per chain");
-  float tile_max[kSlots][kMaxChains];
+  static_assert(T::kSTiles % kChains == 0, "whole n8 tiles per chain");
+  float tile_max[kSlots][kChains];
 #pragma unroll
   for (int r = 0; r < kSlots; ++r)
 #pragma unroll
-    for (int c = 0; c < kMaxChains; ++c) tile_max[r][c] = -INFINITY;
+    for (int c = 0; c < kChains; ++c) tile_max[r][c] = -INFINITY;
   [[maybe_unused]] int limit[kSlots];  // kRowLimitMask: the first invisible key of each row slot, from key0
   if constexpr (kMask && kRowLimitMaskOf<Form>) {
 #pragma unroll
@@ -155,13 +148,13 @@ __device__ __forceinline__ void softmax_rows(float (&s)[T::kSTiles][4], float (&
         const bool visible = key < a.kv_len && (!a.causal || key <= q_row + a.kv_len - a.q_len);
         if (!visible) s[n][i] = -INFINITY;
       }
-      tile_max[i / kPer][n % kMaxChains] = fmaxf(tile_max[i / kPer][n % kMaxChains], s[n][i]);
+      tile_max[i / kPer][n % kChains] = fmaxf(tile_max[i / kPer][n % kChains], s[n][i]);
     }
   [[maybe_unused]] float m_rows[kSlots];  // kFoldSum: each slot's max as the exponentials use it
 #pragma unroll
   for (int r = 0; r < kSlots; ++r) {
 #pragma unroll
-    for (int c = 1; c < kMaxChains; ++c) tile_max[r][0] = fmaxf(tile_max[r][0], tile_max[r][c]);
+    for (int c = 1; c < kChains; ++c) tile_max[r][0] = fmaxf(tile_max[r][0], tile_max[r][c]);
     tile_max[r][0] = T::row_max(tile_max[r][0]);  // the lanes sharing the row
     const MaxStep step = advance_max<Form::kRescaleThreshold>(m[r], tile_max[r][0] * scale_log2);
     const float m_use = step.m_use;

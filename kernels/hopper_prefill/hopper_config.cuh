@@ -97,7 +97,6 @@ struct Config {
   // The online softmax's form (kernels/attention/online_softmax.hpp): row chains, the sum
   // folded once per tile, the mask by each row's first invisible key.
   static constexpr int kRowChains = kTile.row_chains;
-  static constexpr int kMaxChains = kTile.max_chains > 0 ? kTile.max_chains : kTile.row_chains;
   static constexpr int kPBuffers = kTile.p_buffers;
   static_assert(kPBuffers == 1 || kPBuffers == 2, "P in one register buffer or two");
   // One P buffer: PV(j - 1) waited for in the exponentials' block (Policy::pv_wait_in_softmax).

@@ -18,7 +18,6 @@ struct HopperTile {
   // PV(j - 1) runs (the loop unrolled by two so that each buffer is registers, not an indexed
   // array); it costs one more P of registers (a quarter of S's).
   int p_buffers = 1;
-  int max_chains = 0;  // the row max's chains where they differ from the sum's; 0: row_chains
 };
 
 // A fault injected on purpose, for the GPU tests that show the accuracy gate catches it.
