@@ -9,8 +9,8 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::long_causal_4096, tuning::short_causal_1024>
-      experiment{"hopper_prefill_tuning", "defaults", {"defaults", "long_causal_4096", "short_causal_1024"}};
+  const kernels::HopperPrefillFrontierExperiment<tuning::defaults> experiment{"hopper_prefill_tuning", "defaults",
+                                                                             {"defaults"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }
