@@ -99,8 +99,10 @@ struct Config {
   static constexpr int kRowChains = kTile.row_chains;
   static constexpr int kPBuffers = kTile.p_buffers;
   static_assert(kPBuffers == 1 || kPBuffers == 2, "P in one register buffer or two");
-  // One P buffer: PV(j - 1) waited for in the exponentials' block (Policy::pv_wait_in_softmax).
-  static constexpr bool kPvWaitInSoftmax = kPBuffers == 1 && Policy::pv_wait_in_softmax(kHeadDim, kCausal);
+  // The overlapped loop with one P buffer: PV(j - 1) waited for in the exponentials' block
+  // (Policy::pv_wait_in_softmax). The serial loop waits for each GEMM where it issues it.
+  static constexpr bool kPvWaitInSoftmax =
+      Policy::kIntraOverlap && kPBuffers == 1 && Policy::pv_wait_in_softmax(kHeadDim, kCausal);
   static constexpr bool kFoldSum = true, kRowLimitMask = true, kSkipUnitRescale = false;
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8;

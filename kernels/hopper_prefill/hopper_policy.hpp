@@ -67,9 +67,11 @@ struct HopperPrefillPolicy {
   // after the softmax's branches merge, the packs then a run of their own behind the O rescale's
   // test. ptxas puts the wait after the row maxima and 15 to 40 of the exponentials at head dim
   // 128 (at 64, before the exponentials of the first row slot). On the H200, against the wait
-  // after the block (kernels/hopper_prefill/LOG.md, "The PV wait in the exponentials' block"): faster under the mask at head dim 128 from 4096 keys (2.6% to 3.4%, the
-  // serving batch 2.1%); without the mask at 128 faster at 4096 keys (1.1%) and slower at 512
-  // (1.6%); at 64 slower at three shapes of twelve (2.0% to 3.2%); no different at fp8.
+  // after the block (kernels/hopper_prefill/LOG.md, "The PV wait in the exponentials' block"):
+  // faster under the mask at head dim 128 from 4096 keys (2.6% to 3.4%, the serving batch 2.1%);
+  // without the mask at 128 faster at 4096 keys (1.1%) and slower at 512 (1.6%); at 64 slower
+  // at three shapes of twelve (2.0% to 3.2%); no different at fp8. Only the overlapped loop
+  // (kIntraOverlap) has a PV wait to move.
   static constexpr bool pv_wait_in_softmax(int head_dim, bool causal) { return head_dim > 64 && causal; }
   // Tile shapes: FA3's (hopper/tile_size.h: 128 x 176 non-causal and 128 x 128 causal at head
   // dim 128, 192 query rows at 64), each confirmed on the H200 by the tuning bench

@@ -264,7 +264,6 @@ struct Consumer {
   // softmax's exponentials (HopperTile::p_buffers).
   __device__ void overlapped_tile(const TileWork<Cfg>& w, RowState<Cfg>& st, float (&sc)[Cfg::kSRegs],
                                   const PFrag& p_prev, PFrag& p_next, int j, int row0, int n) {
-    constexpr bool kWaitInSoftmax = Cfg::kPvWaitInSoftmax;
     float corr[1][2];
     s.k_pipe.consumer_wait(k_state);
     v_ring().consumer_wait(v_state);
@@ -281,10 +280,10 @@ struct Consumer {
       release<true>(w, j);
       release_q_after(j, n);
     };
-    if constexpr (!kWaitInSoftmax) free_k();
+    if constexpr (!Cfg::kPvWaitInSoftmax) free_k();
     if constexpr (Cfg::kPBuffers == 2) {
       softmax(sc, st, corr, w, j, row0, [&] { pack_p<Cfg, Op>(p_next, sc); });
-    } else if constexpr (kWaitInSoftmax) {
+    } else if constexpr (Cfg::kPvWaitInSoftmax) {
       softmax(sc, st, corr, w, j, row0, [&] {
         free_k();
         finish_pv(st, w, j);
@@ -293,9 +292,9 @@ struct Consumer {
     } else {
       softmax(sc, st, corr, w, j, row0);
     }
-    if constexpr (!kWaitInSoftmax) finish_pv(st, w, j);
+    if constexpr (!Cfg::kPvWaitInSoftmax) finish_pv(st, w, j);
     rescale_o(st, corr);
-    if constexpr (Cfg::kPBuffers == 1 && !kWaitInSoftmax) pack_p<Cfg, Op>(p_next, sc);
+    if constexpr (Cfg::kPBuffers == 1 && !Cfg::kPvWaitInSoftmax) pack_p<Cfg, Op>(p_next, sc);
   }
 
   // FA3 Algorithm 2 over key tiles j < n (overlapped_tile), P in one register buffer or two.
