@@ -103,6 +103,8 @@ struct Config {
   // (Policy::pv_wait_in_softmax). The serial loop waits for each GEMM where it issues it.
   static constexpr bool kPvWaitInSoftmax =
       Policy::kIntraOverlap && kPBuffers == 1 && Policy::pv_wait_in_softmax(kHeadDim, kCausal);
+  static constexpr int kPvWaitBehindExp = kPvWaitInSoftmax ? Policy::pv_wait_behind_exp(kHeadDim, kCausal) : -1;
+  static_assert(kPvWaitBehindExp < kSRegs, "pv_wait_behind_exp names one of S's registers");
   static constexpr bool kFoldSum = true, kRowLimitMask = true, kSkipUnitRescale = false;
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8;

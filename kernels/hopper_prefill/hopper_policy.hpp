@@ -73,6 +73,11 @@ struct HopperPrefillPolicy {
   // at three shapes of twelve (2.0% to 3.2%); no different at fp8. Only the overlapped loop
   // (kIntraOverlap) has a PV wait to move.
   static constexpr bool pv_wait_in_softmax(int head_dim, bool causal) { return head_dim > 64 && causal; }
+  // With the PV wait in the exponentials' block, >= 0: K's free (and so the PV wait behind it,
+  // and P's packing behind that) waits for the exponential in S register e of each thread (its
+  // sign tests the free), so that ptxas cannot hoist the wait above the exponentials computed
+  // before that one. -1: ptxas places the frees and the wait where it will.
+  static constexpr int pv_wait_behind_exp(int /*head_dim*/, bool /*causal*/) { return -1; }
   // Tile shapes: FA3's (hopper/tile_size.h: 128 x 176 non-causal and 128 x 128 causal at head
   // dim 128, 192 query rows at 64), each confirmed on the H200 by the tuning bench
   // (kernels/hopper_prefill/README.md). 3 consumers fit 160 registers each beside a 24-register

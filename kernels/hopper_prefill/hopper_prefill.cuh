@@ -150,10 +150,11 @@ struct Consumer {
   }
   // A warp's lane 0 frees a stage once the warp's wgmma reads of it are complete; without a
   // producer warpgroup the issuing thread then refills it with tile j + kStages.
+  // `after`: a value the free waits for (always true: pv_wait_behind_exp's sign test).
   template <bool kIsK>
-  __device__ void release(const TileWork<Cfg>& w, int j) {
+  __device__ void release(const TileWork<Cfg>& w, int j, bool after = true) {
     if constexpr (kIsK) {
-      if (gpu::lane_id() == 0) s.k_pipe.consumer_release(k_state);
+      if (gpu::lane_id() == 0 && after) s.k_pipe.consumer_release(k_state);
       ++k_state;
     } else {
       if (gpu::lane_id() == 0) v_ring().consumer_release(v_state);
@@ -277,7 +278,10 @@ struct Consumer {
     // then keeps after the frees (it hoists the wait to the top of its block, before the row
     // maxima, where nothing with a side effect precedes it in the block).
     const auto free_k = [&] {
-      release<true>(w, j);
+      // Always true (MUFU.EX2 gives no such NaN; ptxas folds a test of the sign or the range
+      // of an exponential): it only orders the free after that exponential.
+      if constexpr (Cfg::kPvWaitBehindExp >= 0) release<true>(w, j, __float_as_uint(sc[Cfg::kPvWaitBehindExp]) != 0xffffffffu);
+      else release<true>(w, j);
       release_q_after(j, n);
     };
     if constexpr (!Cfg::kPvWaitInSoftmax) free_k();
