@@ -66,18 +66,21 @@ struct HopperPrefillPolicy {
   // packs with the exponentials (the order FlashAttention-4's SM90 loop compiles to). false:
   // after the softmax's branches merge, the packs then a run of their own behind the O rescale's
   // test. ptxas puts the wait after the row maxima and 15 to 40 of the exponentials at head dim
-  // 128 (at 64, before the exponentials of the first row slot). On the H200, against the wait
-  // after the block (kernels/hopper_prefill/LOG.md, "The PV wait in the exponentials' block"):
-  // faster under the mask at head dim 128 from 4096 keys (2.6% to 3.4%, the serving batch 2.1%);
-  // without the mask at 128 faster at 4096 keys (1.1%) and slower at 512 (1.6%); at 64 slower
-  // at three shapes of twelve (2.0% to 3.2%); no different at fp8. Only the overlapped loop
-  // (kIntraOverlap) has a PV wait to move.
-  static constexpr bool pv_wait_in_softmax(int head_dim, bool causal) { return head_dim > 64 && causal; }
+  // 128; at 64 before all but a few, unless pv_wait_behind_exp ties it later. On the H200,
+  // against the wait after the block (kernels/hopper_prefill/LOG.md, "The PV wait in the
+  // exponentials' block", "Head dim 64's PV wait among its exponentials"): under the mask faster
+  // at head dim 128 from 4096 keys (2.6% to 3.4%, the serving batch 2.1%) and, tied, at 64 (1.6%
+  // to 2.1% from 4096 keys, 1.9% at 512 and 1024); without the mask mixed at 128 (1.1% faster at
+  // 4096 keys, 1.6% slower at 512) and slower at 64 (3.6% to 9.6%, tied or not); no different at
+  // fp8. Only the overlapped loop (kIntraOverlap) has a PV wait to move.
+  static constexpr bool pv_wait_in_softmax(int /*head_dim*/, bool causal) { return causal; }
   // With the PV wait in the exponentials' block, >= 0: K's free (and so the PV wait behind it,
-  // and P's packing behind that) waits for the exponential in S register e of each thread (its
-  // sign tests the free), so that ptxas cannot hoist the wait above the exponentials computed
-  // before that one. -1: ptxas places the frees and the wait where it will.
-  static constexpr int pv_wait_behind_exp(int /*head_dim*/, bool /*causal*/) { return -1; }
+  // and P's packing behind that) waits for the exponential in S register e of each thread (a
+  // test of its bits orders the free), so that ptxas cannot hoist the wait above the
+  // exponentials computed before that one. -1: ptxas places the frees and the wait where it
+  // will. Head dim 64 under the mask: behind register 63, which ptxas computes after about half
+  // of them (the short causal kernels: kShortCausalPvWaitBehindExp).
+  static constexpr int pv_wait_behind_exp(int head_dim, bool causal) { return head_dim <= 64 && causal ? 63 : -1; }
   // Tile shapes: FA3's (hopper/tile_size.h: 128 x 176 non-causal and 128 x 128 causal at head
   // dim 128, 192 query rows at 64), each confirmed on the H200 by the tuning bench
   // (kernels/hopper_prefill/README.md). 3 consumers fit 160 registers each beside a 24-register
@@ -137,6 +140,11 @@ struct HopperPrefillPolicy {
   // its wgmma descriptors in uniform registers. Head dim 64 and the 176-key tile have no room
   // for a second P (ptxas then serializes the wgmmas).
   /* ShortCausalPBuffers = */ static constexpr int kShortCausalPBuffers = 2;
+  // pv_wait_behind_exp in the short causal kernels at head dim 64 (one P buffer there).
+  // On the H200 behind register 0 was 1.9% faster than the default's untied wait at 512 and
+  // 1024 keys, behind 63 no different there (LOG.md, "Head dim 64's PV wait among its
+  // exponentials").
+  /* ShortCausalPvWaitBehindExp = */ static constexpr int kShortCausalPvWaitBehindExp = 0;
   // fp8 e4m3 (head dim 128 only; README "fp8 e4m3"). The producer's warps 1-3 transpose each
   // V tile (ldmatrix.trans and stmatrix, transpose_v_matrix), so the producer keeps 24
   // registers, as in 16-bit, and the consumers take 240 of the launch's 168 per thread
@@ -169,13 +177,17 @@ struct LongCausal : Policy {
 // are skipped, and on the static walk that was no faster at head dim 64 and 1.7% slower at 128
 // (LOG.md, "The short kernels' skip: a warp's wait"). Under the mask, P takes
 // kShortCausalPBuffers register buffers where the tile has the registers, and query blocks are
-// cut from the sequence's end where kShortCausalBlocksFromEnd says.
+// cut from the sequence's end where kShortCausalBlocksFromEnd says, and a PV wait in the
+// exponentials' block is tied where kShortCausalPvWaitBehindExp says.
 template <class Policy, bool kCausal>
 struct ShortSeq : Policy {
   static constexpr HopperTile tile(int head_dim, bool causal) {
     HopperTile t = Policy::tile(head_dim, causal);
     if (kCausal && t.consumer_regs == 240 && t.block_n == 128) t.p_buffers = Policy::kShortCausalPBuffers;
     return t;
+  }
+  static constexpr int pv_wait_behind_exp(int head_dim, bool causal) {
+    return kCausal && head_dim <= 64 ? Policy::kShortCausalPvWaitBehindExp : Policy::pv_wait_behind_exp(head_dim, causal);
   }
   /* Schedule = */ static constexpr attention::TileSchedule kSchedule =
       kCausal ? attention::TileSchedule::Dynamic : attention::TileSchedule::Persistent;

@@ -5,8 +5,6 @@
 
 namespace schedlab::kernels {
 namespace tuning = experiments::hopper_prefill_tuning;
-template void launch_hopper_prefill<tuning::d64_pv_wait_e0>(const PrefillArgs&, gpu::api::stream_t);
-template void require_hopper_prefill_fits<tuning::d64_pv_wait_e0>(const PrefillProblem&);
-template void launch_hopper_prefill<tuning::d64_pv_wait_e63>(const PrefillArgs&, gpu::api::stream_t);
-template void require_hopper_prefill_fits<tuning::d64_pv_wait_e63>(const PrefillProblem&);
+template void launch_hopper_prefill<tuning::d64_wait_after_softmax>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<tuning::d64_wait_after_softmax>(const PrefillProblem&);
 }  // namespace schedlab::kernels

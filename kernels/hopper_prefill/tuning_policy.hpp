@@ -11,17 +11,10 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
 
-// Head dim 64, both masks: O += P V waited for in the exponentials' block, tied behind one
-// exponential (pv_wait_behind_exp), as FlashAttention-4's SM90 loop waits among its
-// exponentials. Untied, ptxas hoists the wait above all but 0 to 6 of the 66 (LOG.md, "The PV
-// wait in the exponentials' block"); behind S register 0 it lands after 32 and 12 of them (the
-// mask's two branches of the non-causal short kernel), behind register 63 after 31 and 35.
-template <int kExp>
-struct D64PvWaitBehind : Base {
-  static constexpr bool pv_wait_in_softmax(int head_dim, bool causal) { return head_dim <= 64 || Base::pv_wait_in_softmax(head_dim, causal); }
-  static constexpr int pv_wait_behind_exp(int head_dim, bool causal) { return head_dim <= 64 ? kExp : Base::pv_wait_behind_exp(head_dim, causal); }
+// The default before head dim 64 waited for O += P V among its exponentials under the mask:
+// the wait after the softmax's block there.
+struct d64_wait_after_softmax : Base {
+  static constexpr bool pv_wait_in_softmax(int head_dim, bool causal) { return head_dim > 64 && causal; }
 };
-struct d64_pv_wait_e0 : D64PvWaitBehind<0> {};
-struct d64_pv_wait_e63 : D64PvWaitBehind<63> {};
 
 }  // namespace schedlab::experiments::hopper_prefill_tuning

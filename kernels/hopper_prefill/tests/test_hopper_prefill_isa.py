@@ -299,10 +299,14 @@ def test_key_tile_loops_keep_wgmma_descriptors_in_uniform_registers(sass, kind):
 
 # Where the family default packs P among the exponentials: with two P buffers (fp8's 192-key
 # tile, and the short causal kernels at head dim 128) and with one where the PV wait is in the
-# exponentials' block (pv_wait_in_softmax: under the mask at head dim 128, fp8's 128-key tile too).
-# Elsewhere (head dim 64; 128 without the mask) the packs run after the last exponential.
-def _packs_among_exponentials(dtype: int, head_dim: int, causal: int) -> bool:
-    return dtype == FP8 or (head_dim == 128 and _causal(causal))
+# exponentials' block (pv_wait_in_softmax: under the mask, fp8's 128-key tile too; at head dim
+# 64 tied behind an exponential, pv_wait_behind_exp). Without the mask in 16-bit the packs run
+# after the last exponential, as they do in the ragged short causal kernel at head dim 64, whose
+# tie (S register 0) ptxas computes last: the wait lands after every exponential there.
+def _packs_among_exponentials(dtype: int, head_dim: int, causal: int, kind: str) -> bool:
+    if kind == KINDS[1] and head_dim == 64 and causal == SHORT + 1:
+        return False
+    return dtype == FP8 or _causal(causal)
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -313,7 +317,7 @@ def test_p_is_packed_among_the_exponentials_where_the_policy_says(sass, kind):
         # A pack among the exponentials: a MUFU.EX2 within the three instructions after it.
         among = sum(1 for i in packs if any("MUFU.EX2" in ins for ins in loop[i + 1:i + 4]))
         assert packs, f"pingpong {kind} {key}: no F2FP in the key-tile loop"
-        if _packs_among_exponentials(*key):
+        if _packs_among_exponentials(*key, kind):
             assert 2 * among >= len(packs), f"pingpong {kind} {key}: {among} of {len(packs)} packs among the exp2s"
         else:
             assert among == 0, f"pingpong {kind} {key}: {among} of {len(packs)} packs among the exp2s"
