@@ -9,9 +9,8 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::nc128_wait, tuning::nc128_wait_e63,
-                                                 tuning::c128_e31, tuning::c128_e63>
-      experiment{"hopper_prefill_tuning", "defaults", {"defaults", "nc128_wait", "nc128_wait_e63", "c128_e31", "c128_e63"}};
+  const kernels::HopperPrefillFrontierExperiment<tuning::defaults> experiment{"hopper_prefill_tuning", "defaults",
+                                                                             {"defaults"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }
