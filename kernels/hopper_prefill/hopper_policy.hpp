@@ -71,15 +71,18 @@ struct HopperPrefillPolicy {
   // exponentials' block", "Head dim 64's PV wait among its exponentials"): under the mask faster
   // at head dim 128 from 4096 keys (2.6% to 3.4%, the serving batch 2.1%) and, tied, at 64 (1.6%
   // to 2.1% from 4096 keys, 1.9% at 512 and 1024); without the mask mixed at 128 (1.1% faster at
-  // 4096 keys, 1.6% slower at 512) and slower at 64 (3.6% to 9.6%, tied or not); no different at
-  // fp8. Only the overlapped loop (kIntraOverlap) has a PV wait to move.
+  // 4096 keys, 1.6% slower at 512; tied behind S register 63, 1.2% to 1.9% faster from 4096 keys
+  // and 2.4% slower at 512: LOG.md, "Head dim 128's PV wait, tied later or without the mask")
+  // and slower at 64 (3.6% to 9.6%, tied or not); no different at fp8. Only the overlapped loop
+  // (kIntraOverlap) has a PV wait to move.
   static constexpr bool pv_wait_in_softmax(int /*head_dim*/, bool causal) { return causal; }
   // With the PV wait in the exponentials' block, >= 0: K's free (and so the PV wait behind it,
   // and P's packing behind that) waits for the exponential in S register e of each thread (a
   // test of its bits orders the free), so that ptxas cannot hoist the wait above the
   // exponentials computed before that one. -1: ptxas places the frees and the wait where it
   // will. Head dim 64 under the mask: behind register 63, which ptxas computes after about half
-  // of them (the short causal kernels: kShortCausalPvWaitBehindExp).
+  // of them (the short causal kernels: kShortCausalPvWaitBehindExp). At 128 under the mask ptxas's
+  // own place stands: tied later (registers 31, 63) it was 1.9% and 2.5% slower at 4096 keys.
   static constexpr int pv_wait_behind_exp(int head_dim, bool causal) { return head_dim <= 64 && causal ? 63 : -1; }
   // Tile shapes: FA3's (hopper/tile_size.h: 128 x 176 non-causal and 128 x 128 causal at head
   // dim 128, 192 query rows at 64), each confirmed on the H200 by the tuning bench

@@ -150,7 +150,7 @@ struct Consumer {
   }
   // A warp's lane 0 frees a stage once the warp's wgmma reads of it are complete; without a
   // producer warpgroup the issuing thread then refills it with tile j + kStages.
-  // `after`: a value the free waits for (always true: pv_wait_behind_exp's sign test).
+  // `after`: a test the K free waits for (always true: pv_wait_behind_exp's bit test).
   template <bool kIsK>
   __device__ void release(const TileWork<Cfg>& w, int j, bool after = true) {
     if constexpr (kIsK) {
