@@ -2,9 +2,9 @@
 # Packs FlashAttention-4 (PyPI flash-attn-4, CuTe DSL) for the device machine (no pip index
 # there): the wheels for CPython 3.12 manylinux x86-64 installed with `pip install --no-deps
 # --target` into one folder, what an H200 run does not import removed, compressed with xz and
-# split into parts of at most PART_MIB (default 22) MiB:
+# split into parts of at most PART_MIB (default 17) MiB:
 #
-#     .peers/fa4.tar.xz.part-1of3, .peers/fa4.tar.xz.part-2of3, ...   (ignored by git)
+#     .peers/fa4.tar.xz.part-1of4, .peers/fa4.tar.xz.part-2of4, ...   (ignored by git)
 #
 # `cat .peers/fa4.tar.xz.part-* | tar -xJ` restores the folder. One device call carries at most
 # 64 MiB (tree and carried paths together), so each part travels in its own call while the
@@ -23,16 +23,17 @@
 # import time, and FA4 fingerprints its own sources for its compile cache.
 #
 # xz -9 on the 193 MB _cutlass_ir library takes minutes: the compression runs under nice. For
-# 4.0.0b36 / DSL 4.8.1: 259 MB unpacked, 68.3 MB (65.2 MiB) compressed, 3 parts of 22.8 MB (a part
-# and the tracked tree, 32.5 MB in November 2026, must fit one call's 64 MiB; 34 MB parts no longer did)
+# 4.0.0b36 / DSL 4.8.1: 259 MB unpacked, 68.3 MB (65.2 MiB) compressed, 4 parts of 17.1 MB (a part
+# and the tracked tree must fit one call's 64 MiB: with the tree at 43.4 MB, end of November 2026,
+# 22.8 MB parts no longer did, as 34 MB ones had not beside 32.5 MB)
 # (13 to 18 min on two shared, busy cores).
 # Usage: bash scripts/pack_fa4.sh [WHEELDIR] [WORKDIR]   (defaults /tmp/fa4, /tmp/fa4_pack)
-# Env: PART_MIB (22), XZ_THREADS (2), XZ_LEVEL (-9).
+# Env: PART_MIB (17), XZ_THREADS (2), XZ_LEVEL (-9).
 set -euo pipefail
 REPO=$(cd "$(dirname "$0")/.." && pwd)
 WHEELS=${1:-/tmp/fa4}
 WORK=${2:-/tmp/fa4_pack}
-PART_MIB=${PART_MIB:-22}
+PART_MIB=${PART_MIB:-17}
 OUT_DIR=$REPO/.peers
 PREFIX=$OUT_DIR/fa4.tar.xz.part-
 PINS=(flash-attn-4==4.0.0b36 nvidia-cutlass-dsl==4.8.1 nvidia-cutlass-dsl-libs-base==4.8.1
