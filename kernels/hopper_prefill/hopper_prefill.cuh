@@ -261,8 +261,9 @@ struct Consumer {
   // Key tile 0 < j < n of FA3's Algorithm 2: S(j) = Q K(j)^T and O += P(j-1) V(j-1) issued
   // together; the softmax of S(j) runs while the PV GEMM does, and O is rescaled once that GEMM
   // is done. P(j) goes to p_next: with one buffer (p_next is p_prev) only after PV(j-1) has read
-  // p_prev, after the softmax or inside its block (pv_wait_in_softmax); with two, among the
-  // softmax's exponentials (HopperTile::p_buffers).
+  // p_prev, after the softmax or inside its block (kWaitInBlock: pv_wait_in_softmax); with two,
+  // among the softmax's exponentials (HopperTile::p_buffers).
+  template <bool kWaitInBlock = Cfg::kPvWaitInSoftmax>
   __device__ void overlapped_tile(const TileWork<Cfg>& w, RowState<Cfg>& st, float (&sc)[Cfg::kSRegs],
                                   const PFrag& p_prev, PFrag& p_next, int j, int row0, int n) {
     float corr[1][2];
@@ -280,14 +281,14 @@ struct Consumer {
     const auto free_k = [&] {
       // Always true (MUFU.EX2 gives no such NaN; ptxas folds a test of the sign or the range
       // of an exponential): it only orders the free after that exponential.
-      if constexpr (Cfg::kPvWaitBehindExp >= 0) release<true>(w, j, __float_as_uint(sc[Cfg::kPvWaitBehindExp]) != 0xffffffffu);
+      if constexpr (kWaitInBlock && Cfg::kPvWaitBehindExp >= 0) release<true>(w, j, __float_as_uint(sc[Cfg::kPvWaitBehindExp]) != 0xffffffffu);
       else release<true>(w, j);
       release_q_after(j, n);
     };
-    if constexpr (!Cfg::kPvWaitInSoftmax) free_k();
+    if constexpr (!kWaitInBlock) free_k();
     if constexpr (Cfg::kPBuffers == 2) {
       softmax(sc, st, corr, w, j, row0, [&] { pack_p<Cfg, Op>(p_next, sc); });
-    } else if constexpr (Cfg::kPvWaitInSoftmax) {
+    } else if constexpr (kWaitInBlock) {
       softmax(sc, st, corr, w, j, row0, [&] {
         free_k();
         finish_pv(st, w, j);
@@ -296,9 +297,9 @@ struct Consumer {
     } else {
       softmax(sc, st, corr, w, j, row0);
     }
-    if constexpr (!Cfg::kPvWaitInSoftmax) finish_pv(st, w, j);
+    if constexpr (!kWaitInBlock) finish_pv(st, w, j);
     rescale_o(st, corr);
-    if constexpr (Cfg::kPBuffers == 1 && !Cfg::kPvWaitInSoftmax) pack_p<Cfg, Op>(p_next, sc);
+    if constexpr (Cfg::kPBuffers == 1 && !kWaitInBlock) pack_p<Cfg, Op>(p_next, sc);
   }
 
   // FA3 Algorithm 2 over key tiles j < n (overlapped_tile), P in one register buffer or two.
@@ -317,6 +318,13 @@ struct Consumer {
       if (j < n) {
         overlapped_tile(w, st, sc, p[0], p[1], j, row0, n);
         return pv_waited(o_regs(st), p[1], w, n - 1);
+      }
+    } else if constexpr (Cfg::kPvWaitFromKeys > 0) {
+      // Two loops: the wait in the block only where the warpgroup's rows see enough keys.
+      if (n * Cfg::kBlockN >= Cfg::kPvWaitFromKeys) {
+        for (; j < n; ++j) overlapped_tile<true>(w, st, sc, p[0], p[0], j, row0, n);
+      } else {
+        for (; j < n; ++j) overlapped_tile<false>(w, st, sc, p[0], p[0], j, row0, n);
       }
     } else {
       for (; j < n; ++j) overlapped_tile(w, st, sc, p[0], p[0], j, row0, n);

@@ -20,7 +20,8 @@ ragged batch's, KINDS):
   - local memory (LDL / STL) in the family default (and in `ws_realloc` and `one_per_tile`, that
     policy without its short kernels): none, except in the causal head-dim-64
     kernels (three consumers at 160 registers each, the most the SM's file allows beside a
-    24-register producer: a few words, at most SMALL_SPILL instructions) and fp8's (none in the
+    24-register producer: a few words, at most SMALL_SPILL instructions), fp8's and those at
+    head dim 128 without the mask that hold two key-tile loops (`one_per_tile`'s: none in the
     main loop, at most SMALL_SPILL around it: the long causal kernel keeps a few words there).
     `ws_even_regs` spills (consumers left at the launch's 168 registers; ptxas also serializes
     their wgmma): the experiment's finding, checked as such. The other variants may spill a little
@@ -42,7 +43,8 @@ ragged batch's, KINDS):
     registers: at most LOOP_R2UR R2UR moves in the loop (the ragged short kernels apart);
   - the family default packs P (F2FP) among the exponentials (MUFU.EX2) where it holds P in two
     register buffers or waits for O += P V in the exponentials' block (pv_wait_in_softmax), and
-    after the last exponential elsewhere;
+    after the last exponential elsewhere (the short non-causal kernel at head dim 128: one loop
+    of each, pv_wait_from_keys);
   - ping-pong: the consumers hand turns over through named barriers of two warpgroups
     (BAR.SYNC / BAR.ARV with 256 threads); the free-running baseline has neither, only the
     CTA-wide barrier 0 of the set-up.
@@ -201,8 +203,11 @@ def test_every_kernel_uses_warpgroup_mma_and_bulk_copies_and_no_local_memory(sas
                     assert local <= VARIANT_SPILL, f"{where}: {local} LDL/STL"
                 elif head_dim == 64 and _causal(causal):
                     assert local <= SMALL_SPILL, f"{where}: {local} LDL/STL"
-                elif dtype == FP8:
-                    mma = [n for n, i in enumerate(body) if re.search(r"\bQGMMA\.", i)]
+                elif dtype == FP8 or (head_dim == 128 and causal == 0):
+                    # fp8; and 16-bit without the mask where no short kernel takes the shorter
+                    # launches, so the kernel holds both key-tile loops (pv_wait_from_keys): a
+                    # few words around the loops, none inside.
+                    mma = [n for n, i in enumerate(body) if re.search(r"\b[HQ]GMMA\.", i)]
                     in_loop = _count(body[mma[0]:mma[-1]], r"\b(LDL|STL)(\.|\s)")
                     assert in_loop == 0 and local <= SMALL_SPILL, f"{where}: {in_loop} LDL/STL in the main loop, {local} in all"
                 else:
@@ -302,25 +307,42 @@ def test_key_tile_loops_keep_wgmma_descriptors_in_uniform_registers(sass, kind):
 # exponentials' block (pv_wait_in_softmax: under the mask, fp8's 128-key tile too; at head dim
 # 64 tied behind an exponential, pv_wait_behind_exp). Without the mask in 16-bit the packs run
 # after the last exponential, as they do in the ragged short causal kernel at head dim 64, whose
-# tie (S register 0) ptxas computes last: the wait lands after every exponential there.
-def _packs_among_exponentials(dtype: int, head_dim: int, causal: int, kind: str) -> bool:
+# tie (S register 0) ptxas computes last: the wait lands after every exponential there. At head
+# dim 128 without the mask (pv_wait_from_keys) the short kernel holds both loops: the wait in the
+# block for tiles of many keys, after it for the others; the kernel of one CTA a tile, which runs
+# only launches longer than the short kernel's, the first alone.
+def _packs_among_exponentials(dtype: int, head_dim: int, causal: int, kind: str) -> set[bool]:
+    """Whether the packs of each key-tile loop run among the exponentials, as a set over the loops."""
+    if dtype != FP8 and head_dim == 128 and causal in (0, SHORT):
+        return {True, False} if causal == SHORT else {True}
     if kind == KINDS[1] and head_dim == 64 and causal == SHORT + 1:
-        return False
-    return dtype == FP8 or _causal(causal)
+        return {False}
+    return {dtype == FP8 or _causal(causal)}
+
+
+def _key_tile_loops(body: list[str]) -> list[list[str]]:
+    """Each loop that holds both GEMMs of a key tile and no other such loop (_key_tile_loop's
+    kind, where a kernel has more than one)."""
+    spans = [a for a in isa.sass_loops(body)
+             if any(_QK_MMA.search(body[j]) for j in a) and any(_PV_MMA.search(body[j]) for j in a)]
+    inner = [a for a in spans if not any(b != a and b.start >= a.start and b.stop <= a.stop for b in spans)]
+    return [[body[i] for i in a] for a in inner]
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_p_is_packed_among_the_exponentials_where_the_policy_says(sass, kind):
     for key, body in _kernels(sass, "prefill_pingpong", "pingpong", kind).items():
-        loop = _key_tile_loop(body)
-        packs = [i for i, ins in enumerate(loop) if re.search(r"\bF2FP\.", ins)]
-        # A pack among the exponentials: a MUFU.EX2 within the three instructions after it.
-        among = sum(1 for i in packs if any("MUFU.EX2" in ins for ins in loop[i + 1:i + 4]))
-        assert packs, f"pingpong {kind} {key}: no F2FP in the key-tile loop"
-        if _packs_among_exponentials(*key, kind):
-            assert 2 * among >= len(packs), f"pingpong {kind} {key}: {among} of {len(packs)} packs among the exp2s"
-        else:
-            assert among == 0, f"pingpong {kind} {key}: {among} of {len(packs)} packs among the exp2s"
+        expected = _packs_among_exponentials(*key, kind)
+        loops = _key_tile_loops(body) if len(expected) > 1 else [_key_tile_loop(body)]
+        found = set()
+        for loop in loops:
+            packs = [i for i, ins in enumerate(loop) if re.search(r"\bF2FP\.", ins)]
+            # A pack among the exponentials: a MUFU.EX2 within the three instructions after it.
+            among = sum(1 for i in packs if any("MUFU.EX2" in ins for ins in loop[i + 1:i + 4]))
+            assert packs, f"pingpong {kind} {key}: no F2FP in a key-tile loop"
+            assert 2 * among >= len(packs) or among == 0, f"pingpong {kind} {key}: {among} of {len(packs)} packs among the exp2s"
+            found.add(among > 0)
+        assert found == expected, f"pingpong {kind} {key}: loops with packs among the exp2s {found}, expected {expected}"
 
 
 def _launch_smem(sass: dict[str, dict[str, list[str]]], experiment: str, variant: str) -> dict[tuple[str, str, str], int]:
