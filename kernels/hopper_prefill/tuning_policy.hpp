@@ -11,10 +11,4 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
 
-// The default before head dim 128 without the mask waited for O += P V among its exponentials
-// from 4096 keys: the wait after the softmax's block at every length there.
-struct nc128_wait_after_softmax : Base {
-  static constexpr bool pv_wait_in_softmax(int /*head_dim*/, bool causal) { return causal; }
-};
-
 }  // namespace schedlab::experiments::hopper_prefill_tuning
