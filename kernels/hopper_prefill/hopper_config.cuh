@@ -118,6 +118,9 @@ struct Config {
   static constexpr bool kFoldSum = true, kRowLimitMask = true, kSkipUnitRescale = false;
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8;
+  // O through each consumer warp's shared staging rows (Policy::kStagedOutput, hopper_output.cuh):
+  // 16-bit only, whose columns are in order in the accumulators (fp8's are paired).
+  static constexpr bool kStagedOutput = Policy::kStagedOutput && !kPairedCols;
   // A warp's 16 rows of a consumer's m64 wgmma accumulators, laid out as m16n8 C tiles.
   using Rows = std::conditional_t<kPairedCols, M16n8RowsPairedCols<kBlockN, kHeadDim>, gpu::attn::M16n8Rows<kBlockN, kHeadDim>>;
   static constexpr int kConsumerRegs = kTile.consumer_regs;
@@ -169,6 +172,13 @@ struct VRing {
 };
 struct NoVRing {};
 
+// Each consumer warp's staging rows for O (Config::kStagedOutput; hopper_output.cuh).
+template <class Cfg>
+struct OStage {
+  alignas(kRowBytes) unsigned char rows[Cfg::kConsumerWarps][16 * kRowBytes];
+};
+struct NoOStage {};
+
 // Shared storage: Q, the K and V rings, their barriers. Each tile is 1024-byte aligned (the
 // 128-byte swizzle repeats every 8 rows) and laid out as the copies leave it: kColBlocks
 // blocks of [rows][128 bytes]. fp8 adds the V^T ring (an empty base otherwise).
@@ -177,6 +187,7 @@ struct SharedStorage : std::conditional_t<Cfg::kFp8, TransposedV<Cfg>, NoTranspo
   alignas(kAtomBytes) unsigned char q[Cfg::kQBytes];
   alignas(kAtomBytes) unsigned char k_ring[Cfg::kStages][Cfg::kKvBytes];
   std::conditional_t<Cfg::kKvUnion, NoVRing, VRing<Cfg>> v_ring;
+  std::conditional_t<Cfg::kStagedOutput, OStage<Cfg>, NoOStage> o_stage;
   attention::TmaPipeline<Cfg::kStages> k_pipe, v_pipe;
   attention::TileQueue<Cfg::kTileQueueSlots> tile_queue;  // the dynamic schedule's tile ids, producer to consumers
   std::uint64_t q_full;   // Q of the current tile has landed

@@ -89,6 +89,12 @@ struct HopperPrefillPolicy {
   // under the mask ptxas's own place stands: tied later (registers 31, 63) it was 1.9% and 2.5%
   // slower at 4096 keys.
   static constexpr int pv_wait_behind_exp(int head_dim, bool causal) { return causal == (head_dim <= 64) ? 63 : -1; }
+  // How a consumer warp writes its rows of O (16-bit): true, through 2 KiB of shared memory of
+  // its own (stmatrix, then 16-byte stores, a warp instruction four whole 128-byte row segments:
+  // 8 stores a thread at head dim 128; hopper_output.cuh); false, from its accumulators, a 4-byte
+  // store per row and n8 column tile (32 a thread at head dim 128), whose samples sit on the
+  // load/store queue's throttle at 1024 keys. fp8 writes from its accumulators either way.
+  /* StagedOutput = */ static constexpr bool kStagedOutput = false;
   // Tile shapes: FA3's (hopper/tile_size.h: 128 x 176 non-causal and 128 x 128 causal at head
   // dim 128, 192 query rows at 64), each confirmed on the H200 by the tuning bench
   // (kernels/hopper_prefill/README.md). 3 consumers fit 160 registers each beside a 24-register

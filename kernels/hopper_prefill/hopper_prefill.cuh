@@ -14,6 +14,7 @@
 // ring (transpose_v_matrix) before the consumers' O += P V; the per-head
 // scales fold into the softmax scale and O's 1 / l; O is written in bf16.
 #pragma once
+#include "kernels/hopper_prefill/hopper_output.cuh"
 #include "kernels/hopper_prefill/hopper_producer.cuh"
 
 namespace schedlab::kernels::hopper_detail {
@@ -401,8 +402,13 @@ struct Consumer {
     std::int64_t first_row;
     if constexpr (Cfg::kRagged) first_row = w.start;
     else first_row = std::int64_t(w.t.batch) * a.q_len;
-    attention::write_o<typename Cfg::Rows, Out, Cfg::kBlocksFromEnd>(st, a.o + first_row * row_stride + std::int64_t(w.t.head) * Cfg::kHeadDim,
-                                                lens(w).q_len, scales.o, row_stride, row0);
+    std::uint16_t* o_rows = a.o + first_row * row_stride + std::int64_t(w.t.head) * Cfg::kHeadDim;
+    if constexpr (Cfg::kStagedOutput)
+      write_o_staged<typename Cfg::Rows, Out, Cfg::kBlocksFromEnd, Cfg::kHeadDim>(
+          st, s.o_stage.rows[consumer * 4 + warp_in_group], o_rows, lens(w).q_len, scales.o, row_stride, row0);
+    else
+      attention::write_o<typename Cfg::Rows, Out, Cfg::kBlocksFromEnd>(st, o_rows, lens(w).q_len, scales.o, row_stride,
+                                                                       row0);
   }
 };
 
@@ -576,6 +582,8 @@ void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
   a.k_map = qkv_tensor_map(args.k, kRowWords, kv_rows, p.kv_heads, map_batch, Cfg::kBlockN);
   a.v_map = qkv_tensor_map(args.v, kRowWords, kv_rows, p.kv_heads, map_batch, Cfg::kBlockN);
   a.o = static_cast<std::uint16_t*>(args.o);
+  if (Cfg::kStagedOutput && reinterpret_cast<std::uintptr_t>(args.o) % 16 != 0)
+    throw UnsupportedProblem("hopper prefill: the output is not 16-byte aligned (its rows are written 16 bytes at a time)");
   a.q_len = p.q_len;
   a.kv_len = p.kv_len;
   a.q_heads = p.q_heads;
