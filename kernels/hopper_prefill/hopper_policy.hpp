@@ -92,9 +92,12 @@ struct HopperPrefillPolicy {
   // How a consumer warp writes its rows of O (16-bit): true, through 2 KiB of shared memory of
   // its own (stmatrix, then 16-byte stores, a warp instruction four whole 128-byte row segments:
   // 8 stores a thread at head dim 128; hopper_output.cuh); false, from its accumulators, a 4-byte
-  // store per row and n8 column tile (32 a thread at head dim 128), whose samples sit on the
-  // load/store queue's throttle at 1024 keys. fp8 writes from its accumulators either way.
-  /* StagedOutput = */ static constexpr bool kStagedOutput = false;
+  // store per row and n8 column tile (32 a thread at head dim 128), whose samples sat on the
+  // load/store queue's throttle. On the H200 staged was faster wherever a tile has few key tiles
+  // (10.5% to 17.3% at head dim 128 from 512 to 1024 keys, 2.0% to 5.5% from 2048 to 8192; 2.6%
+  // to 5.7% at head dim 64 up to 2048 keys) and no different from 8192 keys without the mask
+  // (kernels/hopper_prefill/LOG.md, "O through shared memory"). fp8 writes from its accumulators.
+  /* StagedOutput = */ static constexpr bool kStagedOutput = true;
   // Tile shapes: FA3's (hopper/tile_size.h: 128 x 176 non-causal and 128 x 128 causal at head
   // dim 128, 192 query rows at 64), each confirmed on the H200 by the tuning bench
   // (kernels/hopper_prefill/README.md). 3 consumers fit 160 registers each beside a 24-register

@@ -11,9 +11,4 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
 
-// O through each consumer warp's shared staging rows and 16-byte stores.
-struct staged_output : Base {
-  /* StagedOutput = */ static constexpr bool kStagedOutput = true;
-};
-
 }  // namespace schedlab::experiments::hopper_prefill_tuning

@@ -45,6 +45,9 @@ ragged batch's, KINDS):
     register buffers or waits for O += P V in the exponentials' block (pv_wait_in_softmax), and
     after the last exponential elsewhere (the short non-causal kernel at head dim 128: one loop
     of each, pv_wait_from_keys);
+  - the family default writes 16-bit O through its warps' staging rows (stmatrix, then 16-byte
+    stores: head dim / 16 of them a kernel, one per four rows of a 64-column segment), fp8 from
+    its accumulators in 8-byte stores;
   - ping-pong: the consumers hand turns over through named barriers of two warpgroups
     (BAR.SYNC / BAR.ARV with 256 threads); the free-running baseline has neither, only the
     CTA-wide barrier 0 of the set-up.
@@ -242,6 +245,21 @@ def test_fp8_kernels_transpose_v_in_the_producer(sass, kind):
                 assert any(f > stores[-1] for f in fences), f"{where}: no proxy fence after the V^T stores"
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_o_leaves_16_bit_kernels_through_staging_rows_in_16_byte_stores(sass, kind):
+    # kStagedOutput: stmatrix into the warp's staging rows, then whole 16-byte stores; none of the
+    # accumulators' 4-byte stores. fp8 (paired columns) keeps its 8-byte stores from the accumulators.
+    for (dtype, head_dim, causal), body in _kernels(sass, FAMILY, DEFAULT, kind).items():
+        where = f"{kind} {(dtype, head_dim, causal)}"
+        wide, narrow, paired = (_count(body, rf"\bSTG\.E{width}\s") for width in (r"\.128", "", r"\.64"))
+        if dtype == FP8:
+            assert paired > 0 and wide == 0 and narrow == 0, f"{where}: {paired} 8-byte, {wide} 16-byte, {narrow} 4-byte stores"
+        else:
+            assert _count(body, r"\bSTSM\.16\.M88\.4\b") >= head_dim // 16, f"{where}: O not staged with stmatrix"
+            assert wide == head_dim // 16 and narrow == 0 and paired == 0, (
+                f"{where}: {wide} 16-byte stores (expected {head_dim // 16}), {narrow} 4-byte, {paired} 8-byte")
+
+
 def test_register_reallocation_only_where_the_policy_asks(sass):
     for (dtype, head_dim, causal), body in _kernels(sass, "prefill_warp_specialization", "ws_realloc").items():
         dealloc = [i for i in body if i.startswith("USETMAXREG.DEALLOC")]
@@ -313,8 +331,7 @@ def test_key_tile_loops_keep_wgmma_descriptors_in_uniform_registers(sass, kind):
 # tile, and the short causal kernels at head dim 128) and with one where the PV wait is in the
 # exponentials' block (pv_wait_in_softmax: under the mask, fp8's 128-key tile too; at head dim
 # 64 tied behind an exponential, pv_wait_behind_exp). Without the mask in 16-bit the packs run
-# after the last exponential, as they do in the ragged short causal kernel at head dim 64, whose
-# tie (S register 0) ptxas computes last: the wait lands after every exponential there. At head
+# after the last exponential. At head
 # dim 128 without the mask (pv_wait_from_keys) the short kernel holds both loops: the wait in the
 # block for tiles of many keys, after it for the others; the kernel of one CTA a tile, which runs
 # only launches longer than the short kernel's, the first alone.
@@ -322,8 +339,6 @@ def _packs_among_exponentials(dtype: int, head_dim: int, causal: int, kind: str)
     """Whether the packs of each key-tile loop run among the exponentials, as a set over the loops."""
     if dtype != FP8 and head_dim == 128 and causal in (0, SHORT):
         return {True, False} if causal == SHORT else {True}
-    if kind == KINDS[1] and head_dim == 64 and causal == SHORT + 1:
-        return {False}
     return {dtype == FP8 or _causal(causal)}
 
 
