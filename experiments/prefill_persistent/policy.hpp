@@ -22,10 +22,13 @@ struct persistent_dynamic : kernels::HopperPrefillPolicy {
   /* Schedule = */ static constexpr TileSchedule kSchedule = TileSchedule::Dynamic;
 };
 // Three stages of 176-key K and V tiles do not fit 227 KiB at head dim 128: there the
-// three-stage variant keeps the 128-key tiles of the causal shape.
+// three-stage variant keeps the 128-key tiles of the causal shape, and beside those three
+// stages O's staging rows do not fit either, so it writes O from its accumulators (the other
+// variants stage it: set against them, its output path differs too).
 struct persistent_3stages : kernels::HopperPrefillPolicy {
   /* Schedule = */ static constexpr TileSchedule kSchedule = TileSchedule::Persistent;
   /* Stages = */ static constexpr int kStages = 3;
+  /* StagedOutput = */ static constexpr bool kStagedOutput = false;
   static constexpr kernels::HopperTile tile(int head_dim, bool causal) {
     return head_dim <= 64 ? HopperPrefillPolicy::tile(head_dim, causal) : HopperPrefillPolicy::tile(head_dim, true);
   }
