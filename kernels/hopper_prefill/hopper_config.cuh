@@ -118,9 +118,8 @@ struct Config {
   static constexpr bool kFoldSum = true, kRowLimitMask = true, kSkipUnitRescale = false;
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8;
-  // O through each consumer warp's shared staging rows (Policy::kStagedOutput, hopper_output.cuh):
-  // 16-bit only, whose columns are in order in the accumulators (fp8's are paired).
-  static constexpr bool kStagedOutput = Policy::kStagedOutput && !kPairedCols;
+  // O through each consumer warp's shared staging rows (Policy::kStagedOutput, hopper_output.cuh).
+  static constexpr bool kStagedOutput = Policy::kStagedOutput;
   // A warp's 16 rows of a consumer's m64 wgmma accumulators, laid out as m16n8 C tiles.
   using Rows = std::conditional_t<kPairedCols, M16n8RowsPairedCols<kBlockN, kHeadDim>, gpu::attn::M16n8Rows<kBlockN, kHeadDim>>;
   static constexpr int kConsumerRegs = kTile.consumer_regs;

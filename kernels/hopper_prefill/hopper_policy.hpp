@@ -60,6 +60,10 @@ struct HopperPrefillPolicy {
   // skip O *= corr when no row of the warp moved (FA4's conditional rescaling); P then
   // reaches 2^threshold at most, which bf16 / f16 and the f32 sums hold.
   /* RescaleThreshold = */ static constexpr float kRescaleThreshold = 8.f;
+  // With the PV wait in the exponentials' block (pv_wait_in_softmax), O *= corr there too,
+  // behind the wait, where its multiplies can go among the exponentials (FlashAttention-4's SM90
+  // loop, which rescales every tile); false: after the softmax's branches merge.
+  /* RescaleInBlock = */ static constexpr bool kRescaleInBlock = false;
   // With P in one register buffer (HopperTile::p_buffers), where O += P(j-1) V(j-1) is waited
   // for: true, in the basic block of the softmax's exponentials (each mask branch's), behind the
   // frees of K(j) and Q and followed there by P(j)'s packing, so that ptxas can interleave the
@@ -89,14 +93,15 @@ struct HopperPrefillPolicy {
   // under the mask ptxas's own place stands: tied later (registers 31, 63) it was 1.9% and 2.5%
   // slower at 4096 keys.
   static constexpr int pv_wait_behind_exp(int head_dim, bool causal) { return causal == (head_dim <= 64) ? 63 : -1; }
-  // How a consumer warp writes its rows of O (16-bit): true, through 2 KiB of shared memory of
+  // How a consumer warp writes its rows of O: true, through 2 KiB of shared memory of
   // its own (stmatrix, then 16-byte stores, a warp instruction four whole 128-byte row segments:
   // 8 stores a thread at head dim 128; hopper_output.cuh); false, from its accumulators, a 4-byte
   // store per row and n8 column tile (32 a thread at head dim 128), whose samples sat on the
   // load/store queue's throttle. On the H200 staged was faster wherever a tile has few key tiles
   // (10.5% to 17.3% at head dim 128 from 512 to 1024 keys, 2.0% to 5.5% from 2048 to 8192; 2.6%
   // to 5.7% at head dim 64 up to 2048 keys) and no different from 8192 keys without the mask
-  // (kernels/hopper_prefill/LOG.md, "O through shared memory"). fp8 writes from its accumulators.
+  // (kernels/hopper_prefill/LOG.md, "O through shared memory"). fp8's paired columns go back in
+  // order in the staging rows.
   /* StagedOutput = */ static constexpr bool kStagedOutput = true;
   // Tile shapes: FA3's (hopper/tile_size.h: 128 x 176 non-causal and 128 x 128 causal at head
   // dim 128, 192 query rows at 64), each confirmed on the H200 by the tuning bench

@@ -293,13 +293,14 @@ struct Consumer {
       softmax(sc, st, corr, w, j, row0, [&] {
         free_k();
         finish_pv(st, w, j);
+        if constexpr (Policy::kRescaleInBlock) rescale_o(st, corr);
         pack_p<Cfg, Op>(p_next, sc);
       });
     } else {
       softmax(sc, st, corr, w, j, row0);
     }
     if constexpr (!kWaitInBlock) finish_pv(st, w, j);
-    rescale_o(st, corr);
+    if constexpr (!(kWaitInBlock && Policy::kRescaleInBlock)) rescale_o(st, corr);
     if constexpr (Cfg::kPBuffers == 1 && !kWaitInBlock) pack_p<Cfg, Op>(p_next, sc);
   }
 
@@ -404,7 +405,7 @@ struct Consumer {
     else first_row = std::int64_t(w.t.batch) * a.q_len;
     std::uint16_t* o_rows = a.o + first_row * row_stride + std::int64_t(w.t.head) * Cfg::kHeadDim;
     if constexpr (Cfg::kStagedOutput)
-      write_o_staged<typename Cfg::Rows, Out, Cfg::kBlocksFromEnd, Cfg::kHeadDim>(
+      write_o_staged<typename Cfg::Rows, Out, Cfg::kBlocksFromEnd, Cfg::kHeadDim, Cfg::kPairedCols>(
           st, s.o_stage.rows[consumer * 4 + warp_in_group], o_rows, lens(w).q_len, scales.o, row_stride, row0);
     else
       attention::write_o<typename Cfg::Rows, Out, Cfg::kBlocksFromEnd>(st, o_rows, lens(w).q_len, scales.o, row_stride,
