@@ -9,10 +9,8 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::unstaged_output, tuning::rescale_in_block,
-                                                 tuning::rescale_in_block_e63>
-      experiment{"hopper_prefill_tuning", "defaults",
-                 {"defaults", "unstaged_output", "rescale_in_block", "rescale_in_block_e63"}};
+  const kernels::HopperPrefillFrontierExperiment<tuning::defaults> experiment{"hopper_prefill_tuning", "defaults",
+                                                                             {"defaults"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

@@ -60,10 +60,6 @@ struct HopperPrefillPolicy {
   // skip O *= corr when no row of the warp moved (FA4's conditional rescaling); P then
   // reaches 2^threshold at most, which bf16 / f16 and the f32 sums hold.
   /* RescaleThreshold = */ static constexpr float kRescaleThreshold = 8.f;
-  // With the PV wait in the exponentials' block (pv_wait_in_softmax), O *= corr there too,
-  // behind the wait, where its multiplies can go among the exponentials (FlashAttention-4's SM90
-  // loop, which rescales every tile); false: after the softmax's branches merge.
-  /* RescaleInBlock = */ static constexpr bool kRescaleInBlock = false;
   // With P in one register buffer (HopperTile::p_buffers), where O += P(j-1) V(j-1) is waited
   // for: true, in the basic block of the softmax's exponentials (each mask branch's), behind the
   // frees of K(j) and Q and followed there by P(j)'s packing, so that ptxas can interleave the
@@ -76,7 +72,10 @@ struct HopperPrefillPolicy {
   // at head dim 128 from 4096 keys (2.6% to 3.4%, the serving batch 2.1%) and, tied, at 64 (1.6%
   // to 2.1% from 4096 keys, 1.9% at 512 and 1024); without the mask at 128 faster from 4096
   // keys and slower at 512 (pv_wait_from_keys), at 64 slower (3.6% to 9.6%, tied or not); no
-  // different at fp8. Only the overlapped loop (kIntraOverlap) has a PV wait to move.
+  // different at fp8. Only the overlapped loop (kIntraOverlap) has a PV wait to move. O's rescale
+  // stays after the branches merge: in the block behind the wait, every tile (FlashAttention-4's
+  // order), it was slower at head dim 128 and no faster at 64 (LOG.md, "fp8's O staged").
+
   static constexpr bool pv_wait_in_softmax(int head_dim, bool causal) { return causal || head_dim > 64; }
   // The PV wait in the exponentials' block only for the tiles whose warpgroup sees at least this
   // many keys (0: every tile); the kernel then holds a second key-tile loop, which waits after
@@ -101,7 +100,7 @@ struct HopperPrefillPolicy {
   // (10.5% to 17.3% at head dim 128 from 512 to 1024 keys, 2.0% to 5.5% from 2048 to 8192; 2.6%
   // to 5.7% at head dim 64 up to 2048 keys) and no different from 8192 keys without the mask
   // (kernels/hopper_prefill/LOG.md, "O through shared memory"). fp8's paired columns go back in
-  // order in the staging rows.
+  // order in the staging rows (no different at 8192 keys: "fp8's O staged").
   /* StagedOutput = */ static constexpr bool kStagedOutput = true;
   // Tile shapes: FA3's (hopper/tile_size.h: 128 x 176 non-causal and 128 x 128 causal at head
   // dim 128, 192 query rows at 64), each confirmed on the H200 by the tuning bench

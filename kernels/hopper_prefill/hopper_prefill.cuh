@@ -293,14 +293,13 @@ struct Consumer {
       softmax(sc, st, corr, w, j, row0, [&] {
         free_k();
         finish_pv(st, w, j);
-        if constexpr (Policy::kRescaleInBlock) rescale_o(st, corr);
         pack_p<Cfg, Op>(p_next, sc);
       });
     } else {
       softmax(sc, st, corr, w, j, row0);
     }
     if constexpr (!kWaitInBlock) finish_pv(st, w, j);
-    if constexpr (!(kWaitInBlock && Policy::kRescaleInBlock)) rescale_o(st, corr);
+    rescale_o(st, corr);
     if constexpr (Cfg::kPBuffers == 1 && !kWaitInBlock) pack_p<Cfg, Op>(p_next, sc);
   }
 

@@ -1,12 +1,14 @@
 // The Hopper prefill family's own GPU tests on the H200 (each Hopper experiment's variants are
 // checked by its experiments/<name>/test_gpu.cpp, built into this binary): fp8 faults (V^T keys
 // out of P's order; a ragged batch masked by its longest sequence) that must fail the gate where
-// the family default passes. Label: gpu.
+// the family default passes; an output the kernel cannot write is refused. Label: gpu.
 #include <gtest/gtest.h>
 
+#include <cstdint>
 #include <cstdio>
 #include <vector>
 
+#include "common/gpu/runtime.hpp"
 #include "kernels/tests/hopper_prefill_gpu_checks.hpp"
 
 namespace schedlab::kernels {
@@ -62,6 +64,22 @@ TEST(HopperPrefillFaults, RaggedLongestLensFailsTheGate) {
     std::printf("ragged batch of %d: no fault %s; ragged_longest_lens %s\n", p.batch, ok.message.c_str(),
                 bad.message.c_str());
   }
+}
+
+// ---- bad input ------------------------------------------------------------------------------
+
+// O leaves in 16-byte stores (kStagedOutput): an output off a 16-byte boundary is refused before
+// any launch, and nothing is written to it.
+TEST(HopperPrefillInput, AnOutputOffSixteenBytesIsRefused) {
+  const PrefillProblem p = PrefillTestConfig{"bf16_256", 1, 2, 2, 256, 256, 128, false, DType::bf16}.problem();
+  const std::size_t elems = std::size_t(p.batch) * p.q_heads * p.q_len * p.head_dim;
+  gpu::DeviceBuffer<std::uint16_t> q(elems), k(elems), v(elems), o(elems + 8);
+  const std::vector<std::uint16_t> poison(elems + 8, 0xffffu);
+  o.upload(poison);
+  const PrefillArgs args{q.data(), k.data(), v.data(), o.data() + 1, p};
+  EXPECT_THROW(launch_hopper_prefill<HopperPrefillPolicy>(args, gpu::api::stream_t{}), UnsupportedProblem);
+  SCHEDLAB_GPU_CHECK(gpu::api::device_synchronize());
+  EXPECT_EQ(o.download(), poison) << "the refused launch wrote to its output";
 }
 
 }  // namespace
