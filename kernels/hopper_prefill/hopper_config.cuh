@@ -171,10 +171,12 @@ struct VRing {
 };
 struct NoVRing {};
 
-// Each consumer warp's staging rows for O (Config::kStagedOutput; hopper_output.cuh).
+// Each consumer warp's staging rows for O (Config::kStagedOutput; hopper_output.cuh): its 16
+// rows, one 128-byte segment (64 16-bit columns) of each at a time.
+inline constexpr int kStageRows = 16;
 template <class Cfg>
 struct OStage {
-  alignas(kRowBytes) unsigned char rows[Cfg::kConsumerWarps][16 * kRowBytes];
+  alignas(kRowBytes) unsigned char rows[Cfg::kConsumerWarps][kStageRows * kRowBytes];
 };
 struct NoOStage {};
 

@@ -1,10 +1,11 @@
 // The Hopper prefill kernel's output stage through shared memory (Policy::kStagedOutput): a
-// consumer warp's 16 rows of O / l go to 2 KiB of shared memory of its own, 64 columns at a
-// time, with stmatrix (fp8's paired columns: 8-byte stores), and from there to global memory in 16-byte stores, each warp instruction
-// four whole 128-byte row segments. From the accumulators (attention::write_o) a lane holds two
-// columns of a row per n8 tile, so a store is 4 bytes and a warp instruction eight 16-byte
-// pieces of eight rows: 32 stores a thread at head dim 128, which fill the load/store queue
-// (the samples of the output stage sit on its throttle; kernels/hopper_prefill/LOG.md).
+// consumer warp's 16 rows of O / l go to its 2 KiB of staging rows (hopper_config.cuh, OStage),
+// 64 columns at a time, with stmatrix (fp8's paired columns: 8-byte stores), and from there to
+// global memory in 16-byte stores, each warp instruction four whole 128-byte row segments. From
+// the accumulators (attention::write_o) a lane holds two columns of a row per n8 tile, so a
+// store is 4 bytes and a warp instruction eight 16-byte pieces of eight rows: 32 stores a thread
+// at head dim 128, which fill the load/store queue (the samples of the output stage sat on its
+// throttle; kernels/hopper_prefill/LOG.md, "O through shared memory").
 #pragma once
 #include <cstdint>
 
@@ -12,12 +13,10 @@
 
 namespace schedlab::kernels::hopper_detail {
 
-// A warp's staging rows: 16 rows of one 128-byte segment, the segment's eight 16-byte pieces
-// stored at piece ^ (row % 8), so that neither the eight rows of an 8x8 matrix (stmatrix) nor
-// the eight pieces of a row (a quarter warp's 16-byte loads) share a bank.
-inline constexpr int kStageRows = 16;
+// A staged row's eight 16-byte pieces are stored at piece ^ (row % 8), so that neither the
+// eight rows of an 8x8 matrix (stmatrix) nor the eight pieces of a row (a quarter warp's 16-byte
+// loads) share a bank.
 inline constexpr int kStageCols = kRowBytes / 2;  // 16-bit values of one staged row
-inline constexpr int kStageBytes = kStageRows * kRowBytes;
 __device__ __forceinline__ int stage_offset(int row, int piece) { return row * kRowBytes + ((piece ^ (row % 8)) * 16); }
 
 // STAGE 4 through the warp's staging rows: O / l (o_scale / l) of the warp's rows row0.. to

@@ -75,7 +75,6 @@ struct HopperPrefillPolicy {
   // different at fp8. Only the overlapped loop (kIntraOverlap) has a PV wait to move. O's rescale
   // stays after the branches merge: in the block behind the wait, every tile (FlashAttention-4's
   // order), it was slower at head dim 128 and no faster at 64 (LOG.md, "fp8's O staged").
-
   static constexpr bool pv_wait_in_softmax(int head_dim, bool causal) { return causal || head_dim > 64; }
   // The PV wait in the exponentials' block only for the tiles whose warpgroup sees at least this
   // many keys (0: every tile); the kernel then holds a second key-tile loop, which waits after

@@ -405,7 +405,8 @@ struct Consumer {
     std::uint16_t* o_rows = a.o + first_row * row_stride + std::int64_t(w.t.head) * Cfg::kHeadDim;
     if constexpr (Cfg::kStagedOutput)
       write_o_staged<typename Cfg::Rows, Out, Cfg::kBlocksFromEnd, Cfg::kHeadDim, Cfg::kPairedCols>(
-          st, s.o_stage.rows[consumer * 4 + warp_in_group], o_rows, lens(w).q_len, scales.o, row_stride, row0);
+          st, s.o_stage.rows[consumer * (kWarpGroupThreads / kWarpSize) + warp_in_group], o_rows, lens(w).q_len,
+          scales.o, row_stride, row0);
     else
       attention::write_o<typename Cfg::Rows, Out, Cfg::kBlocksFromEnd>(st, o_rows, lens(w).q_len, scales.o, row_stride,
                                                                        row0);
