@@ -331,11 +331,11 @@ def test_key_tile_loops_keep_wgmma_descriptors_in_uniform_registers(sass, kind):
 # tile, and the short causal kernels at head dim 128) and with one where the PV wait is in the
 # exponentials' block (pv_wait_in_softmax: under the mask, fp8's 128-key tile too; at head dim
 # 64 tied behind an exponential, pv_wait_behind_exp). Without the mask in 16-bit the packs run
-# after the last exponential. At head
-# dim 128 without the mask (pv_wait_from_keys) the short kernel holds both loops: the wait in the
-# block for tiles of many keys, after it for the others; the kernel of one CTA a tile, which runs
-# only launches longer than the short kernel's, the first alone.
-def _packs_among_exponentials(dtype: int, head_dim: int, causal: int, kind: str) -> set[bool]:
+# after the last exponential. At head dim 128 without the mask (pv_wait_from_keys) the short
+# kernel holds both loops: the wait in the block for tiles of many keys, after it for the others;
+# the kernel of one CTA a tile, which runs only launches longer than the short kernel's, the
+# first alone.
+def _packs_among_exponentials(dtype: int, head_dim: int, causal: int) -> set[bool]:
     """Whether the packs of each key-tile loop run among the exponentials, as a set over the loops."""
     if dtype != FP8 and head_dim == 128 and causal in (0, SHORT):
         return {True, False} if causal == SHORT else {True}
@@ -345,7 +345,7 @@ def _packs_among_exponentials(dtype: int, head_dim: int, causal: int, kind: str)
 @pytest.mark.parametrize("kind", KINDS)
 def test_p_is_packed_among_the_exponentials_where_the_policy_says(sass, kind):
     for key, body in _kernels(sass, "prefill_pingpong", "pingpong", kind).items():
-        expected = _packs_among_exponentials(*key, kind)
+        expected = _packs_among_exponentials(*key)
         loops = _key_tile_loops(body) if len(expected) > 1 else [_key_tile_loop(body)]
         found = set()
         for loop in loops:
