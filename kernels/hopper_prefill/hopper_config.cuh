@@ -114,6 +114,7 @@ struct Config {
           ? 0
           : Policy::pv_wait_from_keys(kHeadDim, kCausal);
   static constexpr int kPvWaitBehindExp = kPvWaitInSoftmax ? Policy::pv_wait_behind_exp(kHeadDim, kCausal) : -1;
+  static constexpr bool kMaskLoops = Policy::mask_loops(kHeadDim, kCausal);
   static_assert(kPvWaitBehindExp < kSRegs, "pv_wait_behind_exp names one of S's registers");
   static constexpr bool kFoldSum = true, kRowLimitMask = true, kSkipUnitRescale = false;
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.

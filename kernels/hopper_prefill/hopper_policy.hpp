@@ -101,6 +101,10 @@ struct HopperPrefillPolicy {
   // (kernels/hopper_prefill/LOG.md, "O through shared memory"). fp8's paired columns go back in
   // order in the staging rows (no different at 8192 keys: "fp8's O staged").
   /* StagedOutput = */ static constexpr bool kStagedOutput = true;
+  // The one-buffer overlapped loop split in two: the key tiles no row of the warp needs masked,
+  // then the rest, each loop with one softmax and no per-tile test of the mask's bound (FA3's and
+  // FlashAttention-4's masked and unmasked loops). false: one loop, a branch every key tile.
+  static constexpr bool mask_loops(int /*head_dim*/, bool /*causal*/) { return false; }
   // Tile shapes: FA3's (hopper/tile_size.h: 128 x 176 non-causal and 128 x 128 causal at head
   // dim 128, 192 query rows at 64), each confirmed on the H200 by the tuning bench
   // (kernels/hopper_prefill/README.md). 3 consumers fit 160 registers each beside a 24-register

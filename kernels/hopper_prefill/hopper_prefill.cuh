@@ -119,6 +119,9 @@ __device__ __forceinline__ void pack_p(std::uint32_t (&p)[Cfg::kPvSteps][4], flo
   }
 }
 
+// Which softmax a key tile takes: by a test of the warp's mask bound, or known to the loop.
+enum class MaskTest { per_tile, open, masked };
+
 // One consumer warpgroup's view of the tile: its rows, masks, and the stages it reads.
 template <class Policy, class Cfg, class Op, class Out>
 struct Consumer {
@@ -183,18 +186,17 @@ struct Consumer {
   // STAGE 2: the online softmax of S(j) in place (S becomes P; corr: the factor O is to be
   // rescaled by), from the warp's first query row row0; then `then()` inside each of the mask's
   // two branches, in the exponentials' basic block (placed after the branches merge, ptxas
-  // kept P's packing there, in one run, rather than among the exponentials).
-  template <class Then>
+  // kept P's packing there, in one run, rather than among the exponentials). kMask: the tile's
+  // mask tested here against the warp's bound, or known to the caller's loop (mask_loops).
+  template <MaskTest kMask = MaskTest::per_tile, class Then>
   __device__ void softmax(float (&sc)[Cfg::kSRegs], RowState<Cfg>& st, float (&corr)[1][2], const TileWork<Cfg>& w,
                           int j, int row0, Then then) const {
-    using R = typename Cfg::Rows;
-    if ((j + 1) * Cfg::kBlockN > mask_end) {
-      attention::softmax_rows<R, Cfg, true>(s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2,
-                                            j * Cfg::kBlockN, row0);
-      then();
+    if constexpr (kMask == MaskTest::per_tile) {
+      if ((j + 1) * Cfg::kBlockN > mask_end) softmax<MaskTest::masked>(sc, st, corr, w, j, row0, then);
+      else softmax<MaskTest::open>(sc, st, corr, w, j, row0, then);
     } else {
-      attention::softmax_rows<R, Cfg, false>(s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2,
-                                             j * Cfg::kBlockN, row0);
+      attention::softmax_rows<typename Cfg::Rows, Cfg, kMask == MaskTest::masked>(
+          s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2, j * Cfg::kBlockN, row0);
       then();
     }
   }
@@ -264,7 +266,7 @@ struct Consumer {
   // is done. P(j) goes to p_next: with one buffer (p_next is p_prev) only after PV(j-1) has read
   // p_prev, after the softmax or inside its block (kWaitInBlock: pv_wait_in_softmax); with two,
   // among the softmax's exponentials (HopperTile::p_buffers).
-  template <bool kWaitInBlock = Cfg::kPvWaitInSoftmax>
+  template <bool kWaitInBlock = Cfg::kPvWaitInSoftmax, MaskTest kMask = MaskTest::per_tile>
   __device__ void overlapped_tile(const TileWork<Cfg>& w, RowState<Cfg>& st, float (&sc)[Cfg::kSRegs],
                                   const PFrag& p_prev, PFrag& p_next, int j, int row0, int n) {
     float corr[1][2];
@@ -288,15 +290,15 @@ struct Consumer {
     };
     if constexpr (!kWaitInBlock) free_k();
     if constexpr (Cfg::kPBuffers == 2) {
-      softmax(sc, st, corr, w, j, row0, [&] { pack_p<Cfg, Op>(p_next, sc); });
+      softmax<kMask>(sc, st, corr, w, j, row0, [&] { pack_p<Cfg, Op>(p_next, sc); });
     } else if constexpr (kWaitInBlock) {
-      softmax(sc, st, corr, w, j, row0, [&] {
+      softmax<kMask>(sc, st, corr, w, j, row0, [&] {
         free_k();
         finish_pv(st, w, j);
         pack_p<Cfg, Op>(p_next, sc);
       });
     } else {
-      softmax(sc, st, corr, w, j, row0);
+      softmax<kMask>(sc, st, corr, w, j, row0, [] {});
     }
     if constexpr (!kWaitInBlock) finish_pv(st, w, j);
     rescale_o(st, corr);
@@ -322,15 +324,28 @@ struct Consumer {
       }
     } else if constexpr (Cfg::kPvWaitFromKeys > 0) {
       // Two loops: the wait in the block only where the warpgroup's rows see enough keys.
-      if (n * Cfg::kBlockN >= Cfg::kPvWaitFromKeys) {
-        for (; j < n; ++j) overlapped_tile<true>(w, st, sc, p[0], p[0], j, row0, n);
-      } else {
-        for (; j < n; ++j) overlapped_tile<false>(w, st, sc, p[0], p[0], j, row0, n);
-      }
+      if (n * Cfg::kBlockN >= Cfg::kPvWaitFromKeys) overlapped_tiles<true>(w, st, sc, p[0], j, row0, n);
+      else overlapped_tiles<false>(w, st, sc, p[0], j, row0, n);
     } else {
-      for (; j < n; ++j) overlapped_tile(w, st, sc, p[0], p[0], j, row0, n);
+      overlapped_tiles<Cfg::kPvWaitInSoftmax>(w, st, sc, p[0], j, row0, n);
     }
     pv_waited(o_regs(st), p[0], w, n - 1);
+  }
+  // Key tiles j to n - 1 on one P buffer. With Policy::mask_loops, the tiles no row of the warp
+  // needs masked first, in a loop of their own, then the rest: each loop holds one softmax and
+  // no test of the mask's bound; otherwise one loop tests it every tile.
+  template <bool kWaitInBlock>
+  __device__ void overlapped_tiles(const TileWork<Cfg>& w, RowState<Cfg>& st, float (&sc)[Cfg::kSRegs], PFrag& p,
+                                   int j, int row0, int n) {
+    if constexpr (Cfg::kMaskLoops) {
+      // Tile j is open while (j + 1) * kBlockN <= mask_end. Unsigned, by a constant: a signed
+      // division cost the persistent loops their uniform descriptors (unmasked_end says so).
+      const int open_end = min(n, int(unsigned(max(mask_end, 0)) / unsigned(Cfg::kBlockN)));
+      for (; j < open_end; ++j) overlapped_tile<kWaitInBlock, MaskTest::open>(w, st, sc, p, p, j, row0, n);
+      for (; j < n; ++j) overlapped_tile<kWaitInBlock, MaskTest::masked>(w, st, sc, p, p, j, row0, n);
+    } else {
+      for (; j < n; ++j) overlapped_tile<kWaitInBlock>(w, st, sc, p, p, j, row0, n);
+    }
   }
 
   // The key tiles this warpgroup's rows see, at most the tile's n_tiles (those of its lowest
@@ -573,6 +588,9 @@ void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
   constexpr int kRowWords = kHeadDim * Cfg::kElemBytes / 2;
   const PrefillProblem& p = args.problem;
   require_fits<Policy, kT, kHeadDim, kCausal>();
+  // Refused before anything is built for the call (the tensor maps are cached by address).
+  if (Cfg::kStagedOutput && reinterpret_cast<std::uintptr_t>(args.o) % 16 != 0)
+    throw UnsupportedProblem("hopper prefill: the output is not 16-byte aligned (its rows are written 16 bytes at a time)");
   Params a{};
   // A ragged batch is one batch of all its tokens to the copies; its tiles are its query
   // blocks (one entry each in a.blocks) by head, walked longest first.
@@ -583,8 +601,6 @@ void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
   a.k_map = qkv_tensor_map(args.k, kRowWords, kv_rows, p.kv_heads, map_batch, Cfg::kBlockN);
   a.v_map = qkv_tensor_map(args.v, kRowWords, kv_rows, p.kv_heads, map_batch, Cfg::kBlockN);
   a.o = static_cast<std::uint16_t*>(args.o);
-  if (Cfg::kStagedOutput && reinterpret_cast<std::uintptr_t>(args.o) % 16 != 0)
-    throw UnsupportedProblem("hopper prefill: the output is not 16-byte aligned (its rows are written 16 bytes at a time)");
   a.q_len = p.q_len;
   a.kv_len = p.kv_len;
   a.q_heads = p.q_heads;
