@@ -9,9 +9,9 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::d64_open, tuning::d64_open_chains2> experiment{
+  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::d128_open, tuning::causal_open> experiment{
       "hopper_prefill_tuning", "defaults",
-                                                                             {"defaults", "d64_open", "d64_open_chains2"}};
+                                                                             {"defaults", "d128_open", "causal_open"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

@@ -71,26 +71,28 @@ struct HopperPrefillPolicy {
   // exponentials' block", "Head dim 64's PV wait among its exponentials"): under the mask faster
   // at head dim 128 from 4096 keys (2.6% to 3.4%, the serving batch 2.1%) and, tied, at 64 (1.6%
   // to 2.1% from 4096 keys, 1.9% at 512 and 1024); without the mask at 128 faster from 4096
-  // keys and slower at 512 (pv_wait_from_keys), at 64 slower (3.6% to 9.6%, tied or not); no
-  // different at fp8. Only the overlapped loop (kIntraOverlap) has a PV wait to move. O's rescale
-  // stays after the branches merge: in the block behind the wait, every tile (FlashAttention-4's
-  // order), it was slower at head dim 128 and no faster at 64 (LOG.md, "fp8's O staged").
-  static constexpr bool pv_wait_in_softmax(int head_dim, bool causal) { return causal || head_dim > 64; }
+  // keys and slower at 512 (pv_wait_from_keys), at 64 slower in the loop with the mask's branch
+  // (3.6% to 9.6%, tied or not) and faster on its own loop (mask_loops); no different at fp8.
+  // Only the overlapped loop (kIntraOverlap) has a PV wait to move. O's rescale stays after the
+  // branches merge: in the block behind the wait, every tile (FlashAttention-4's order), it was
+  // slower at head dim 128 and no faster at 64 (LOG.md, "fp8's O staged").
+  static constexpr bool pv_wait_in_softmax(int /*head_dim*/, bool /*causal*/) { return true; }
   // The PV wait in the exponentials' block only for the tiles whose warpgroup sees at least this
   // many keys (0: every tile); the kernel then holds a second key-tile loop, which waits after
   // the block, for the others. Head dim 128 without the mask, tied behind S register 63: on the
   // H200 1.2% to 1.9% faster from 4096 keys, no different at 1024 and 2048, 2.4% slower at 512
-  // (LOG.md, "Head dim 128's PV wait, tied later or without the mask").
-  static constexpr int pv_wait_from_keys(int /*head_dim*/, bool causal) { return causal ? 0 : 4096; }
+  // (LOG.md, "Head dim 128's PV wait, tied later or without the mask"). Head dim 64 without the
+  // mask waits in the block at every length (mask_loops).
+  static constexpr int pv_wait_from_keys(int head_dim, bool causal) { return causal || head_dim <= 64 ? 0 : 4096; }
   // With the PV wait in the exponentials' block, >= 0: K's free (and so the PV wait behind it,
   // and P's packing behind that) waits for the exponential in S register e of each thread (a
   // test of its bits orders the free), so that ptxas cannot hoist the wait above the
   // exponentials computed before that one. -1: ptxas places the frees and the wait where it
-  // will. Register 63, which ptxas computes after about half of them, at head dim 64 under the
-  // mask (the short causal kernels: kShortCausalPvWaitBehindExp) and at 128 without it; at 128
-  // under the mask ptxas's own place stands: tied later (registers 31, 63) it was 1.9% and 2.5%
-  // slower at 4096 keys.
-  static constexpr int pv_wait_behind_exp(int head_dim, bool causal) { return causal == (head_dim <= 64) ? 63 : -1; }
+  // will. Register 63, which ptxas computes after about half of them, at head dim 64 (the short
+  // causal kernels: kShortCausalPvWaitBehindExp) and at 128 without the mask; at 128 under the
+  // mask ptxas's own place stands: tied later (registers 31, 63) it was 1.9% and 2.5% slower at
+  // 4096 keys.
+  static constexpr int pv_wait_behind_exp(int head_dim, bool causal) { return causal && head_dim > 64 ? -1 : 63; }
   // How a consumer warp writes its rows of O: true, through 2 KiB of shared memory of
   // its own (stmatrix, then 16-byte stores, a warp instruction four whole 128-byte row segments:
   // 8 stores a thread at head dim 128; hopper_output.cuh); false, from its accumulators, a 4-byte
@@ -104,7 +106,14 @@ struct HopperPrefillPolicy {
   // The one-buffer overlapped loop split in two: the key tiles no row of the warp needs masked,
   // then the rest, each loop with one softmax and no per-tile test of the mask's bound (FA3's and
   // FlashAttention-4's masked and unmasked loops). false: one loop, a branch every key tile.
-  static constexpr bool mask_loops(int /*head_dim*/, bool /*causal*/) { return false; }
+  // Head dim 64 without the mask, its PV wait in the exponentials' block behind S register 63
+  // at every length: ptxas then waits after the row maxima and a few exponentials and packs P
+  // among the rest, as FlashAttention-4's loop does, where with the branch it kept the packs in
+  // a run after the PV wait. On the H200 4.4% to 6.8% faster from 1024 to 8192 keys, no
+  // different at 512 and at 16384 (the board's power cap); row max and sum on two chains a row
+  // there were 3% slower than one (kernels/hopper_prefill/LOG.md, "Head dim 64 without the mask
+  // on a loop of its own").
+  static constexpr bool mask_loops(int head_dim, bool causal) { return head_dim <= 64 && !causal; }
   // Tile shapes: FA3's (hopper/tile_size.h: 128 x 176 non-causal and 128 x 128 causal at head
   // dim 128, 192 query rows at 64), each confirmed on the H200 by the tuning bench
   // (kernels/hopper_prefill/README.md). 3 consumers fit 160 registers each beside a 24-register

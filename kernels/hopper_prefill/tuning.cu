@@ -5,8 +5,8 @@
 
 namespace schedlab::kernels {
 namespace tuning = experiments::hopper_prefill_tuning;
-template void launch_hopper_prefill<tuning::d64_open>(const PrefillArgs&, gpu::api::stream_t);
-template void require_hopper_prefill_fits<tuning::d64_open>(const PrefillProblem&);
-template void launch_hopper_prefill<tuning::d64_open_chains2>(const PrefillArgs&, gpu::api::stream_t);
-template void require_hopper_prefill_fits<tuning::d64_open_chains2>(const PrefillProblem&);
+template void launch_hopper_prefill<tuning::d128_open>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<tuning::d128_open>(const PrefillProblem&);
+template void launch_hopper_prefill<tuning::causal_open>(const PrefillArgs&, gpu::api::stream_t);
+template void require_hopper_prefill_fits<tuning::causal_open>(const PrefillProblem&);
 }  // namespace schedlab::kernels

@@ -20,7 +20,8 @@ ragged batch's, KINDS):
   - local memory (LDL / STL) in the family default (and in `ws_realloc` and `one_per_tile`, that
     policy without its short kernels): none, except in the causal head-dim-64
     kernels (three consumers at 160 registers each, the most the SM's file allows beside a
-    24-register producer: a few words, at most SMALL_SPILL instructions), fp8's and those at
+    24-register producer: a few words, at most SMALL_SPILL instructions; without the mask a word
+    in the masked key tiles' loop, none in the open tiles' loop: mask_loops), fp8's and those at
     head dim 128 without the mask that hold two key-tile loops (`one_per_tile`'s: none in the
     main loop, at most SMALL_SPILL around it: the long causal kernel keeps a few words there).
     `ws_even_regs` spills (consumers left at the launch's 168 registers; ptxas also serializes
@@ -206,6 +207,10 @@ def test_every_kernel_uses_warpgroup_mma_and_bulk_copies_and_no_local_memory(sas
                     assert local <= VARIANT_SPILL, f"{where}: {local} LDL/STL"
                 elif head_dim == 64 and _causal(causal):
                     assert local <= SMALL_SPILL, f"{where}: {local} LDL/STL"
+                elif _mask_loops(dtype, head_dim, causal):
+                    # A word kept across the masked key tiles' loop, none in the open tiles'.
+                    in_open = _count(_key_tile_loop(body), r"\b(LDL|STL)(\.|\s)")
+                    assert in_open == 0 and local <= SMALL_SPILL, f"{where}: {in_open} LDL/STL in the open tiles' loop, {local} in all"
                 elif dtype == FP8 or (head_dim == 128 and causal == 0 and variant not in SHORT_VARIANTS[experiment]):
                     # fp8; and 16-bit without the mask where no short kernel takes the shorter
                     # launches, so the kernel holds both key-tile loops (pv_wait_from_keys): a
@@ -329,24 +334,30 @@ def test_key_tile_loops_keep_wgmma_descriptors_in_uniform_registers(sass, kind):
 
 # Where the family default packs P among the exponentials: with two P buffers (fp8's 192-key
 # tile, and the short causal kernels at head dim 128) and with one where the PV wait is in the
-# exponentials' block (pv_wait_in_softmax: under the mask, fp8's 128-key tile too; at head dim
-# 64 tied behind an exponential, pv_wait_behind_exp). Without the mask in 16-bit the packs run
-# after the last exponential. At head dim 128 without the mask (pv_wait_from_keys) the short
-# kernel holds both loops: the wait in the block for tiles of many keys, after it for the others;
-# the kernel of one CTA a tile, which runs only launches longer than the short kernel's, the
-# first alone.
+# exponentials' block (pv_wait_in_softmax; at head dim 64 tied behind an exponential,
+# pv_wait_behind_exp). At head dim 64 without the mask both loops (mask_loops: the open key
+# tiles', the masked ones') pack among the exponentials. At head dim 128 without the mask
+# (pv_wait_from_keys) the short kernel holds both kinds of loop: the wait in the block for tiles
+# of many keys, after it, the packs in a run after the last exponential, for the others; the
+# kernel of one CTA a tile, which runs only launches longer than the short kernel's, the first
+# alone.
 def _packs_among_exponentials(dtype: int, head_dim: int, causal: int) -> set[bool]:
     """Whether the packs of each key-tile loop run among the exponentials, as a set over the loops."""
-    if dtype != FP8 and head_dim == 128 and causal in (0, SHORT):
-        return {True, False} if causal == SHORT else {True}
-    return {dtype == FP8 or _causal(causal)}
+    if dtype != FP8 and head_dim == 128 and causal == SHORT:
+        return {True, False}
+    return {True}
+
+
+def _mask_loops(dtype: int, head_dim: int, causal: int) -> bool:
+    """Whether the family default splits the kernel's key-tile loop by the mask (mask_loops)."""
+    return dtype != FP8 and head_dim == 64 and not _causal(causal)
 
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_p_is_packed_among_the_exponentials_where_the_policy_says(sass, kind):
     for key, body in _kernels(sass, "prefill_pingpong", "pingpong", kind).items():
         expected = _packs_among_exponentials(*key)
-        loops = _key_tile_loops(body) if len(expected) > 1 else [_key_tile_loop(body)]
+        loops = _key_tile_loops(body) if len(expected) > 1 or _mask_loops(*key) else [_key_tile_loop(body)]
         found = set()
         for loop in loops:
             packs = [i for i, ins in enumerate(loop) if re.search(r"\bF2FP\.", ins)]
@@ -356,6 +367,21 @@ def test_p_is_packed_among_the_exponentials_where_the_policy_says(sass, kind):
             assert 2 * among >= len(packs) or among == 0, f"pingpong {kind} {key}: {among} of {len(packs)} packs among the exp2s"
             found.add(among > 0)
         assert found == expected, f"pingpong {kind} {key}: loops with packs among the exp2s {found}, expected {expected}"
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_head_dim_64_without_the_mask_runs_its_open_key_tiles_on_a_loop_without_the_mask(sass, kind):
+    # mask_loops: the open key tiles' loop holds no per-key select of the mask (a few FSEL of the
+    # row maxima's guards), the masked tiles' loop one a score at least (64 a thread).
+    checked = 0
+    for key, body in _kernels(sass, "prefill_pingpong", "pingpong", kind).items():
+        if not _mask_loops(*key):
+            continue
+        selects = sorted(_count(loop, r"\bFSEL\b") for loop in _key_tile_loops(body))
+        assert len(selects) >= 2, f"pingpong {kind} {key}: {len(selects)} key-tile loop(s), expected the open and the masked"
+        assert selects[0] < 8 and selects[-1] >= 64, f"pingpong {kind} {key}: FSEL a loop {selects}"
+        checked += 1
+    assert checked, f"pingpong {kind}: no kernel of head dim 64 without the mask"
 
 
 def _launch_smem(sass: dict[str, dict[str, list[str]]], experiment: str, variant: str) -> dict[tuple[str, str, str], int]:
