@@ -11,15 +11,4 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
 
-// Head dim 64 under the mask on two loops too (mask_loops), the PV wait in the open tiles' loop
-// behind S register 0 (with 63, its default tie, ptxas put it after the last exponential).
-struct d64_causal_open : Base {
-  static constexpr bool mask_loops(int head_dim, bool /*causal*/) { return head_dim <= 64; }
-  static constexpr int pv_wait_behind_exp(int head_dim, bool causal) { return head_dim <= 64 && causal ? 0 : Base::pv_wait_behind_exp(head_dim, causal); }
-};
-// The same with the wait where ptxas puts it.
-struct d64_causal_open_untied : d64_causal_open {
-  static constexpr int pv_wait_behind_exp(int head_dim, bool causal) { return head_dim <= 64 && causal ? -1 : Base::pv_wait_behind_exp(head_dim, causal); }
-};
-
 }  // namespace schedlab::experiments::hopper_prefill_tuning
