@@ -61,28 +61,24 @@ struct HopperPrefillPolicy {
   // reaches 2^threshold at most, which bf16 / f16 and the f32 sums hold.
   /* RescaleThreshold = */ static constexpr float kRescaleThreshold = 8.f;
   // With P in one register buffer (HopperTile::p_buffers), where O += P(j-1) V(j-1) is waited
-  // for: true, in the basic block of the softmax's exponentials (each mask branch's), behind the
-  // frees of K(j) and Q and followed there by P(j)'s packing, so that ptxas can interleave the
-  // packs with the exponentials (the order FlashAttention-4's SM90 loop compiles to). false:
-  // after the softmax's branches merge, the packs then a run of their own behind the O rescale's
-  // test. ptxas puts the wait after the row maxima and 15 to 40 of the exponentials at head dim
-  // 128; at 64 before all but a few, unless pv_wait_behind_exp ties it later. On the H200,
-  // against the wait after the block (kernels/hopper_prefill/LOG.md, "The PV wait in the
-  // exponentials' block", "Head dim 64's PV wait among its exponentials"): under the mask faster
-  // at head dim 128 from 4096 keys (2.6% to 3.4%, the serving batch 2.1%) and, tied, at 64 (1.6%
-  // to 2.1% from 4096 keys, 1.9% at 512 and 1024); without the mask at 128 faster from 4096
-  // keys and slower at 512 (pv_wait_from_keys), at 64 slower in the loop with the mask's branch
-  // (3.6% to 9.6%, tied or not) and faster on its own loop (mask_loops); no different at fp8.
-  // Only the overlapped loop (kIntraOverlap) has a PV wait to move. O's rescale stays after the
-  // branches merge: in the block behind the wait, every tile (FlashAttention-4's order), it was
-  // slower at head dim 128 and no faster at 64 (LOG.md, "fp8's O staged").
-  static constexpr bool pv_wait_in_softmax(int /*head_dim*/, bool /*causal*/) { return true; }
-  // The PV wait in the exponentials' block only for the tiles whose warpgroup sees at least this
-  // many keys (0: every tile); the kernel then holds a second key-tile loop, which waits after
-  // the block, for the others. Head dim 128 without the mask, tied behind S register 63: on the
-  // H200 1.2% to 1.9% faster from 4096 keys, no different at 1024 and 2048, 2.4% slower at 512
-  // (LOG.md, "Head dim 128's PV wait, tied later or without the mask"). Head dim 64 without the
-  // mask waits in the block at every length (mask_loops).
+  // for: in the basic block of the softmax's exponentials (each mask branch's), behind the frees
+  // of K(j) and Q and followed there by P(j)'s packing, so that ptxas can interleave the packs
+  // with the exponentials (the order FlashAttention-4's SM90 loop compiles to), for the tiles
+  // whose warpgroup sees at least this many keys (0: every tile); for the others the kernel holds
+  // a second key-tile loop that waits after the softmax's branches merge, the packs then a run of
+  // their own behind the O rescale's test. ptxas puts the wait after the row maxima and 15 to 40
+  // of the exponentials at head dim 128; at 64 before all but a few, unless pv_wait_behind_exp
+  // ties it later. On the H200, against the wait after the block (kernels/hopper_prefill/LOG.md,
+  // "The PV wait in the exponentials' block", "Head dim 64's PV wait among its exponentials"):
+  // under the mask faster at head dim 128 from 4096 keys (2.6% to 3.4%, the serving batch 2.1%)
+  // and, tied, at 64 (1.6% to 2.1% from 4096 keys, 1.9% at 512 and 1024); without the mask at
+  // 128, tied behind S register 63, 1.2% to 1.9% faster from 4096 keys, no different at 1024 and
+  // 2048, 2.4% slower at 512 ("Head dim 128's PV wait, tied later or without the mask"); at 64
+  // slower in the loop with the mask's branch (3.6% to 9.6%, tied or not) and faster on its own
+  // loop (mask_loops); no different at fp8. Only the overlapped loop (kIntraOverlap) has a PV
+  // wait to move. O's rescale stays after the branches merge: in the block behind the wait,
+  // every tile (FlashAttention-4's order), it was slower at head dim 128 and no faster at 64
+  // (LOG.md, "fp8's O staged").
   static constexpr int pv_wait_from_keys(int head_dim, bool causal) { return causal || head_dim <= 64 ? 0 : 4096; }
   // With the PV wait in the exponentials' block, >= 0: K's free (and so the PV wait behind it,
   // and P's packing behind that) waits for the exponential in S register e of each thread (a

@@ -264,7 +264,7 @@ struct Consumer {
   // Key tile 0 < j < n of FA3's Algorithm 2: S(j) = Q K(j)^T and O += P(j-1) V(j-1) issued
   // together; the softmax of S(j) runs while the PV GEMM does, and O is rescaled once that GEMM
   // is done. P(j) goes to p_next: with one buffer (p_next is p_prev) only after PV(j-1) has read
-  // p_prev, after the softmax or inside its block (kWaitInBlock: pv_wait_in_softmax); with two,
+  // p_prev, after the softmax or inside its block (kWaitInBlock: pv_wait_from_keys); with two,
   // among the softmax's exponentials (HopperTile::p_buffers).
   template <bool kWaitInBlock = Cfg::kPvWaitInSoftmax, MaskTest kMask = MaskTest::per_tile>
   __device__ void overlapped_tile(const TileWork<Cfg>& w, RowState<Cfg>& st, float (&sc)[Cfg::kSRegs],
@@ -394,7 +394,7 @@ struct Consumer {
     const int row0 = group_row0 + warp_in_group * 16;            // the warp's
     RowState<Cfg> st;  // O starts at zero
     scales = tile_scales<Cfg>(a, w);
-    // With the PV wait inside the mask's branches (pv_wait_in_softmax) the four warps must take
+    // With the PV wait inside the mask's branches (kPvWaitInSoftmax) the four warps must take
     // the same one: wgmma.wait_group is .aligned, one instruction for the whole warpgroup
     // (compute-sanitizer's synccheck reports the two PCs otherwise). The warpgroup's first row
     // then decides, whose masked tiles include each warp's own.

@@ -43,7 +43,7 @@ ragged batch's, KINDS):
   - the family default's 16-bit key-tile loops keep their wgmma descriptors in uniform
     registers: at most LOOP_R2UR R2UR moves in the loop (the ragged short kernels apart);
   - the family default packs P (F2FP) among the exponentials (MUFU.EX2) where it holds P in two
-    register buffers or waits for O += P V in the exponentials' block (pv_wait_in_softmax), and
+    register buffers or waits for O += P V in the exponentials' block (pv_wait_from_keys), and
     after the last exponential elsewhere (the short non-causal kernel at head dim 128: one loop
     of each, pv_wait_from_keys);
   - the family default writes O through its warps' staging rows (stmatrix; fp8's paired columns
@@ -334,7 +334,7 @@ def test_key_tile_loops_keep_wgmma_descriptors_in_uniform_registers(sass, kind):
 
 # Where the family default packs P among the exponentials: with two P buffers (fp8's 192-key
 # tile, and the short causal kernels at head dim 128) and with one where the PV wait is in the
-# exponentials' block (pv_wait_in_softmax; at head dim 64 tied behind an exponential,
+# exponentials' block (pv_wait_from_keys; at head dim 64 tied behind an exponential,
 # pv_wait_behind_exp). At head dim 64 without the mask both loops (mask_loops: the open key
 # tiles', the masked ones') pack among the exponentials. At head dim 128 without the mask
 # (pv_wait_from_keys) the short kernel holds both kinds of loop: the wait in the block for tiles
