@@ -338,6 +338,7 @@ struct Consumer {
   __device__ void overlapped_tiles(const TileWork<Cfg>& w, RowState<Cfg>& st, float (&sc)[Cfg::kSRegs], PFrag& p,
                                    int j, int row0, int n) {
     if constexpr (Cfg::kMaskLoops) {
+      static_assert(Cfg::kPvWaitInSoftmax, "the loops' bound must be the warpgroup's: its four warps issue one wgmma");
       // Tile j is open while (j + 1) * kBlockN <= mask_end. Unsigned, by a constant: a signed
       // division cost the persistent loops their uniform descriptors (unmasked_end says so).
       const int open_end = min(n, int(unsigned(max(mask_end, 0)) / unsigned(Cfg::kBlockN)));
