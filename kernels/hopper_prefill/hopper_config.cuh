@@ -101,9 +101,10 @@ struct Config {
   static_assert(kPBuffers == 1 || kPBuffers == 2, "P in one register buffer or two");
   // The overlapped loop with one P buffer: PV(j - 1) waited for in the exponentials' block
   // (Policy::pv_wait_from_keys), for the tiles of at least kPvWaitFromKeys keys (0: every
-  // one; the others then run a loop of their own that waits after it). The serial loop waits for
+  // one; the others then run a loop of their own that waits after it; -1: none). The serial loop waits for
   // each GEMM where it issues it.
-  static constexpr bool kPvWaitInSoftmax = Policy::kIntraOverlap && kPBuffers == 1;
+  static constexpr bool kPvWaitInSoftmax =
+      Policy::kIntraOverlap && kPBuffers == 1 && Policy::pv_wait_from_keys(kHeadDim, kCausal) >= 0;
   // A 16-bit kernel of one CTA a tile beside a short kernel for its mask (kHasShortSeq) runs the
   // launches of more than short_keys keys only (a ragged batch's shorter sequences with them):
   // where those reach pv_wait_from_keys it holds the one loop.

@@ -79,7 +79,9 @@ struct HopperPrefillPolicy {
   // wait to move. O's rescale stays after the branches merge: in the block behind the wait,
   // every tile (FlashAttention-4's order), it was slower at head dim 128 and no faster at 64
   // (LOG.md, "fp8's O staged").
-  static constexpr int pv_wait_from_keys(int head_dim, bool causal) { return causal || head_dim <= 64 ? 0 : 4096; }
+  // -1: after the softmax at every length: head dim 64 without the mask in the kernel of one CTA
+  // a tile (its short kernel: kShortOpenLoops).
+  static constexpr int pv_wait_from_keys(int head_dim, bool causal) { return causal ? 0 : head_dim <= 64 ? -1 : 4096; }
   // With the PV wait in the exponentials' block, >= 0: K's free (and so the PV wait behind it,
   // and P's packing behind that) waits for the exponential in S register e of each thread (a
   // test of its bits orders the free), so that ptxas cannot hoist the wait above the
@@ -102,14 +104,18 @@ struct HopperPrefillPolicy {
   // The one-buffer overlapped loop split in two: the key tiles no row of the warp needs masked,
   // then the rest, each loop with one softmax and no per-tile test of the mask's bound (FA3's and
   // FlashAttention-4's masked and unmasked loops). false: one loop, a branch every key tile.
-  // Head dim 64 without the mask, its PV wait in the exponentials' block behind S register 63
-  // at every length: ptxas then waits after the row maxima and a few exponentials and packs P
-  // among the rest, as FlashAttention-4's loop does, where with the branch it kept the packs in
-  // a run after the PV wait. On the H200 4.4% to 6.8% faster from 1024 to 8192 keys, no
-  // different at 512 and at 16384 (the board's power cap); row max and sum on two chains a row
-  // there were 3% slower than one (kernels/hopper_prefill/LOG.md, "Head dim 64 without the mask
-  // on a loop of its own").
-  static constexpr bool mask_loops(int head_dim, bool causal) { return head_dim <= 64 && !causal; }
+  static constexpr bool mask_loops(int /*head_dim*/, bool /*causal*/) { return false; }
+  // The short kernels without the mask at head dim 64 (ShortSeq) on mask_loops, their PV wait in
+  // the exponentials' block behind S register 63 at every length: ptxas then waits after the row
+  // maxima and a few exponentials and packs P among the rest, as FlashAttention-4's loop does,
+  // where with the branch it kept the packs in a run after the PV wait. On the H200 4.4% to 6.8%
+  // faster from 1024 to 8192 keys, no different at 512 and at 16384 (the board's power cap); row
+  // max and sum on two chains a row there were 3% slower than one. The kernel of one CTA a tile,
+  // which runs the launches past short_keys, keeps the one loop and the wait after the softmax:
+  // on the two loops it was 4.0% and 4.4% slower at 24576 and 32768 keys (the length or the
+  // kernel, not told apart; kernels/hopper_prefill/LOG.md, "Head dim 64 without the mask on a
+  // loop of its own").
+  /* ShortOpenLoops = */ static constexpr bool kShortOpenLoops = true;
   // Tile shapes: FA3's (hopper/tile_size.h: 128 x 176 non-causal and 128 x 128 causal at head
   // dim 128, 192 query rows at 64), each confirmed on the H200 by the tuning bench
   // (kernels/hopper_prefill/README.md). 3 consumers fit 160 registers each beside a 24-register
@@ -207,7 +213,8 @@ struct LongCausal : Policy {
 // (LOG.md, "The short kernels' skip: a warp's wait"). Under the mask, P takes
 // kShortCausalPBuffers register buffers where the tile has the registers, and query blocks are
 // cut from the sequence's end where kShortCausalBlocksFromEnd says, and a PV wait in the
-// exponentials' block is tied where kShortCausalPvWaitBehindExp says.
+// exponentials' block is tied where kShortCausalPvWaitBehindExp says. Without the mask at head
+// dim 64 the key tiles run on mask_loops where kShortOpenLoops says.
 template <class Policy, bool kCausal>
 struct ShortSeq : Policy {
   static constexpr HopperTile tile(int head_dim, bool causal) {
@@ -217,6 +224,13 @@ struct ShortSeq : Policy {
   }
   static constexpr int pv_wait_behind_exp(int head_dim, bool causal) {
     return kCausal && head_dim <= 64 ? Policy::kShortCausalPvWaitBehindExp : Policy::pv_wait_behind_exp(head_dim, causal);
+  }
+  static constexpr bool short_open_loops(int head_dim) { return !kCausal && head_dim <= 64 && Policy::kShortOpenLoops; }
+  static constexpr bool mask_loops(int head_dim, bool causal) {
+    return short_open_loops(head_dim) || Policy::mask_loops(head_dim, causal);
+  }
+  static constexpr int pv_wait_from_keys(int head_dim, bool causal) {
+    return short_open_loops(head_dim) ? 0 : Policy::pv_wait_from_keys(head_dim, causal);
   }
   /* Schedule = */ static constexpr attention::TileSchedule kSchedule =
       kCausal ? attention::TileSchedule::Dynamic : attention::TileSchedule::Persistent;

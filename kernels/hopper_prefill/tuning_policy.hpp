@@ -11,12 +11,4 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
 
-// Head dim 64 without the mask as before mask_loops: one loop with the mask's branch, the PV
-// wait after the softmax (pv_wait_from_keys past any length), for the lengths past short_keys
-// that the default's kernel of one CTA a tile runs.
-struct d64_branch : Base {
-  static constexpr bool mask_loops(int /*head_dim*/, bool /*causal*/) { return false; }
-  static constexpr int pv_wait_from_keys(int head_dim, bool causal) { return head_dim <= 64 && !causal ? 1 << 30 : Base::pv_wait_from_keys(head_dim, causal); }
-};
-
 }  // namespace schedlab::experiments::hopper_prefill_tuning
