@@ -116,6 +116,7 @@ struct Config {
   static constexpr int kPvWaitBehindExp = kPvWaitInSoftmax ? Policy::pv_wait_behind_exp(kHeadDim, kCausal) : -1;
   static constexpr bool kMaskLoops = Policy::mask_loops(kHeadDim, kCausal);
   static_assert(kPvWaitBehindExp < kSRegs, "pv_wait_behind_exp names one of S's registers");
+  static constexpr int kExp2FmaEvery = kTile.exp2_fma_every;  // exponentials on the FMA pipe
   static constexpr bool kFoldSum = true, kRowLimitMask = true, kSkipUnitRescale = false;
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8;

@@ -18,6 +18,9 @@ struct HopperTile {
   // PV(j - 1) runs (the loop unrolled by two so that each buffer is registers, not an indexed
   // array); it costs one more P of registers (a quarter of S's).
   int p_buffers = 1;
+  // > 0: one exponential of the softmax in every exp2_fma_every on the FMA pipe, by a
+  // polynomial (attention::poly_exp2), the rest on MUFU; 0: every one on MUFU.
+  int exp2_fma_every = 0;
 };
 
 // A fault injected on purpose, for the GPU tests that show the accuracy gate catches it.
