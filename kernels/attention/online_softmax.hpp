@@ -69,37 +69,11 @@ inline constexpr bool kFoldSumOf = [] {
   if constexpr (requires { F::kFoldSum; }) return bool(F::kFoldSum);
   else return false;
 }();
-//   kExp2FmaEvery (0): > 0, one exponential in every kExp2FmaEvery (S register 4n + i where
-//     (4n + i) % kExp2FmaEvery == kExp2FmaEvery - 1) computed by poly_exp2 on the FMA pipe, the
-//     rest on MUFU (FlashAttention-4's split of the exponentials); kFoldSum's loop only.
-template <class F>
-inline constexpr int kExp2FmaEveryOf = [] {
-  if constexpr (requires { F::kExp2FmaEvery; }) return int(F::kExp2FmaEvery);
-  else return 0;
-}();
 template <class F>
 inline constexpr bool kRowLimitMaskOf = [] {
   if constexpr (requires { F::kRowLimitMask; }) return bool(F::kRowLimitMask);
   else return false;
 }();
-
-// 2^x without MUFU, on the FMA and ALU pipes: x = j + f with j = round(x) and f in [-1/2, 1/2],
-// 2^f by a degree-3 polynomial (minimax in relative error with the constant fixed at 1: 1.0e-4,
-// beneath the rounding of a bf16 P, 2.0e-3) and j added into its exponent bits. MUFU's ex2 runs
-// 16 lanes a clock on an SM, an FFMA 128: where the exponentials and the tensor pipe take equal
-// time per score (head dim 64 in 16-bit, 128 in fp8) this moves some of the softmax's time off
-// the unit it is bound by. x is clamped to -127 first: a masked score (-inf) then gives j = -127,
-// f = 0, a polynomial of exactly 1 and so exactly 0, as ex2 gives, and a row with no visible key
-// still sums to 0; from -127 to -126 the result is a denormal, as 2^x is.
-__device__ __forceinline__ float poly_exp2(float x) {
-  constexpr float kRound = 12582912.f;  // 1.5 * 2^23: x + kRound holds round(x) in its low mantissa bits
-  x = fmaxf(x, -127.f);
-  const float t = x + kRound;
-  const float f = x - (t - kRound);
-  const float p = fmaf(fmaf(fmaf(0x1.c2a196p-5f, f, 0x1.f00c20p-3f), f, 0x1.62f5fap-1f), f, 1.f);
-  // t's bits are those of 1.5 * 2^23 plus j; shifted by 23 only j's low 9 bits stay: j << 23.
-  return __uint_as_float(__float_as_uint(p) + (__float_as_uint(t) << 23));
-}
 
 // One row's running max m meets the max of a new score tile, both in the log2 domain: m moves
 // to the larger (thresholded: only past kThreshold above it, FA4's stale max), and the step
@@ -150,9 +124,7 @@ __device__ __forceinline__ void softmax_rows(float (&s)[T::kSTiles][4], float (&
                                              float (&corr)[T::kRowSlots], const Args& a, float scale_log2, int key0,
                                              int q_row0) {
   constexpr int kSlots = T::kRowSlots, kPer = T::kPerSlot, kChains = kRowChainsOf<Form>;
-  constexpr int kFmaEvery = kExp2FmaEveryOf<Form>;
   static_assert(kSlots * kPer == 4, "an accumulator tile holds 4 elements per lane");
-  static_assert(kFmaEvery == 0 || kFoldSumOf<Form>, "exponentials on the FMA pipe in the folded sum's loop only");
   static_assert(T::kSTiles % kChains == 0, "whole n8 tiles per chain");
   float tile_max[kSlots][kChains];
 #pragma unroll
@@ -212,12 +184,7 @@ __device__ __forceinline__ void softmax_rows(float (&s)[T::kSTiles][4], float (&
     for (int n = 0; n < T::kSTiles; ++n)
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        const float x = fmaf(s[n][i], scale_log2, -m_rows[i / kPer]);
-        if constexpr (kFmaEvery > 0) {
-          s[n][i] = (4 * n + i) % kFmaEvery == kFmaEvery - 1 ? poly_exp2(x) : gpu::mma::fast_exp2(x);
-        } else {
-          s[n][i] = gpu::mma::fast_exp2(x);
-        }
+        s[n][i] = gpu::mma::fast_exp2(fmaf(s[n][i], scale_log2, -m_rows[i / kPer]));
         sum[i / kPer][n % kChains] += s[n][i];
       }
 #pragma unroll

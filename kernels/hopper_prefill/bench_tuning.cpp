@@ -9,9 +9,8 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::fp8_fma16, tuning::fp8_fma8, tuning::d64_fma16,
-                                                  tuning::d64_fma8>
-      experiment{"hopper_prefill_tuning", "defaults", {"defaults", "fp8_fma16", "fp8_fma8", "d64_fma16", "d64_fma8"}};
+  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::vt_by_unit> experiment{
+      "hopper_prefill_tuning", "defaults", {"defaults", "vt_by_unit"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

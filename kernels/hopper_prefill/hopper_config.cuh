@@ -116,7 +116,6 @@ struct Config {
   static constexpr int kPvWaitBehindExp = kPvWaitInSoftmax ? Policy::pv_wait_behind_exp(kHeadDim, kCausal) : -1;
   static constexpr bool kMaskLoops = Policy::mask_loops(kHeadDim, kCausal);
   static_assert(kPvWaitBehindExp < kSRegs, "pv_wait_behind_exp names one of S's registers");
-  static constexpr int kExp2FmaEvery = kTile.exp2_fma_every;  // exponentials on the FMA pipe
   static constexpr bool kFoldSum = true, kRowLimitMask = true, kSkipUnitRescale = false;
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8;
@@ -130,6 +129,7 @@ struct Config {
   static constexpr HopperFault kFault = Policy::kFault;
   // fp8: V^T (head dim rows x keys) in 128-key column blocks, written by producer warps 1..3.
   static constexpr int kTransposeWarps = kFp8 ? 3 : 0;
+  static constexpr bool kVtByHalves = Policy::kVtByHalves;
   static constexpr int kVtBlocks = (kBlockN + kRowBytes - 1) / kRowBytes;
   static constexpr int kVtBytes = kVtBlocks * kHeadDim * kRowBytes;
   static constexpr int kVReaderWarps = kFp8 ? kTransposeWarps : kConsumerWarps;  // arrivals that free a V stage

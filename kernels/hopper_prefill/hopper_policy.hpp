@@ -18,9 +18,6 @@ struct HopperTile {
   // PV(j - 1) runs (the loop unrolled by two so that each buffer is registers, not an indexed
   // array); it costs one more P of registers (a quarter of S's).
   int p_buffers = 1;
-  // > 0: one exponential of the softmax in every exp2_fma_every on the FMA pipe, by a
-  // polynomial (attention::poly_exp2), the rest on MUFU; 0: every one on MUFU.
-  int exp2_fma_every = 0;
 };
 
 // A fault injected on purpose, for the GPU tests that show the accuracy gate catches it.
@@ -193,6 +190,8 @@ struct HopperPrefillPolicy {
   // buffer; 128-key tiles with two, cuDNN's shape of loop, were slower (kernels/hopper_prefill/
   // LOG.md, "fp8 on two P buffers").
   /* ProducerRegsFp8 = */ static constexpr int kProducerRegsFp8 = 24;
+  // fp8: each transposing warp walks V by 16-key halves (transpose_v_matrix); false, by unit index.
+  /* VtByHalves = */ static constexpr bool kVtByHalves = true;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {
     return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 192, 240, 1, 2};

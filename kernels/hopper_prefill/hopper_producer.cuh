@@ -68,15 +68,54 @@ struct Loader {
 // 9 + 2t), so P needs no shuffle. Half h is the 16-byte chunk h % 8 of 128-key column block
 // h / 8 of V^T (a 32-key step: two chunks). As FA3's producer does it (a word transpose, with
 // three byte permutes per word, was slower: LOG.md, fp8_words): a unit is 16 keys (half h) x
-// 32 columns (16-byte chunks 2u, 2u + 1). One ldmatrix.trans x4 reads it, matrix m = keys 16h + 8 (m % 2).., chunk 2u + m / 2 (8 rows of 8
-// distinct swizzled chunks: no bank conflict), and leaves lane (g, t) 16-bit pairs: register m
-// holds the bytes of keys 2t, 2t + 1 (+ 8 for odd m) at columns 2g, 2g + 1 of its chunk. Two
-// byte permutes per chunk give column 2g's and column 2g + 1's four keys in P's order; one
-// stmatrix x4 writes them as V^T rows 16 chunk + g (even columns) and 16 chunk + 8 + g (odd):
-// 8 consecutive rows per matrix, again 8 distinct chunks (the row order is what makes that so;
-// writing column c to row c would put two rows of a phase on one chunk).
+// 32 columns (16-byte chunks 2u, 2u + 1). One ldmatrix.trans x4 reads it, matrix m = keys 16h +
+// 8 (m % 2).., chunk 2u + m / 2 (8 rows of 8 distinct swizzled chunks: no bank conflict), and
+// leaves lane (g, t) 16-bit pairs: register m holds the bytes of keys 2t, 2t + 1 (+ 8 for odd
+// m) at columns 2g, 2g + 1 of its chunk. Two byte permutes per chunk give column 2g's and
+// column 2g + 1's four keys in P's order; one stmatrix x4 writes them as V^T rows 16 chunk + g
+// (even columns) and 16 chunk + 8 + g (odd): 8 consecutive rows per matrix, again 8 distinct
+// chunks (the row order is what makes that so; writing column c to row c would put two rows of
+// a phase on one chunk).
+// A warp takes every kTransposeWarps-th half and its kHeadDim / 32 units in a row, so that a
+// unit's addresses are the half's plus what the instructions carry: the read's swizzled chunk
+// (2u + m / 2) ^ r is the lane's (m / 2 ^ r) with u in bits 5 and 6 XORed in (one LOP3), the
+// write's chunk pair an offset the store carries. These warps run on three of the four SMSPs, beside
+// consumer warps (a unit cost 25 instructions when its addresses were derived from a unit
+// index each time).
 template <class Cfg>
 __device__ __forceinline__ void transpose_v_matrix(unsigned char* vt, const unsigned char* v, int warp) {
+  constexpr unsigned kHalves = Cfg::kBlockN / 16;
+  constexpr int kChunkPairs = Cfg::kHeadDim / 32;
+  constexpr unsigned kHalfBytes = 16 * kRowBytes, kVtBlockBytes = Cfg::kHeadDim * kRowBytes;
+  // Bytes (selector nibbles) of two ldmatrix.trans words (keys 2t, 2t + 1 | 8 + 2t, 9 + 2t) for
+  // column 2g (even) and 2g + 1 (odd) in P's order; the fault swaps keys 2t + 1 and 8 + 2t.
+  constexpr bool kFault = Cfg::kFault == HopperFault::vt_key_order;
+  constexpr std::uint32_t kEven = kFault ? 0x6240 : 0x6420, kOdd = kFault ? 0x7351 : 0x7531;
+  // Lane l addresses row r = l % 8 of matrix m = l / 8: key (and V^T row) 8 (m % 2) + r of its
+  // 16, chunk m / 2 of the unit's two. Rows of a matrix start at multiples of 8, so the
+  // swizzle's row term is r for the reads and the writes alike.
+  const unsigned lane = gpu::lane_id(), m = lane >> 3, r = lane & 7, row_in_16 = 8 * (m & 1) + r;
+  const std::uint32_t read0 = gpu::smem_u32(v) + row_in_16 * kRowBytes + (((m >> 1) ^ r) << 4);
+  const std::uint32_t write0 = gpu::smem_u32(vt) + (16 * (m >> 1) + row_in_16) * kRowBytes;
+#pragma unroll 1
+  for (unsigned h = warp; h < kHalves; h += Cfg::kTransposeWarps) {
+    const std::uint32_t read = read0 + h * kHalfBytes;
+    const std::uint32_t write = write0 + h / 8 * kVtBlockBytes + (((h % 8) ^ r) << 4);
+#pragma unroll
+    for (int u = 0; u < kChunkPairs; ++u) {
+      std::uint32_t x[4];
+      gpu::mma::ldmatrix_x4_trans_shared(x, read ^ (u << 5));
+      const std::uint32_t y[4] = {__byte_perm(x[0], x[1], kEven), __byte_perm(x[0], x[1], kOdd),
+                                  __byte_perm(x[2], x[3], kEven), __byte_perm(x[2], x[3], kOdd)};
+      gpu::stmatrix_x4_shared(write + u * 32 * kRowBytes, y);
+    }
+  }
+}
+
+// The transpose as it was: a unit index per pass, its addresses derived from it (a candidate
+// against the walk by halves; kVtByHalves).
+template <class Cfg>
+__device__ __forceinline__ void transpose_v_matrix_by_unit(unsigned char* vt, const unsigned char* v, int warp) {
   constexpr unsigned kChunkPairs = Cfg::kHeadDim / 32, kUnits = Cfg::kBlockN / 16 * kChunkPairs;
   // Bytes (selector nibbles) of two ldmatrix.trans words (keys 2t, 2t + 1 | 8 + 2t, 9 + 2t) for
   // column 2g (even) and 2g + 1 (odd) in P's order; the fault swaps keys 2t + 1 and 8 + 2t.
@@ -122,7 +161,8 @@ struct VTransposer {
       s.vt_pipe.producer_acquire(vt_state());  // every consumer warp released V^T(j - kVtStages)
       unsigned char* vt = s.vt[vt_state().index()];
       const unsigned char* v = s.v(v_state.index());
-      transpose_v_matrix<Cfg>(vt, v, warp);
+      if constexpr (Cfg::kVtByHalves) transpose_v_matrix<Cfg>(vt, v, warp);
+      else transpose_v_matrix_by_unit<Cfg>(vt, v, warp);
       gpu::fence_proxy_async_smem();
       gpu::warp_sync();
       if (gpu::lane_id() == 0) {

@@ -8,8 +8,5 @@ namespace tuning = experiments::hopper_prefill_tuning;
 #define SCHEDLAB_TUNING_CANDIDATE(name)                                                  \
   template void launch_hopper_prefill<tuning::name>(const PrefillArgs&, gpu::api::stream_t); \
   template void require_hopper_prefill_fits<tuning::name>(const PrefillProblem&);
-SCHEDLAB_TUNING_CANDIDATE(fp8_fma16)
-SCHEDLAB_TUNING_CANDIDATE(fp8_fma8)
-SCHEDLAB_TUNING_CANDIDATE(d64_fma16)
-SCHEDLAB_TUNING_CANDIDATE(d64_fma8)
+SCHEDLAB_TUNING_CANDIDATE(vt_by_unit)
 }  // namespace schedlab::kernels

@@ -11,27 +11,9 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
 
-// One exponential in every N on the FMA pipe (HopperTile::exp2_fma_every): fp8's tiles, or head
-// dim 64's (both masks), whose exponentials take as long as their GEMMs.
-template <int kEvery>
-struct fp8_fma : Base {
-  static constexpr kernels::HopperTile fp8_tile(bool causal) {
-    kernels::HopperTile t = Base::fp8_tile(causal);
-    t.exp2_fma_every = kEvery;
-    return t;
-  }
+// fp8's V transpose as it was: a unit index per pass, its addresses derived from it.
+struct vt_by_unit : Base {
+  /* VtByHalves = */ static constexpr bool kVtByHalves = false;
 };
-template <int kEvery>
-struct d64_fma : Base {
-  static constexpr kernels::HopperTile tile(int head_dim, bool causal) {
-    kernels::HopperTile t = Base::tile(head_dim, causal);
-    if (head_dim <= 64) t.exp2_fma_every = kEvery;
-    return t;
-  }
-};
-using fp8_fma16 = fp8_fma<16>;
-using fp8_fma8 = fp8_fma<8>;
-using d64_fma16 = d64_fma<16>;
-using d64_fma8 = d64_fma<8>;
 
 }  // namespace schedlab::experiments::hopper_prefill_tuning

@@ -62,6 +62,12 @@ __device__ __forceinline__ void stmatrix_x4(void* row_ptr, const std::uint32_t (
                "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
                : "memory");
 }
+// stmatrix_x4 at a shared-memory address already in the shared window.
+__device__ __forceinline__ void stmatrix_x4_shared(std::uint32_t shared_address, const std::uint32_t (&r)[4]) {
+  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(shared_address), "r"(r[0]),
+               "r"(r[1]), "r"(r[2]), "r"(r[3])
+               : "memory");
+}
 
 // One lane of the warp (the lowest active): the issuer of a warp's bulk copies.
 __device__ __forceinline__ bool elect_one() {
