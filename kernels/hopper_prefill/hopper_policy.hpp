@@ -190,8 +190,6 @@ struct HopperPrefillPolicy {
   // buffer; 128-key tiles with two, cuDNN's shape of loop, were slower (kernels/hopper_prefill/
   // LOG.md, "fp8 on two P buffers").
   /* ProducerRegsFp8 = */ static constexpr int kProducerRegsFp8 = 24;
-  // fp8: each transposing warp walks V by 16-key halves (transpose_v_matrix); false, by unit index.
-  /* VtByHalves = */ static constexpr bool kVtByHalves = true;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {
     return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 192, 240, 1, 2};

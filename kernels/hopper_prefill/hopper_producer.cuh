@@ -80,8 +80,9 @@ struct Loader {
 // unit's addresses are the half's plus what the instructions carry: the read's swizzled chunk
 // (2u + m / 2) ^ r is the lane's (m / 2 ^ r) with u in bits 5 and 6 XORed in (one LOP3), the
 // write's chunk pair an offset the store carries. These warps run on three of the four SMSPs, beside
-// consumer warps (a unit cost 25 instructions when its addresses were derived from a unit
-// index each time).
+// consumer warps: with a unit's addresses derived from its index each pass (25 instructions
+// a unit against 9) fp8 was 4.5% slower without the mask at 8192 keys and 7.4% under it
+// (kernels/hopper_prefill/LOG.md, "fp8's V transpose by halves").
 template <class Cfg>
 __device__ __forceinline__ void transpose_v_matrix(unsigned char* vt, const unsigned char* v, int warp) {
   constexpr unsigned kHalves = Cfg::kBlockN / 16;
@@ -112,32 +113,6 @@ __device__ __forceinline__ void transpose_v_matrix(unsigned char* vt, const unsi
   }
 }
 
-// The transpose as it was: a unit index per pass, its addresses derived from it (a candidate
-// against the walk by halves; kVtByHalves).
-template <class Cfg>
-__device__ __forceinline__ void transpose_v_matrix_by_unit(unsigned char* vt, const unsigned char* v, int warp) {
-  constexpr unsigned kChunkPairs = Cfg::kHeadDim / 32, kUnits = Cfg::kBlockN / 16 * kChunkPairs;
-  // Bytes (selector nibbles) of two ldmatrix.trans words (keys 2t, 2t + 1 | 8 + 2t, 9 + 2t) for
-  // column 2g (even) and 2g + 1 (odd) in P's order; the fault swaps keys 2t + 1 and 8 + 2t.
-  constexpr bool kFault = Cfg::kFault == HopperFault::vt_key_order;
-  constexpr std::uint32_t kEven = kFault ? 0x6240 : 0x6420, kOdd = kFault ? 0x7351 : 0x7531;
-  // Lane l addresses row r = l % 8 of matrix m = l / 8: key (and V^T row) 8 (m % 2) + r of its
-  // 16, chunk m / 2 of the unit's two. Rows of a matrix start at multiples of 8, so the
-  // swizzle's row term is r for the reads and the writes alike.
-  const unsigned lane = gpu::lane_id(), m = lane >> 3, r = lane & 7, row_in_16 = 8 * (m & 1) + r;
-  // One unit at a time: unrolled (by 2 or more), the loop's hoisted addresses spill the
-  // producer's 24 registers; three warps transpose, so three units are in flight.
-#pragma unroll 1
-  for (unsigned unit = warp; unit < kUnits; unit += Cfg::kTransposeWarps) {
-    const unsigned h = unit / kChunkPairs, chunk = 2 * (unit % kChunkPairs) + (m >> 1);
-    std::uint32_t x[4];
-    gpu::mma::ldmatrix_x4_trans(x, v + (16 * h + row_in_16) * kRowBytes + ((chunk ^ r) << 4));
-    const std::uint32_t y[4] = {__byte_perm(x[0], x[1], kEven), __byte_perm(x[0], x[1], kOdd),
-                                __byte_perm(x[2], x[3], kEven), __byte_perm(x[2], x[3], kOdd)};
-    gpu::stmatrix_x4(vt + h / 8 * Cfg::kHeadDim * kRowBytes + (16 * chunk + row_in_16) * kRowBytes + (((h % 8) ^ r) << 4), y);
-  }
-}
-
 // STAGE produce (fp8): one transposing warp's walk over a tile's V ring and the V^T ring.
 // The consumers read V^T with wgmma (the async proxy), so the ordinary stores are fenced
 // before the arrival that lets them.
@@ -161,8 +136,7 @@ struct VTransposer {
       s.vt_pipe.producer_acquire(vt_state());  // every consumer warp released V^T(j - kVtStages)
       unsigned char* vt = s.vt[vt_state().index()];
       const unsigned char* v = s.v(v_state.index());
-      if constexpr (Cfg::kVtByHalves) transpose_v_matrix<Cfg>(vt, v, warp);
-      else transpose_v_matrix_by_unit<Cfg>(vt, v, warp);
+      transpose_v_matrix<Cfg>(vt, v, warp);
       gpu::fence_proxy_async_smem();
       gpu::warp_sync();
       if (gpu::lane_id() == 0) {

@@ -11,9 +11,4 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
 
-// fp8's V transpose as it was: a unit index per pass, its addresses derived from it.
-struct vt_by_unit : Base {
-  /* VtByHalves = */ static constexpr bool kVtByHalves = false;
-};
-
 }  // namespace schedlab::experiments::hopper_prefill_tuning

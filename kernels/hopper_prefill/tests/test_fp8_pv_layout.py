@@ -19,6 +19,8 @@ Run: python3 -m pytest -q kernels/hopper_prefill/tests
 """
 from __future__ import annotations
 
+import itertools
+
 import numpy as np
 import pytest
 
@@ -69,20 +71,23 @@ def _transpose_v_matrix(raw: np.ndarray, block_n: int, key_order_fault: bool) ->
     vt = np.zeros(-(-block_n // ROW_BYTES) * HEAD_DIM * ROW_BYTES, np.uint8)
     even, odd = (0x6240, 0x7351) if key_order_fault else (0x6420, 0x7531)
     chunk_pairs = HEAD_DIM // 32
-    for warp in range(TRANSPOSE_WARPS):
-        for unit in range(warp, block_n // 16 * chunk_pairs, TRANSPOSE_WARPS):
-            h = unit // chunk_pairs
-            load_at, store_at = [], []
-            for lane in range(32):
-                m, r = lane >> 3, lane & 7
-                row_in_16, chunk = 8 * (m & 1) + r, 2 * (unit % chunk_pairs) + (m >> 1)
-                load_at.append((16 * h + row_in_16) * ROW_BYTES + ((chunk ^ r) << 4))
-                store_at.append(h // 8 * HEAD_DIM * ROW_BYTES + (16 * chunk + row_in_16) * ROW_BYTES +
-                                (((h % 8) ^ r) << 4))
-            x = _ldmatrix_trans_x4(raw, load_at)
-            y = [[_prmt(x[l][0], x[l][1], even), _prmt(x[l][0], x[l][1], odd),
-                  _prmt(x[l][2], x[l][3], even), _prmt(x[l][2], x[l][3], odd)] for l in range(32)]
-            _stmatrix_x4(vt, store_at, y)
+    # As transpose_v_matrix walks it: a warp takes every TRANSPOSE_WARPS-th 16-key half h and the
+    # half's units u in a row; a lane's read is its half's address with u XORed into bits 5 and 6
+    # (the swizzled chunk (2u + m / 2) ^ r), its write its half's plus u 32-row blocks.
+    halves = [(warp, h) for warp in range(TRANSPOSE_WARPS) for h in range(warp, block_n // 16, TRANSPOSE_WARPS)]
+    for (warp, h), u in itertools.product(halves, range(chunk_pairs)):
+        load_at, store_at = [], []
+        for lane in range(32):
+            m, r = lane >> 3, lane & 7
+            row_in_16 = 8 * (m & 1) + r
+            read = (16 * h + row_in_16) * ROW_BYTES + (((m >> 1) ^ r) << 4)
+            write = h // 8 * HEAD_DIM * ROW_BYTES + (16 * (m >> 1) + row_in_16) * ROW_BYTES + (((h % 8) ^ r) << 4)
+            load_at.append(read ^ (u << 5))
+            store_at.append(write + u * 32 * ROW_BYTES)
+        x = _ldmatrix_trans_x4(raw, load_at)
+        y = [[_prmt(x[l][0], x[l][1], even), _prmt(x[l][0], x[l][1], odd),
+              _prmt(x[l][2], x[l][3], even), _prmt(x[l][2], x[l][3], odd)] for l in range(32)]
+        _stmatrix_x4(vt, store_at, y)
     return vt
 
 
