@@ -97,11 +97,7 @@ struct FullEmptyPipeline {
   }
   // Producer: wait until the consumers have released the stage (a fresh ring starts empty:
   // waiting on the opposite parity of a barrier that never completed returns at once).
-  // suspend_ns > 0: each failed test may suspend the thread that long (mbarrier_wait_suspended).
-  __device__ void producer_acquire(const PipelineState<kStages>& s, unsigned suspend_ns = 0) {
-    if (suspend_ns > 0) gpu::mbarrier_wait_suspended(&empty[s.index()], s.phase() ^ 1u, suspend_ns);
-    else gpu::mbarrier_wait(&empty[s.index()], s.phase() ^ 1u);
-  }
+  __device__ void producer_acquire(const PipelineState<kStages>& s) { gpu::mbarrier_wait(&empty[s.index()], s.phase() ^ 1u); }
   // Producer: one arrival that announces `bytes` of bulk copies into the stage; returns the
   // barrier they complete.
   __device__ std::uint64_t* producer_expect(const PipelineState<kStages>& s, int bytes) {
@@ -111,11 +107,8 @@ struct FullEmptyPipeline {
   // Producer: one arrival after this thread's own writes to the stage (release: they are
   // visible to the consumers that wait on the stage).
   __device__ void producer_commit(const PipelineState<kStages>& s) { gpu::mbarrier_arrive(&full[s.index()]); }
-  // Consumer: wait until the stage is full (suspend_ns as producer_acquire's).
-  __device__ void consumer_wait(const PipelineState<kStages>& s, unsigned suspend_ns = 0) {
-    if (suspend_ns > 0) gpu::mbarrier_wait_suspended(&full[s.index()], s.phase(), suspend_ns);
-    else gpu::mbarrier_wait(&full[s.index()], s.phase());
-  }
+  // Consumer: wait until the stage is full.
+  __device__ void consumer_wait(const PipelineState<kStages>& s) { gpu::mbarrier_wait(&full[s.index()], s.phase()); }
   // The same for a whole warp, which leaves the wait together (gpu::mbarrier_wait_warp).
   __device__ void consumer_wait_warp(const PipelineState<kStages>& s) { gpu::mbarrier_wait_warp(&full[s.index()], s.phase()); }
   // Consumer: one arrival (one lane per warp, after the warp's reads of the stage finished).

@@ -129,7 +129,6 @@ struct Config {
   static constexpr HopperFault kFault = Policy::kFault;
   // fp8: V^T (head dim rows x keys) in 128-key column blocks, written by producer warps 1..3.
   static constexpr int kTransposeWarps = kFp8 ? 3 : 0;
-  static constexpr unsigned kProducerWaitSuspendNs = Policy::kProducerWaitSuspendNs;
   static constexpr int kVtBlocks = (kBlockN + kRowBytes - 1) / kRowBytes;
   static constexpr int kVtBytes = kVtBlocks * kHeadDim * kRowBytes;
   static constexpr int kVReaderWarps = kFp8 ? kTransposeWarps : kConsumerWarps;  // arrivals that free a V stage

@@ -190,10 +190,6 @@ struct HopperPrefillPolicy {
   // buffer; 128-key tiles with two, cuDNN's shape of loop, were slower (kernels/hopper_prefill/
   // LOG.md, "fp8 on two P buffers").
   /* ProducerRegsFp8 = */ static constexpr int kProducerRegsFp8 = 24;
-  // > 0: the producer warpgroup's waits (the copying thread's for a free stage and for Q's
-  // release, fp8's transposing warps' for a landed V and a free V^T stage) suspend a warp up to
-  // this many nanoseconds a failed test (gpu::mbarrier_wait_suspended); 0: the hardware's limit.
-  /* ProducerWaitSuspendNs = */ static constexpr unsigned kProducerWaitSuspendNs = 0;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {
     return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 192, 240, 1, 2};

@@ -16,9 +16,7 @@ struct Loader {
   unsigned q_parity = 0;
 
   __device__ void load_q(const TileWork<Cfg>& w) {
-    // the consumers released the last tile's Q
-    if constexpr (Cfg::kProducerWaitSuspendNs > 0) gpu::mbarrier_wait_suspended(&s.q_empty, q_parity ^ 1u, Cfg::kProducerWaitSuspendNs);
-    else gpu::mbarrier_wait(&s.q_empty, q_parity ^ 1u);
+    gpu::mbarrier_wait(&s.q_empty, q_parity ^ 1u);  // the consumers released the last tile's Q
     gpu::mbarrier_arrive_expect_tx(&s.q_full, Cfg::kQBytes);
 #pragma unroll
     for (int cb = 0; cb < Cfg::kColBlocks; ++cb)
@@ -34,10 +32,10 @@ struct Loader {
   __device__ void load_kv(const TileWork<Cfg>& w, int j, int lead = 0) {
     auto& pipe = kIsK ? s.k_pipe : s.v_pipe;
     auto& state = kIsK ? k_state : v_state;
-    pipe.producer_acquire(state, Cfg::kProducerWaitSuspendNs);  // every consumer warp released this stage
+    pipe.producer_acquire(state);  // every consumer warp released this stage
     if constexpr (Cfg::kKvUnion) {
-      if constexpr (kIsK) s.v_pipe.producer_acquire(attention::ahead(v_state, lead), Cfg::kProducerWaitSuspendNs);
-      else s.k_pipe.producer_acquire(attention::ahead(k_state, lead), Cfg::kProducerWaitSuspendNs);
+      if constexpr (kIsK) s.v_pipe.producer_acquire(attention::ahead(v_state, lead));
+      else s.k_pipe.producer_acquire(attention::ahead(k_state, lead));
     }
     std::uint64_t* full = pipe.producer_expect(state, Cfg::kKvBytes);
     unsigned char* dst = kIsK ? s.k(state.index()) : s.v(state.index());
@@ -134,8 +132,8 @@ struct VTransposer {
   }
   __device__ void tile(const TileWork<Cfg>& w) {
     for (int j = 0; j < w.n_tiles; ++j) {
-      s.v_pipe.consumer_wait(v_state, Cfg::kProducerWaitSuspendNs);          // V(j) has landed
-      s.vt_pipe.producer_acquire(vt_state(), Cfg::kProducerWaitSuspendNs);  // every consumer warp released V^T(j - kVtStages)
+      s.v_pipe.consumer_wait(v_state);          // V(j) has landed
+      s.vt_pipe.producer_acquire(vt_state());  // every consumer warp released V^T(j - kVtStages)
       unsigned char* vt = s.vt[vt_state().index()];
       const unsigned char* v = s.v(v_state.index());
       transpose_v_matrix<Cfg>(vt, v, warp);

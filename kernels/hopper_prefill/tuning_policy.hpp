@@ -11,12 +11,4 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
 
-// The producer warpgroup's waits suspended up to 1 us or 100 us a failed test.
-struct suspend_1us : Base {
-  /* ProducerWaitSuspendNs = */ static constexpr unsigned kProducerWaitSuspendNs = 1000;
-};
-struct suspend_100us : Base {
-  /* ProducerWaitSuspendNs = */ static constexpr unsigned kProducerWaitSuspendNs = 100000;
-};
-
 }  // namespace schedlab::experiments::hopper_prefill_tuning

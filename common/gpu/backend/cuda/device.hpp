@@ -112,19 +112,6 @@ __device__ __forceinline__ void mbarrier_wait(std::uint64_t* bar, unsigned parit
       "r"(parity)
       : "memory");
 }
-// mbarrier_wait where each failed test may suspend the thread for up to suspend_ns
-// (try_wait's suspendTimeHint) instead of the hardware's own, much shorter, limit; it resumes
-// when the phase completes either way. A warp with nothing else to do while it waits (a
-// producer waiting for a free stage) then retries less often, leaving the issue slots of its
-// SMSP to the warps beside it.
-__device__ __forceinline__ void mbarrier_wait_suspended(std::uint64_t* bar, unsigned parity, unsigned suspend_ns) {
-  asm volatile(
-      "{\n .reg .pred done;\n"
-      "WAIT_%=:\n mbarrier.try_wait.parity.shared::cta.b64 done, [%0], %1, %2;\n @!done bra WAIT_%=;\n}\n" ::"r"(
-          smem_u32(bar)),
-      "r"(parity), "r"(suspend_ns)
-      : "memory");
-}
 // mbarrier_wait for a whole warp that leaves together: every lane tests the phase and the
 // warp loops until all saw it complete (vote.all), so the branch is warp-uniform (bra.uni) and
 // ptxas knows the warp converged after it. Code after a per-lane wait loop is, to ptxas,
