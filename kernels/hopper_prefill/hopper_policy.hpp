@@ -180,7 +180,7 @@ struct HopperPrefillPolicy {
   // 1024 keys, behind 63 no different there (LOG.md, "Head dim 64's PV wait among its
   // exponentials").
   /* ShortCausalPvWaitBehindExp = */ static constexpr int kShortCausalPvWaitBehindExp = 0;
-  // fp8 e4m3 (head dim 128 only; README "fp8 e4m3"). The producer's warps 1-3 transpose each
+  // fp8 e4m3 (head dim 128 only; DESIGN.md "fp8 e4m3"). The producer's warps 1-3 transpose each
   // V tile (ldmatrix.trans and stmatrix, transpose_v_matrix), so the producer keeps 24
   // registers, as in 16-bit, and the consumers take 240 of the launch's 168 per thread
   // ((168 x 384 - 24 x 128) / 256). Keys per tile are whole 32-key steps of the 8-bit wgmma:
