@@ -56,17 +56,16 @@ __device__ __forceinline__ void regs_decrease() {
 }
 
 // Four 8x8 b16 matrices to shared memory (sm_90): lane l supplies the address of row l % 8 of
-// matrix l / 8; register m of lane (g, t) is row g of matrix m, elements 2t and 2t + 1.
-__device__ __forceinline__ void stmatrix_x4(void* row_ptr, const std::uint32_t (&r)[4]) {
-  asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(smem_u32(row_ptr)),
-               "r"(r[0]), "r"(r[1]), "r"(r[2]), "r"(r[3])
-               : "memory");
-}
-// stmatrix_x4 at a shared-memory address already in the shared window.
+// matrix l / 8; register m of lane (g, t) is row g of matrix m, elements 2t and 2t + 1. The
+// address is in the shared window already (for lanes that derive it by integer arithmetic);
+// stmatrix_x4 takes a pointer.
 __device__ __forceinline__ void stmatrix_x4_shared(std::uint32_t shared_address, const std::uint32_t (&r)[4]) {
   asm volatile("stmatrix.sync.aligned.m8n8.x4.shared.b16 [%0], {%1, %2, %3, %4};\n" ::"r"(shared_address), "r"(r[0]),
                "r"(r[1]), "r"(r[2]), "r"(r[3])
                : "memory");
+}
+__device__ __forceinline__ void stmatrix_x4(void* row_ptr, const std::uint32_t (&r)[4]) {
+  stmatrix_x4_shared(smem_u32(row_ptr), r);
 }
 
 // One lane of the warp (the lowest active): the issuer of a warp's bulk copies.

@@ -48,17 +48,15 @@ __device__ __forceinline__ void ldmatrix_x4(std::uint32_t (&r)[4], const void* r
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(smem_addr(row_ptr)));
 }
-__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* row_ptr) {
-  asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
-               : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
-               : "r"(smem_addr(row_ptr)));
-}
 // ldmatrix_x4_trans at a shared-memory address already in the shared window (smem_addr), for
 // callers that derive each lane's address by integer arithmetic rather than from a pointer.
 __device__ __forceinline__ void ldmatrix_x4_trans_shared(std::uint32_t (&r)[4], std::uint32_t shared_address) {
   asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];\n"
                : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
                : "r"(shared_address));
+}
+__device__ __forceinline__ void ldmatrix_x4_trans(std::uint32_t (&r)[4], const void* row_ptr) {
+  ldmatrix_x4_trans_shared(r, smem_addr(row_ptr));
 }
 
 template <class T>
