@@ -9,10 +9,8 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::fp8_persistent, tuning::fp8_stages3,
-                                                  tuning::fp8_persistent_stages3>
-      experiment{"hopper_prefill_tuning", "defaults",
-                 {"defaults", "fp8_persistent", "fp8_stages3", "fp8_persistent_stages3"}};
+  const kernels::HopperPrefillFrontierExperiment<tuning::defaults> experiment{"hopper_prefill_tuning", "defaults",
+                                                                             {"defaults"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

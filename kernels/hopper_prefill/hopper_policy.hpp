@@ -167,6 +167,15 @@ struct HopperPrefillPolicy {
   // own schedule at every length (experiments that ask about the schedule, or whose baseline
   // cannot run the short kernel).
   static constexpr int short_keys(bool causal) { return causal ? 2048 : 16384; }
+  // fp8 launches without the mask with at most this many keys (and short_keys) run the short
+  // kernel too, ShortSeq<Policy, false>: persistent CTAs on the static walk, the V transpose in
+  // the producer as ever (fp8 cannot take the dynamic schedule of the causal short kernels: its
+  // fetcher is a transposing warp). On the H200, against one CTA per tile, both after the V
+  // transpose by halves (kernels/hopper_prefill/LOG.md, "fp8 on persistent CTAs, again"): faster
+  // by 12% at 1024 keys, 7% at 2048, 3% at 4096 and 1.6% at 8192; no different at 16384 and
+  // 32768. Under the mask the static walk was 12% slower at 8192 keys. 0: fp8 on the policy's
+  // own schedule at every length.
+  /* Fp8ShortKeys = */ static constexpr int kFp8ShortKeys = 8192;
   // P's register buffers (HopperTile::p_buffers) in the short causal kernels' tiles that have
   // the registers for a second (240 a consumer, 128 keys: head dim 128). On the H200 two were
   // faster than one at 2048 keys (1.5% in the tuning bench, 2.8% against the one-buffer build),
@@ -245,6 +254,12 @@ struct ShortSeq : Policy {
 template <class Policy, bool kCausal>
 inline constexpr bool kHasShortSeq = Policy::short_keys(kCausal) > 0 && Policy::kWarpSpecialized &&
                                      Policy::kSchedule == attention::TileSchedule::OnePerTile;
+// Whether fp8 launches without the mask take a policy's short kernel (kFp8ShortKeys).
+template <class Policy>
+inline constexpr bool kHasShortSeqFp8 = kHasShortSeq<Policy, false> && Policy::kFp8ShortKeys > 0;
+template <class Policy>
+inline constexpr int kFp8ShortKeysOf =
+    Policy::short_keys(false) < Policy::kFp8ShortKeys ? Policy::short_keys(false) : Policy::kFp8ShortKeys;
 // Whether a policy has a long causal kernel: a threshold, and a non-causal tile that differs
 // (16-bit at head dim 128; fp8).
 template <class Policy>

@@ -682,6 +682,9 @@ void launch_hopper_prefill(const PrefillArgs& args, gpu::api::stream_t stream) {
         if constexpr (kCausal && kHasLongCausalFp8<Policy>) {
           if (p.kv_len >= Policy::kLongCausalFromKeys) return launch_for<LongCausal<Policy>, kT, 128, true>(args, stream);
         }
+        if constexpr (!kCausal && kHasShortSeqFp8<Policy>) {
+          if (p.kv_len <= kFp8ShortKeysOf<Policy>) return launch_for<ShortSeq<Policy, false>, kT, 128, false>(args, stream);
+        }
         launch_for<Policy, kT, 128, kCausal>(args, stream);
       }
     } else {
@@ -715,6 +718,9 @@ void require_hopper_prefill_fits(const PrefillProblem& p) {
       require_fits<Policy, kT, kHeadDim, kCausal>();
       if constexpr (kT != DType::fp8_e4m3 && kHasShortSeq<Policy, kCausal>) {
         if (p.kv_len <= Policy::short_keys(kCausal)) require_fits<ShortSeq<Policy, kCausal>, kT, kHeadDim, kCausal>();
+      }
+      if constexpr (kT == DType::fp8_e4m3 && !kCausal && kHasShortSeqFp8<Policy>) {
+        if (p.kv_len <= kFp8ShortKeysOf<Policy>) require_fits<ShortSeq<Policy, false>, kT, kHeadDim, false>();
       }
     };
     p.causal ? fits.template operator()<true>() : fits.template operator()<false>();

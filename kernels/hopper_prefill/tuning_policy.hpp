@@ -11,18 +11,4 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
 
-// fp8 on persistent CTAs (the static walk) and on three K and V stages, as cuDNN's fp8 forward
-// runs (one CTA an SM, 232 KiB of shared memory), asked again now that the V transpose no
-// longer takes the consumers' issue slots. 16-bit launches change too (the persistent walk at
-// every length; three 16-bit stages at head dim 128 do not fit and are refused): read fp8.
-struct fp8_persistent : Base {
-  /* Schedule = */ static constexpr kernels::attention::TileSchedule kSchedule = kernels::attention::TileSchedule::Persistent;
-};
-struct fp8_stages3 : Base {
-  /* Stages = */ static constexpr int kStages = 3;
-};
-struct fp8_persistent_stages3 : fp8_persistent {
-  /* Stages = */ static constexpr int kStages = 3;
-};
-
 }  // namespace schedlab::experiments::hopper_prefill_tuning

@@ -106,8 +106,8 @@ def sass(tmp_path_factory) -> dict[str, dict[str, list[str]]]:
 
 
 LONG_CAUSAL = 2  # the key of a policy's long causal kernel (LongCausal<Policy>): causal, the non-causal key tile
-# The keys of a policy's short kernels (ShortSeq<Policy, causal>: persistent CTAs, 16-bit, both
-# masks): SHORT + causal.
+# The keys of a policy's short kernels (ShortSeq<Policy, causal>: persistent CTAs, 16-bit at both
+# masks, fp8 without the mask): SHORT + causal.
 SHORT = 3
 # The policies with short kernels (short_keys, a producer warpgroup and one CTA per tile
 # as their schedule): not prefill_persistent's (the schedule is its question), nor
@@ -159,12 +159,14 @@ def _kernels(sass: dict[str, dict[str, list[str]]], experiment: str, variant: st
             wrapper = m.group(1) or ""
             found[(dtype, dim, LONG_CAUSAL if "LongCausal" in wrapper else SHORT + causal if wrapper else causal)] = body
     runs_fp8 = variant not in FP8_REFUSED
+    short = variant in SHORT_VARIANTS[experiment]
     expected = ((10 if runs_fp8 else 8) + (2 if variant in LONG_CAUSAL_VARIANTS[experiment] else 0) + int(runs_fp8)
-                + (8 if variant in SHORT_VARIANTS[experiment] else 0))
+                + (8 if short else 0) + int(short and runs_fp8))
     assert len(found) == expected, (f"{experiment}/{variant} {kind}: {len(found)} instantiations, expected {expected} "
                                     "(2 dtypes x 2 dims x 2 masks, fp8 at head dim 128 x 2 masks and its long causal "
                                     "kernel where it runs, the long causal kernel of both 16-bit dtypes where the "
-                                    "policy has one, and 2 dtypes x 2 dims x 2 masks of short kernels where it has them)")
+                                    "policy has one, and 2 dtypes x 2 dims x 2 masks of short kernels where it has them, "
+                                    "with fp8's without the mask)")
     return found
 
 
