@@ -56,10 +56,6 @@ struct RowState {
 //   kFoldSum (false): the tile's exponentials are summed apart and added once, l = l corr +
 //     sum, after both row slots' maxima; otherwise each slot's l is rescaled first and takes
 //     each n8 tile's part as its exponentials are computed.
-//   kSumAfterPack (false): with kFoldSum, the tile's exponentials are not summed here; l is
-//     only rescaled (l = l corr), and the caller adds the sum (add_tile_sums) later, from the
-//     exponentials still in S after P is packed: the sums' FADD chains then leave the
-//     exponentials' block, as cuDNN's fp8 loop orders them.
 //   kRowLimitMask (false): a masked tile compares each key with its row's first invisible key,
 //     computed once per row slot, the mask causal when Form::kCausal (known at compile time);
 //     otherwise each element is tested against kv_len and the runtime a.causal.
@@ -71,11 +67,6 @@ inline constexpr int kRowChainsOf = [] {
 template <class F>
 inline constexpr bool kFoldSumOf = [] {
   if constexpr (requires { F::kFoldSum; }) return bool(F::kFoldSum);
-  else return false;
-}();
-template <class F>
-inline constexpr bool kSumAfterPackOf = [] {
-  if constexpr (requires { F::kSumAfterPack; }) return bool(F::kSumAfterPack);
   else return false;
 }();
 template <class F>
@@ -183,14 +174,7 @@ __device__ __forceinline__ void softmax_rows(float (&s)[T::kSTiles][4], float (&
       }
     }
   }
-  if constexpr (kFoldSumOf<Form> && kSumAfterPackOf<Form>) {
-#pragma unroll
-    for (int n = 0; n < T::kSTiles; ++n)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) s[n][i] = gpu::mma::fast_exp2(fmaf(s[n][i], scale_log2, -m_rows[i / kPer]));
-#pragma unroll
-    for (int r = 0; r < kSlots; ++r) l[r] *= corr[r];
-  } else if constexpr (kFoldSumOf<Form>) {
+  if constexpr (kFoldSumOf<Form>) {
     float sum[kSlots][kChains];
 #pragma unroll
     for (int r = 0; r < kSlots; ++r)
@@ -209,29 +193,6 @@ __device__ __forceinline__ void softmax_rows(float (&s)[T::kSTiles][4], float (&
       for (int c = 1; c < kChains; ++c) sum[r][0] += sum[r][c];
       l[r] = l[r] * corr[r] + sum[r][0];
     }
-  }
-}
-
-// l += the sum of the tile's exponentials in S (kSumAfterPack: softmax_rows left it out), on
-// kChains independent chains a row slot.
-template <class T, int kChains = 4>
-__device__ __forceinline__ void add_tile_sums(const float (&s)[T::kSTiles][4], float (&l)[T::kRowSlots]) {
-  constexpr int kSlots = T::kRowSlots, kPer = T::kPerSlot;
-  static_assert(T::kSTiles % kChains == 0, "whole n8 tiles per chain");
-  float sum[kSlots][kChains];
-#pragma unroll
-  for (int r = 0; r < kSlots; ++r)
-#pragma unroll
-    for (int c = 0; c < kChains; ++c) sum[r][c] = 0.f;
-#pragma unroll
-  for (int n = 0; n < T::kSTiles; ++n)
-#pragma unroll
-    for (int i = 0; i < 4; ++i) sum[i / kPer][n % kChains] += s[n][i];
-#pragma unroll
-  for (int r = 0; r < kSlots; ++r) {
-#pragma unroll
-    for (int c = 1; c < kChains; ++c) sum[r][0] += sum[r][c];
-    l[r] += sum[r][0];
   }
 }
 

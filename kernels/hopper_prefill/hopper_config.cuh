@@ -117,7 +117,6 @@ struct Config {
   static constexpr bool kMaskLoops = Policy::mask_loops(kHeadDim, kCausal);
   static_assert(kPvWaitBehindExp < kSRegs, "pv_wait_behind_exp names one of S's registers");
   static constexpr bool kFoldSum = true, kRowLimitMask = true, kSkipUnitRescale = false;
-  static constexpr bool kSumAfterPack = kTile.sums_after_pack;  // the consumer adds them (Consumer::add_sums)
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8;
   // O through each consumer warp's shared staging rows (Policy::kStagedOutput, hopper_output.cuh).

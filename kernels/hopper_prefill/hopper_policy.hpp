@@ -18,10 +18,6 @@ struct HopperTile {
   // PV(j - 1) runs (the loop unrolled by two so that each buffer is registers, not an indexed
   // array); it costs one more P of registers (a quarter of S's).
   int p_buffers = 1;
-  // The row sums of P(j): false, among its exponentials (a chain a row slot beside the
-  // MUFUs); true, after P(j) is packed and O rescaled, before the warp's next turn issues
-  // S(j + 1) over the exponentials (cuDNN's fp8 loop sums after its PV GEMM's issue).
-  bool sums_after_pack = false;
 };
 
 // A fault injected on purpose, for the GPU tests that show the accuracy gate catches it.

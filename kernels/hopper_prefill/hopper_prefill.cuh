@@ -204,11 +204,6 @@ struct Consumer {
                           int j, int row0) const {
     softmax(sc, st, corr, w, j, row0, [] {});
   }
-  // l += the row sums of P still in S, where the softmax left them out (Cfg::kSumAfterPack).
-  __device__ void add_sums(float (&sc)[Cfg::kSRegs], RowState<Cfg>& st) const {
-    constexpr int kChains = Cfg::kSRegs / 4 % 4 == 0 ? 4 : 2;
-    if constexpr (Cfg::kSumAfterPack) attention::add_tile_sums<typename Cfg::Rows, kChains>(s_tiles<Cfg>(sc), st.l[0]);
-  }
   // O *= corr (thresholded: skipped unless some row of the warp moved its max).
   __device__ void rescale_o(RowState<Cfg>& st, const float (&corr)[1][2]) const {
     attention::rescale_o<typename Cfg::Rows, Cfg>(st, corr);
@@ -252,7 +247,6 @@ struct Consumer {
       rescale_o(st, corr);
       std::uint32_t p[Cfg::kPvSteps][4];
       pack_p<Cfg, Op>(p, sc);
-      add_sums(sc, st);
       pv_waited(o_regs(st), p, w, j);
     }
   }
@@ -295,28 +289,20 @@ struct Consumer {
       release_q_after(j, n);
     };
     if constexpr (!kWaitInBlock) free_k();
-    // P(j)'s row sums (Cfg::kSumAfterPack) once it is packed: with two buffers while PV(j - 1)
-    // still runs; with one, after the PV wait its packing needs.
     if constexpr (Cfg::kPBuffers == 2) {
       softmax<kMask>(sc, st, corr, w, j, row0, [&] { pack_p<Cfg, Op>(p_next, sc); });
-      add_sums(sc, st);
-      finish_pv(st, w, j);
-      rescale_o(st, corr);
     } else if constexpr (kWaitInBlock) {
       softmax<kMask>(sc, st, corr, w, j, row0, [&] {
         free_k();
         finish_pv(st, w, j);
         pack_p<Cfg, Op>(p_next, sc);
       });
-      add_sums(sc, st);
-      rescale_o(st, corr);
     } else {
       softmax<kMask>(sc, st, corr, w, j, row0, [] {});
-      finish_pv(st, w, j);
-      rescale_o(st, corr);
-      pack_p<Cfg, Op>(p_next, sc);
-      add_sums(sc, st);
     }
+    if constexpr (!kWaitInBlock) finish_pv(st, w, j);
+    rescale_o(st, corr);
+    if constexpr (Cfg::kPBuffers == 1 && !kWaitInBlock) pack_p<Cfg, Op>(p_next, sc);
   }
 
   // FA3 Algorithm 2 over key tiles j < n (overlapped_tile), P in one register buffer or two.
@@ -326,7 +312,6 @@ struct Consumer {
     qk_waited(sc, w, 0, n);
     softmax(sc, st, corr, w, 0, row0);  // O is still zero: nothing to rescale
     pack_p<Cfg, Op>(p[0], sc);
-    add_sums(sc, st);
     int j = 1;
     if constexpr (Cfg::kPBuffers == 2) {
       for (; j + 1 < n; j += 2) {

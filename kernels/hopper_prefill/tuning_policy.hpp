@@ -11,21 +11,4 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
 
-// P's row sums after P is packed and O rescaled (HopperTile::sums_after_pack), on four chains
-// a row slot, where cuDNN's fp8 loop sums: fp8 only, and every kernel.
-struct fp8_sums_late : Base {
-  static constexpr kernels::HopperTile fp8_tile(bool causal) {
-    kernels::HopperTile t = Base::fp8_tile(causal);
-    t.sums_after_pack = true;
-    return t;
-  }
-};
-struct sums_late : fp8_sums_late {
-  static constexpr kernels::HopperTile tile(int head_dim, bool causal) {
-    kernels::HopperTile t = Base::tile(head_dim, causal);
-    t.sums_after_pack = true;
-    return t;
-  }
-};
-
 }  // namespace schedlab::experiments::hopper_prefill_tuning
