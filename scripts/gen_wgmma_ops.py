@@ -7,11 +7,11 @@ m64nNkK shape is spelled out once here rather than by hand. Run after changing t
 """
 SHAPES = (64, 96, 128, 176, 192)
 TYPES = (("mma::Bf16", "bf16"), ("mma::F16", "f16"))
-# e4m3 (fp8 prefill, head dim 128): S = Q K^T on 128-, 192- and 224-key tiles and on the halves
-# of the 128- and 192-key tiles, O += P V over 128
+# e4m3 (fp8 prefill, head dim 128): S = Q K^T on 128-, 192-, 224- and 256-key tiles and on the
+# halves of the 128- and 192-key tiles, O += P V over 128
 # head-dim columns. 8-bit wgmma has no transpose: both operands are K-major in shared memory,
 # so these take no transpose immediates.
-FP8_SHAPES = (64, 96, 128, 192, 224)
+FP8_SHAPES = (64, 96, 128, 192, 224, 256)
 
 
 def regs(n, first):

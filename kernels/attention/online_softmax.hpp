@@ -119,10 +119,20 @@ __device__ __forceinline__ float row_lse(float m, float l) { return l > 0.f ? m 
 // read in place so they stay in kernel-parameter space. The per-element test is written out
 // here rather than in a mask type's member function: inlined later, that form changed the
 // register-tile kernels' SASS (other compare forms, an 8-byte spill at head dim 128).
-template <class T, class Form, bool kMask, class Args>
+// Gate (kFoldSum only): before_exps(m) once the rows' maxima are known (m: each row slot's
+// offset, which every exponential reads, so a gate can tie them after it), after_exps(sum)
+// once every exponential is computed (sum: the tile's row sums, which read each of them); a
+// family may hold its warpgroups' exponentials apart there (NoGate: nothing).
+struct NoGate {
+  template <class M>
+  __device__ void before_exps(M&) const {}
+  template <class Sum>
+  __device__ void after_exps(const Sum&) const {}
+};
+template <class T, class Form, bool kMask, class Args, class Gate = NoGate>
 __device__ __forceinline__ void softmax_rows(float (&s)[T::kSTiles][4], float (&m)[T::kRowSlots], float (&l)[T::kRowSlots],
                                              float (&corr)[T::kRowSlots], const Args& a, float scale_log2, int key0,
-                                             int q_row0) {
+                                             int q_row0, const Gate& gate = {}) {
   constexpr int kSlots = T::kRowSlots, kPer = T::kPerSlot, kChains = kRowChainsOf<Form>;
   static_assert(kSlots * kPer == 4, "an accumulator tile holds 4 elements per lane");
   static_assert(T::kSTiles % kChains == 0, "whole n8 tiles per chain");
@@ -175,6 +185,7 @@ __device__ __forceinline__ void softmax_rows(float (&s)[T::kSTiles][4], float (&
     }
   }
   if constexpr (kFoldSumOf<Form>) {
+    gate.before_exps(m_rows);
     float sum[kSlots][kChains];
 #pragma unroll
     for (int r = 0; r < kSlots; ++r)
@@ -187,6 +198,7 @@ __device__ __forceinline__ void softmax_rows(float (&s)[T::kSTiles][4], float (&
         s[n][i] = gpu::mma::fast_exp2(fmaf(s[n][i], scale_log2, -m_rows[i / kPer]));
         sum[i / kPer][n % kChains] += s[n][i];
       }
+    gate.after_exps(sum);
 #pragma unroll
     for (int r = 0; r < kSlots; ++r) {
 #pragma unroll

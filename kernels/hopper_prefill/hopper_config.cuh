@@ -36,8 +36,10 @@ inline constexpr int kRowBytes = 128;    // one box row: 64 bf16 / f16 or 128 e4
 inline constexpr int kAtomBytes = 1024;  // 8 swizzled rows: the wgmma stride offset
 inline constexpr int kStepBytes = 32;    // the k extent of one wgmma: k16 of 16-bit, k32 of 8-bit values
 inline constexpr int kStepsPerRow = kRowBytes / kStepBytes;
-// Named barriers: 0 is __syncthreads; kTurnBarrier0 + c is consumer c's ping-pong turn.
+// Named barriers: 0 is __syncthreads; kTurnBarrier0 + c is consumer c's ping-pong turn;
+// kExpMeetBarrier the two consumers' meeting between their exponentials (Config::kExpMeet).
 inline constexpr int kTurnBarrier0 = 2;
+inline constexpr int kExpMeetBarrier = 6;
 
 // The m16n8 rows of O when V^T's row 16c + i holds column 16c + 2i (i < 8) or 16c + 2(i - 8) + 1
 // (fp8's matrix transpose of V, transpose_v_matrix): a lane's slot of C tiles 2c and 2c + 1
@@ -117,6 +119,9 @@ struct Config {
   static constexpr bool kMaskLoops = Policy::mask_loops(kHeadDim, kCausal);
   static_assert(kPvWaitBehindExp < kSRegs, "pv_wait_behind_exp names one of S's registers");
   static constexpr bool kFoldSum = true, kRowLimitMask = true, kSkipUnitRescale = false;
+  // fp8: the two consumers' exponentials alternate (Policy::kExpMeetFp8, ExpMeet).
+  static constexpr bool kExpMeet = kFp8 && Policy::kExpMeetFp8;
+  static_assert(!kExpMeet || kConsumers == 2, "the exponentials' meeting is of two consumers");
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8;
   // O through each consumer warp's shared staging rows (Policy::kStagedOutput, hopper_output.cuh).

@@ -199,6 +199,11 @@ struct HopperPrefillPolicy {
   // buffer; 128-key tiles with two, cuDNN's shape of loop, were slower (kernels/hopper_prefill/
   // LOG.md, "fp8 on two P buffers").
   /* ProducerRegsFp8 = */ static constexpr int kProducerRegsFp8 = 24;
+  // fp8 on two consumers: they meet at one named barrier a key tile, consumer 1 before its
+  // exponentials and consumer 0 after its own, so that their runs of exp2s alternate on the
+  // multi-function unit (at fp8 a tile's exp2s take that unit as long as the tensor pipe takes
+  // its GEMMs); cuDNN's fp8 forward places its one barrier a pass so.
+  /* ExpMeetFp8 = */ static constexpr bool kExpMeetFp8 = false;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {
     return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 192, 240, 1, 2};

@@ -45,6 +45,48 @@ struct TurnOrder {
   }
 };
 
+// The softmax's gate (attention::softmax_rows) when the two consumers' exponentials alternate
+// (Config::kExpMeet): consumer 1 waits at the meeting before its exp2s, consumer 0 arrives once
+// its own are done. ptxas moves register arithmetic across a barrier it has no data dependence
+// with (before its barrier it started 52 of consumer 1's 128 exp2s), so the meeting is a
+// bar.red, whose result (the 256 threads' count, which ptxas cannot know) consumer 1's row
+// offsets take in, and whose predicate on consumer 0's side is the tile's row sums (which read
+// every exp2) not being below -kv_len, which no sum is.
+template <bool kOn>
+struct ExpMeet {
+  int consumer;
+  float below;
+  static __device__ __forceinline__ unsigned meet(bool pass) {
+    unsigned n;
+    asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %1, 0;\n bar.red.popc.u32 %0, %2, %3, p;\n}\n"
+                 : "=r"(n)
+                 : "r"(unsigned(pass)), "n"(kExpMeetBarrier), "n"(2 * kWarpGroupThreads)
+                 : "memory");
+    return n;
+  }
+  template <int kSlots>
+  __device__ void before_exps(float (&m_use)[kSlots]) const {
+    if constexpr (kOn) {
+      if (consumer == 1) {
+        const float tie = meet(true) > 2u * kWarpGroupThreads ? 1.f : 0.f;  // 0: never more than all
+#pragma unroll
+        for (int r = 0; r < kSlots; ++r) m_use[r] += tie;
+      }
+    }
+  }
+  template <int kSlots, int kChains>
+  __device__ void after_exps(const float (&sum)[kSlots][kChains]) const {
+    if constexpr (kOn) {
+      float all = 0.f;
+#pragma unroll
+      for (int r = 0; r < kSlots; ++r)
+#pragma unroll
+        for (int c = 0; c < kChains; ++c) all += sum[r][c];
+      if (consumer == 0) meet(!(all < below));
+    }
+  }
+};
+
 // A warp's online-softmax rows and its O accumulators (kernels/attention/online_softmax.hpp).
 template <class Cfg>
 using RowState = attention::RowState<typename Cfg::Rows, 1>;
@@ -196,7 +238,8 @@ struct Consumer {
       else softmax<MaskTest::open>(sc, st, corr, w, j, row0, then);
     } else {
       attention::softmax_rows<typename Cfg::Rows, Cfg, kMask == MaskTest::masked>(
-          s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2, j * Cfg::kBlockN, row0);
+          s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2, j * Cfg::kBlockN, row0,
+          ExpMeet<Cfg::kExpMeet>{consumer, -float(lens(w).kv_len)});
       then();
     }
   }
