@@ -10,8 +10,8 @@ namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
   const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::fp8_n256_free, tuning::fp8_n256_meet,
-                                                  tuning::fp8_meet>
-      experiment{"hopper_prefill_tuning", "defaults", {"defaults", "fp8_n256_free", "fp8_n256_meet", "fp8_meet"}};
+                                                  tuning::fp8_n256_meet_packed>
+      experiment{"hopper_prefill_tuning", "defaults", {"defaults", "fp8_n256_free", "fp8_n256_meet", "fp8_n256_meet_packed"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

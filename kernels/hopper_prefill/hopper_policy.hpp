@@ -204,6 +204,8 @@ struct HopperPrefillPolicy {
   // multi-function unit (at fp8 a tile's exp2s take that unit as long as the tensor pipe takes
   // its GEMMs); cuDNN's fp8 forward places its one barrier a pass so.
   /* ExpMeetFp8 = */ static constexpr bool kExpMeetFp8 = false;
+  // Consumer 0 arrives at the meeting once P is packed too (the serial loop only).
+  /* ExpMeetAfterPackFp8 = */ static constexpr bool kExpMeetAfterPackFp8 = false;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {
     return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 192, 240, 1, 2};

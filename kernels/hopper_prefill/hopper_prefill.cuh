@@ -52,7 +52,10 @@ struct TurnOrder {
 // bar.red, whose result (the 256 threads' count, which ptxas cannot know) consumer 1's row
 // offsets take in, and whose predicate on consumer 0's side is the tile's row sums (which read
 // every exp2) not being below -kv_len, which no sum is.
-template <bool kOn>
+// kAfterPack: consumer 0 arrives once P is packed as well (after_pack, its predicate on every
+// packed word: an e4m3 P byte is never 0xff, so their AND is never all ones), so that the packs
+// stay in its turn, ahead of its PV GEMM's issue, as cuDNN's fp8 loop packs among its exp2s.
+template <bool kOn, bool kAfterPack = false>
 struct ExpMeet {
   int consumer;
   float below;
@@ -82,7 +85,16 @@ struct ExpMeet {
       for (int r = 0; r < kSlots; ++r)
 #pragma unroll
         for (int c = 0; c < kChains; ++c) all += sum[r][c];
-      if (consumer == 0) meet(!(all < below));
+      if (consumer == 0 && !kAfterPack) meet(!(all < below));
+    }
+  }
+  template <int kSteps>
+  __device__ void after_pack(const std::uint32_t (&p)[kSteps][4]) const {
+    if constexpr (kOn && kAfterPack) {
+      std::uint32_t all = ~0u;
+#pragma unroll
+      for (int k = 0; k < kSteps; ++k) all &= p[k][0] & p[k][1] & p[k][2] & p[k][3];
+      if (consumer == 0) meet(all != ~0u);
     }
   }
 };
@@ -239,13 +251,16 @@ struct Consumer {
     } else {
       attention::softmax_rows<typename Cfg::Rows, Cfg, kMask == MaskTest::masked>(
           s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2, j * Cfg::kBlockN, row0,
-          ExpMeet<Cfg::kExpMeet>{consumer, -float(lens(w).kv_len)});
+          exp_meet(w));
       then();
     }
   }
   __device__ void softmax(float (&sc)[Cfg::kSRegs], RowState<Cfg>& st, float (&corr)[1][2], const TileWork<Cfg>& w,
                           int j, int row0) const {
     softmax(sc, st, corr, w, j, row0, [] {});
+  }
+  __device__ ExpMeet<Cfg::kExpMeet, Cfg::kExpMeetAfterPack> exp_meet(const TileWork<Cfg>& w) const {
+    return {consumer, -float(lens(w).kv_len)};
   }
   // O *= corr (thresholded: skipped unless some row of the warp moved its max).
   __device__ void rescale_o(RowState<Cfg>& st, const float (&corr)[1][2]) const {
@@ -290,6 +305,7 @@ struct Consumer {
       rescale_o(st, corr);
       std::uint32_t p[Cfg::kPvSteps][4];
       pack_p<Cfg, Op>(p, sc);
+      exp_meet(w).after_pack(p);
       pv_waited(o_regs(st), p, w, j);
     }
   }

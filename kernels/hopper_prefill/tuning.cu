@@ -10,5 +10,5 @@ namespace tuning = experiments::hopper_prefill_tuning;
   template void require_hopper_prefill_fits<tuning::name>(const PrefillProblem&);
 SCHEDLAB_TUNING_CANDIDATE(fp8_n256_free)
 SCHEDLAB_TUNING_CANDIDATE(fp8_n256_meet)
-SCHEDLAB_TUNING_CANDIDATE(fp8_meet)
+SCHEDLAB_TUNING_CANDIDATE(fp8_n256_meet_packed)
 }  // namespace schedlab::kernels

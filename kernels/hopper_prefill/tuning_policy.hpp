@@ -23,9 +23,9 @@ struct fp8_n256_free : Base {
 struct fp8_n256_meet : fp8_n256_free {
   /* ExpMeetFp8 = */ static constexpr bool kExpMeetFp8 = true;
 };
-// The meeting on the default loop (the overlapped loop, ping-pong's turns, 192-key tiles).
-struct fp8_meet : Base {
-  /* ExpMeetFp8 = */ static constexpr bool kExpMeetFp8 = true;
+// cuDNN's fp8 loop with P's packing inside consumer 0's run of exponentials.
+struct fp8_n256_meet_packed : fp8_n256_meet {
+  /* ExpMeetAfterPackFp8 = */ static constexpr bool kExpMeetAfterPackFp8 = true;
 };
 
 }  // namespace schedlab::experiments::hopper_prefill_tuning
