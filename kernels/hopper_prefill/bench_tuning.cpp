@@ -9,9 +9,8 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::fp8_n256_free, tuning::fp8_n256_meet,
-                                                  tuning::fp8_n256_meet_packed>
-      experiment{"hopper_prefill_tuning", "defaults", {"defaults", "fp8_n256_free", "fp8_n256_meet", "fp8_n256_meet_packed"}};
+  const kernels::HopperPrefillFrontierExperiment<tuning::defaults> experiment{"hopper_prefill_tuning", "defaults",
+                                                                             {"defaults"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

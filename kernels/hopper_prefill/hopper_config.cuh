@@ -122,8 +122,6 @@ struct Config {
   // fp8: the two consumers' exponentials alternate (Policy::kExpMeetFp8, ExpMeet).
   static constexpr bool kExpMeet = kFp8 && Policy::kExpMeetFp8;
   static_assert(!kExpMeet || kConsumers == 2, "the exponentials' meeting is of two consumers");
-  static constexpr bool kExpMeetAfterPack = kExpMeet && Policy::kExpMeetAfterPackFp8;
-  static_assert(!kExpMeetAfterPack || !Policy::kIntraOverlap, "the meeting after P's packing: the serial loop");
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8;
   // O through each consumer warp's shared staging rows (Policy::kStagedOutput, hopper_output.cuh).

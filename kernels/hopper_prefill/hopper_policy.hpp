@@ -202,10 +202,16 @@ struct HopperPrefillPolicy {
   // fp8 on two consumers: they meet at one named barrier a key tile, consumer 1 before its
   // exponentials and consumer 0 after its own, so that their runs of exp2s alternate on the
   // multi-function unit (at fp8 a tile's exp2s take that unit as long as the tensor pipe takes
-  // its GEMMs); cuDNN's fp8 forward places its one barrier a pass so.
+  // its GEMMs); cuDNN's fp8 forward places its one barrier a pass so. The kernels of Fp8Meet
+  // (below) set it.
   /* ExpMeetFp8 = */ static constexpr bool kExpMeetFp8 = false;
-  // Consumer 0 arrives at the meeting once P is packed too (the serial loop only).
-  /* ExpMeetAfterPackFp8 = */ static constexpr bool kExpMeetAfterPackFp8 = false;
+  // fp8 launches without the mask of at most this many keys (and kFp8ShortKeys) run
+  // ShortSeq<Fp8Meet<Policy>, false>: cuDNN's fp8 loop on persistent CTAs. On the H200, against
+  // the short kernel of the default tile, both on the static walk (kernels/hopper_prefill/LOG.md,
+  // "cuDNN's fp8 loop"): faster by 12.6% at 1024 keys, 3.5% at 2048 and 1.7% at 4096; no
+  // different at 8192, 2.1% slower at 16384 and, as the long causal kernel, 7.6% slower under the
+  // mask at 8192. 0: the default tile at every length.
+  /* Fp8MeetKeys = */ static constexpr int kFp8MeetKeys = 4096;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {
     return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 192, 240, 1, 2};
@@ -255,6 +261,18 @@ struct ShortSeq : Policy {
   /* CausalBlocksFromEnd = */ static constexpr bool kCausalBlocksFromEnd =
       kCausal && (Policy::kCausalBlocksFromEnd || Policy::kShortCausalBlocksFromEnd);
 };
+// The policy an fp8 launch of at most kFp8MeetKeys keys without the mask runs, in its short
+// kernel: cuDNN's fp8 loop. 256 keys a tile (S of all of them from one m64n256 GEMM), each
+// consumer's GEMMs waited for where they are issued (the serial loop) and issued without
+// ping-pong's turns, the two consumers' exponentials alternating (kExpMeetFp8). Without the
+// meeting the same loop was 8% slower than the default at 8192 keys; with it no different there.
+template <class Policy>
+struct Fp8Meet : Policy {
+  /* IntraOverlap = */ static constexpr bool kIntraOverlap = false;
+  /* PingPong = */ static constexpr bool kPingPong = false;
+  /* ExpMeetFp8 = */ static constexpr bool kExpMeetFp8 = true;
+  static constexpr HopperTile fp8_tile(bool /*causal*/) { return {2, 256, 240, 1}; }
+};
 // Whether a policy has short kernels for a mask: a threshold, a producer
 // warpgroup (the dynamic schedule's fetcher is its warp 1) and one CTA per tile as the schedule
 // they replace (a policy on another schedule keeps it at every length).
@@ -267,6 +285,13 @@ inline constexpr bool kHasShortSeqFp8 = kHasShortSeq<Policy, false> && Policy::k
 template <class Policy>
 inline constexpr int kFp8ShortKeysOf =
     Policy::short_keys(false) < Policy::kFp8ShortKeys ? Policy::short_keys(false) : Policy::kFp8ShortKeys;
+// Whether fp8 launches without the mask take Fp8Meet's short kernel (kFp8MeetKeys), and up to
+// how many keys.
+template <class Policy>
+inline constexpr bool kHasFp8Meet = kHasShortSeqFp8<Policy> && Policy::kFp8MeetKeys > 0;
+template <class Policy>
+inline constexpr int kFp8MeetKeysOf =
+    kFp8ShortKeysOf<Policy> < Policy::kFp8MeetKeys ? kFp8ShortKeysOf<Policy> : Policy::kFp8MeetKeys;
 // Whether a policy has a long causal kernel: a threshold, and a non-causal tile that differs
 // (16-bit at head dim 128; fp8).
 template <class Policy>

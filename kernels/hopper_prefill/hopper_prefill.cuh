@@ -52,10 +52,7 @@ struct TurnOrder {
 // bar.red, whose result (the 256 threads' count, which ptxas cannot know) consumer 1's row
 // offsets take in, and whose predicate on consumer 0's side is the tile's row sums (which read
 // every exp2) not being below -kv_len, which no sum is.
-// kAfterPack: consumer 0 arrives once P is packed as well (after_pack, its predicate on every
-// packed word: an e4m3 P byte is never 0xff, so their AND is never all ones), so that the packs
-// stay in its turn, ahead of its PV GEMM's issue, as cuDNN's fp8 loop packs among its exp2s.
-template <bool kOn, bool kAfterPack = false>
+template <bool kOn>
 struct ExpMeet {
   int consumer;
   float below;
@@ -85,16 +82,7 @@ struct ExpMeet {
       for (int r = 0; r < kSlots; ++r)
 #pragma unroll
         for (int c = 0; c < kChains; ++c) all += sum[r][c];
-      if (consumer == 0 && !kAfterPack) meet(!(all < below));
-    }
-  }
-  template <int kSteps>
-  __device__ void after_pack(const std::uint32_t (&p)[kSteps][4]) const {
-    if constexpr (kOn && kAfterPack) {
-      std::uint32_t all = ~0u;
-#pragma unroll
-      for (int k = 0; k < kSteps; ++k) all &= p[k][0] & p[k][1] & p[k][2] & p[k][3];
-      if (consumer == 0) meet(all != ~0u);
+      if (consumer == 0) meet(!(all < below));
     }
   }
 };
@@ -251,16 +239,13 @@ struct Consumer {
     } else {
       attention::softmax_rows<typename Cfg::Rows, Cfg, kMask == MaskTest::masked>(
           s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2, j * Cfg::kBlockN, row0,
-          exp_meet(w));
+          ExpMeet<Cfg::kExpMeet>{consumer, -float(lens(w).kv_len)});
       then();
     }
   }
   __device__ void softmax(float (&sc)[Cfg::kSRegs], RowState<Cfg>& st, float (&corr)[1][2], const TileWork<Cfg>& w,
                           int j, int row0) const {
     softmax(sc, st, corr, w, j, row0, [] {});
-  }
-  __device__ ExpMeet<Cfg::kExpMeet, Cfg::kExpMeetAfterPack> exp_meet(const TileWork<Cfg>& w) const {
-    return {consumer, -float(lens(w).kv_len)};
   }
   // O *= corr (thresholded: skipped unless some row of the warp moved its max).
   __device__ void rescale_o(RowState<Cfg>& st, const float (&corr)[1][2]) const {
@@ -305,7 +290,6 @@ struct Consumer {
       rescale_o(st, corr);
       std::uint32_t p[Cfg::kPvSteps][4];
       pack_p<Cfg, Op>(p, sc);
-      exp_meet(w).after_pack(p);
       pv_waited(o_regs(st), p, w, j);
     }
   }
@@ -729,34 +713,39 @@ void require_fp8_support(const PrefillProblem& p) {
 }
 }  // namespace hopper_detail
 
-template <class Policy>
-void launch_hopper_prefill(const PrefillArgs& args, gpu::api::stream_t stream) {
-  using namespace hopper_detail;
-  const PrefillProblem& p = args.problem;
-  require_support(p, hopper_prefill_support());
-  require_fp8_support<Policy>(p);
+namespace hopper_detail {
+// The kernel a problem runs, handed to f as f.template operator()<KernelPolicy, dtype, head dim,
+// causal>(): the short kernels by length (ShortSeq, and Fp8Meet's for short fp8 launches without
+// the mask), the long causal ones (LongCausal), else the policy's own. launch_hopper_prefill
+// launches it and require_hopper_prefill_fits checks it, so the two never disagree.
+template <class Policy, class F>
+void with_kernel(const PrefillProblem& p, F&& f) {
   auto by_dim = [&]<DType kT, bool kCausal>() {
     if constexpr (kT == DType::fp8_e4m3) {
       if constexpr (kHopperFp8Capable<Policy>) {
         if constexpr (kCausal && kHasLongCausalFp8<Policy>) {
-          if (p.kv_len >= Policy::kLongCausalFromKeys) return launch_for<LongCausal<Policy>, kT, 128, true>(args, stream);
+          if (p.kv_len >= Policy::kLongCausalFromKeys) return f.template operator()<LongCausal<Policy>, kT, 128, true>();
+        }
+        if constexpr (!kCausal && kHasFp8Meet<Policy>) {
+          if (p.kv_len <= kFp8MeetKeysOf<Policy>)
+            return f.template operator()<ShortSeq<Fp8Meet<Policy>, false>, kT, 128, false>();
         }
         if constexpr (!kCausal && kHasShortSeqFp8<Policy>) {
-          if (p.kv_len <= kFp8ShortKeysOf<Policy>) return launch_for<ShortSeq<Policy, false>, kT, 128, false>(args, stream);
+          if (p.kv_len <= kFp8ShortKeysOf<Policy>) return f.template operator()<ShortSeq<Policy, false>, kT, 128, false>();
         }
-        launch_for<Policy, kT, 128, kCausal>(args, stream);
+        f.template operator()<Policy, kT, 128, kCausal>();
       }
     } else {
       if constexpr (kHasShortSeq<Policy, kCausal>) {
         if (p.kv_len <= Policy::short_keys(kCausal))
-          return p.head_dim == 64 ? launch_for<ShortSeq<Policy, kCausal>, kT, 64, kCausal>(args, stream)
-                                  : launch_for<ShortSeq<Policy, kCausal>, kT, 128, kCausal>(args, stream);
+          return p.head_dim == 64 ? f.template operator()<ShortSeq<Policy, kCausal>, kT, 64, kCausal>()
+                                  : f.template operator()<ShortSeq<Policy, kCausal>, kT, 128, kCausal>();
       }
-      if (p.head_dim == 64) return launch_for<Policy, kT, 64, kCausal>(args, stream);
+      if (p.head_dim == 64) return f.template operator()<Policy, kT, 64, kCausal>();
       if constexpr (kCausal && kHasLongCausal<Policy>) {
-        if (p.kv_len >= Policy::kLongCausalFromKeys) return launch_for<LongCausal<Policy>, kT, 128, true>(args, stream);
+        if (p.kv_len >= Policy::kLongCausalFromKeys) return f.template operator()<LongCausal<Policy>, kT, 128, true>();
       }
-      launch_for<Policy, kT, 128, kCausal>(args, stream);
+      f.template operator()<Policy, kT, 128, kCausal>();
     }
   };
   auto by_mask = [&]<DType kT>() {
@@ -767,35 +756,26 @@ void launch_hopper_prefill(const PrefillArgs& args, gpu::api::stream_t stream) {
   else if (p.dtype == DType::f16) by_mask.template operator()<DType::f16>();
   else by_mask.template operator()<DType::fp8_e4m3>();
 }
+}  // namespace hopper_detail
+
+template <class Policy>
+void launch_hopper_prefill(const PrefillArgs& args, gpu::api::stream_t stream) {
+  using namespace hopper_detail;
+  const PrefillProblem& p = args.problem;
+  require_support(p, hopper_prefill_support());
+  require_fp8_support<Policy>(p);
+  with_kernel<Policy>(p, [&]<class Kernel, DType kT, int kHeadDim, bool kCausal>() {
+    launch_for<Kernel, kT, kHeadDim, kCausal>(args, stream);
+  });
+}
 
 template <class Policy>
 void require_hopper_prefill_fits(const PrefillProblem& p) {
   using namespace hopper_detail;
   require_fp8_support<Policy>(p);
-  auto by_mask = [&]<DType kT, int kHeadDim>() {
-    auto fits = [&]<bool kCausal>() {
-      require_fits<Policy, kT, kHeadDim, kCausal>();
-      if constexpr (kT != DType::fp8_e4m3 && kHasShortSeq<Policy, kCausal>) {
-        if (p.kv_len <= Policy::short_keys(kCausal)) require_fits<ShortSeq<Policy, kCausal>, kT, kHeadDim, kCausal>();
-      }
-      if constexpr (kT == DType::fp8_e4m3 && !kCausal && kHasShortSeqFp8<Policy>) {
-        if (p.kv_len <= kFp8ShortKeysOf<Policy>) require_fits<ShortSeq<Policy, false>, kT, kHeadDim, false>();
-      }
-    };
-    p.causal ? fits.template operator()<true>() : fits.template operator()<false>();
-  };
-  if (p.dtype == DType::fp8_e4m3) {
-    if constexpr (kHopperFp8Capable<Policy>) by_mask.template operator()<DType::fp8_e4m3, 128>();
-  } else if (p.head_dim == 64) by_mask.template operator()<DType::bf16, 64>();  // f16 has the same storage
-  else by_mask.template operator()<DType::bf16, 128>();
-  if constexpr (kHasLongCausal<Policy>) {
-    if (p.dtype != DType::fp8_e4m3 && p.head_dim == 128 && p.causal && p.kv_len >= Policy::kLongCausalFromKeys)
-      require_fits<LongCausal<Policy>, DType::bf16, 128, true>();
-  }
-  if constexpr (kHopperFp8Capable<Policy> && kHasLongCausalFp8<Policy>) {
-    if (p.dtype == DType::fp8_e4m3 && p.causal && p.kv_len >= Policy::kLongCausalFromKeys)
-      require_fits<LongCausal<Policy>, DType::fp8_e4m3, 128, true>();
-  }
+  with_kernel<Policy>(p, []<class Kernel, DType kT, int kHeadDim, bool kCausal>() {
+    require_fits<Kernel, kT, kHeadDim, kCausal>();
+  });
 }
 
 }  // namespace schedlab::kernels

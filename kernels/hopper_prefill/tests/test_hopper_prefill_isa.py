@@ -247,6 +247,45 @@ def test_fp8_kernels_transpose_v_in_the_producer(sass, kind):
                 assert any(f > stores[-1] for f in fences), f"{where}: no proxy fence after the V^T stores"
 
 
+def _fp8_meet_kernels(sass, kind: str) -> dict[tuple[str, str], list[str]]:
+    """{(experiment, variant): instructions} of the short fp8 kernels on cuDNN's loop
+    (ShortSeq<Fp8Meet<Policy>, false>), one per policy with short kernels that runs fp8."""
+    found = {}
+    for experiment, variants in SHORT_VARIANTS.items():
+        for variant in variants:
+            if variant in FP8_REFUSED:
+                continue
+            policy = ("NS0_19HopperPrefillPolicyE" if experiment == FAMILY
+                      else rf"NS_11experiments\d+{experiment}{len(variant)}{variant}E")
+            pattern = re.compile(rf"\d{kind}INS0_8ShortSeqINS0_7Fp8MeetI{policy}EELb0EEELNS_5DTypeE3ELi128ELb0E")
+            bodies = [body for name, body in sass[experiment].items() if pattern.search(name)]
+            assert len(bodies) == 1, f"{experiment}/{variant} {kind}: {len(bodies)} kernels on cuDNN's fp8 loop, expected 1"
+            found[(experiment, variant)] = bodies[0]
+    return found
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_short_fp8_kernels_alternate_the_consumers_exponentials(sass, kind):
+    """Fp8Meet: S from one m64n256 QGMMA chain, no ping-pong turns, and one bar.red of the two
+    consumers on each side of a key tile's exp2s: none of them hoisted above consumer 1's
+    meeting (at most the two exp2s of the rescale factor ahead of it), all behind it."""
+    for (experiment, variant), body in _fp8_meet_kernels(sass, kind).items():
+        where = f"{experiment}/{variant} {kind} Fp8Meet"
+        assert _count(body, r"\bQGMMA\.64x256x32\.F32\.E4M3\.E4M3") > 0, f"{where}: no m64n256 QGMMA"
+        assert _count(body, r"\bBAR\.ARV\b.*0x100") == 0, f"{where}: a ping-pong hand-over (BAR.ARV of 256 threads)"
+        meets = [n for n, i in enumerate(body) if re.search(r"\bBAR\.RED\.POPC\b.*0x100", i)]
+        assert len(meets) >= 2 and len(meets) % 2 == 0, f"{where}: {len(meets)} meetings (bar.red of 256 threads)"
+        qk = [n for n, i in enumerate(body) if re.search(r"\bQGMMA\.64x256x32", i)]
+        done = 0  # the previous meeting after the exp2s: each mask branch holds its own pair
+        for before, after in zip(meets[::2], meets[1::2]):
+            start = max([n for n in qk if n < before] + [done])
+            done = after
+            ahead = _count(body[start:before], r"\bMUFU\.EX2\b")
+            between = _count(body[before:after], r"\bMUFU\.EX2\b")
+            assert ahead <= 2 and between >= 128, f"{where}: {ahead} exp2s ahead of the meeting, {between} between"
+        assert _count(body, r"\b(LDL|STL)(\.|\s)") <= (SHORT_SPILL if kind == KINDS[0] else RAGGED_VARIANT_SPILL), where
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_o_leaves_through_staging_rows_in_16_byte_stores(sass, kind):
     # kStagedOutput: the warp's staging rows filled by stmatrix (fp8's paired columns: 8-byte
