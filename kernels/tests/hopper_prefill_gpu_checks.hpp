@@ -174,11 +174,15 @@ TYPED_TEST_P(HopperPrefillGpu, RaggedBatchMatchesReference) {
 // Small shapes for compute-sanitizer's memcheck and racecheck, which slow each launch by orders
 // of magnitude: lengths off the tiles, causal GQA with q_len < kv_len, a packed ragged batch;
 // fp8 causal GQA too where the policy runs fp8 (the transposing warps' ordinary stores are
-// what racecheck should see).
+// what racecheck should see), and fp8 without the mask (a short launch: the consumers'
+// meetings between their exponentials, Fp8Meet, a named barrier for synccheck).
 TYPED_TEST_P(HopperPrefillGpu, SmallShapesForSanitizer) {
   std::uint64_t seed = test_seed();
   std::vector<PrefillTestConfig> small = {configs()[0], configs()[1]};
-  if constexpr (kHopperFp8Capable<TypeParam>) small.push_back(fp8_configs()[0]);
+  if constexpr (kHopperFp8Capable<TypeParam>) {
+    small.push_back(fp8_configs()[0]);
+    small.push_back({"fp8_open_one_past_256", 1, 2, 2, 200, 257, 128, false, DType::fp8_e4m3});
+  }
   std::vector<PrefillProblem> problems;
   for (const PrefillTestConfig& cfg : small) problems.push_back(cfg.problem());
   // A packed batch whose last key tile reads past the tensor's end (the copies zero-fill it).
