@@ -121,7 +121,8 @@ struct Config {
   static constexpr bool kFoldSum = true, kRowLimitMask = true, kSkipUnitRescale = false;
   // fp8: the two consumers' exponentials alternate (Policy::kExpMeetFp8, ExpMeet).
   static constexpr bool kExpMeet = kFp8 && Policy::kExpMeetFp8;
-  static_assert(!kExpMeet || kConsumers == 2, "the exponentials' meeting is of two consumers");
+  static_assert(!kExpMeet || (kConsumers == 2 && Policy::kStagedOutput),
+                "the exponentials' meeting is of two consumers, tied to a word of each warp's staging rows");
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8;
   // O through each consumer warp's shared staging rows (Policy::kStagedOutput, hopper_output.cuh).

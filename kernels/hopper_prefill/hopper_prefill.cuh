@@ -46,31 +46,30 @@ struct TurnOrder {
 };
 
 // The softmax's gate (attention::softmax_rows) when the two consumers' exponentials alternate
-// (Config::kExpMeet): consumer 1 waits at the meeting before its exp2s, consumer 0 arrives once
-// its own are done. ptxas moves register arithmetic across a barrier it has no data dependence
-// with (before its barrier it started 52 of consumer 1's 128 exp2s), so the meeting is a
-// bar.red, whose result (the 256 threads' count, which ptxas cannot know) consumer 1's row
-// offsets take in, and whose predicate on consumer 0's side is the tile's row sums (which read
-// every exp2) not being below -kv_len, which no sum is.
+// (Config::kExpMeet): they meet at one named barrier a key tile, consumer 1 before its exp2s and
+// consumer 0 once its own are done (both wait, as cuDNN's BAR.SYNC pair). ptxas moves register
+// arithmetic across a barrier it has no data dependence with (behind a plain barrier it started
+// 52 of consumer 1's 128 exp2s ahead of it), so each side is tied to the exp2s by data: consumer
+// 0's barrier is predicated on the tile's row sums (which read every exp2) not being below
+// -kv_len, which no sum is; consumer 1's row offsets take in a shared word loaded after its
+// barrier (a word of the warp's own staging rows, which nothing writes during the key tiles),
+// made -inf or a NaN, of which fmaxf keeps the offset. (A barrier with a reduction would tie
+// both sides in one instruction; compute-sanitizer's synccheck stopped such a kernel.)
 template <bool kOn>
 struct ExpMeet {
   int consumer;
   float below;
-  static __device__ __forceinline__ unsigned meet(bool pass) {
-    unsigned n;
-    asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %1, 0;\n bar.red.popc.u32 %0, %2, %3, p;\n}\n"
-                 : "=r"(n)
-                 : "r"(unsigned(pass)), "n"(kExpMeetBarrier), "n"(2 * kWarpGroupThreads)
-                 : "memory");
-    return n;
-  }
+  const unsigned char* own_word;
   template <int kSlots>
   __device__ void before_exps(float (&m_use)[kSlots]) const {
     if constexpr (kOn) {
       if (consumer == 1) {
-        const float tie = meet(true) > 2u * kWarpGroupThreads ? 1.f : 0.f;  // 0: never more than all
+        gpu::named_barrier_sync(kExpMeetBarrier, 2 * kWarpGroupThreads);
+        std::uint32_t word;
+        asm volatile("ld.volatile.shared.u32 %0, [%1];\n" : "=r"(word) : "r"(gpu::smem_u32(own_word)) : "memory");
+        const float never_above = __uint_as_float(word | 0xff800000u);  // -inf or a NaN
 #pragma unroll
-        for (int r = 0; r < kSlots; ++r) m_use[r] += tie;
+        for (int r = 0; r < kSlots; ++r) m_use[r] = fmaxf(m_use[r], never_above);
       }
     }
   }
@@ -82,7 +81,10 @@ struct ExpMeet {
       for (int r = 0; r < kSlots; ++r)
 #pragma unroll
         for (int c = 0; c < kChains; ++c) all += sum[r][c];
-      if (consumer == 0) meet(!(all < below));
+      if (consumer == 0)
+        asm volatile("{\n .reg .pred low;\n setp.lt.f32 low, %0, %1;\n @!low bar.sync %2, %3;\n}\n" ::"f"(all),
+                     "f"(below), "n"(kExpMeetBarrier), "n"(2 * kWarpGroupThreads)
+                     : "memory");
     }
   }
 };
@@ -239,13 +241,18 @@ struct Consumer {
     } else {
       attention::softmax_rows<typename Cfg::Rows, Cfg, kMask == MaskTest::masked>(
           s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2, j * Cfg::kBlockN, row0,
-          ExpMeet<Cfg::kExpMeet>{consumer, -float(lens(w).kv_len)});
+          ExpMeet<Cfg::kExpMeet>{consumer, -float(lens(w).kv_len), meet_word()});
       then();
     }
   }
   __device__ void softmax(float (&sc)[Cfg::kSRegs], RowState<Cfg>& st, float (&corr)[1][2], const TileWork<Cfg>& w,
                           int j, int row0) const {
     softmax(sc, st, corr, w, j, row0, [] {});
+  }
+  // The first word of the warp's own staging rows (ExpMeet's tie; nullptr where there are none).
+  __device__ const unsigned char* meet_word() const {
+    if constexpr (Cfg::kExpMeet) return s.o_stage.rows[consumer * (kWarpGroupThreads / kWarpSize) + gpu::warp_id() % 4];
+    else return nullptr;
   }
   // O *= corr (thresholded: skipped unless some row of the warp moved its max).
   __device__ void rescale_o(RowState<Cfg>& st, const float (&corr)[1][2]) const {
