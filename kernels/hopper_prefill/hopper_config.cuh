@@ -37,7 +37,8 @@ inline constexpr int kAtomBytes = 1024;  // 8 swizzled rows: the wgmma stride of
 inline constexpr int kStepBytes = 32;    // the k extent of one wgmma: k16 of 16-bit, k32 of 8-bit values
 inline constexpr int kStepsPerRow = kRowBytes / kStepBytes;
 // Named barriers: 0 is __syncthreads; kTurnBarrier0 + c is consumer c's ping-pong turn;
-// kExpMeetBarrier the two consumers' meeting between their exponentials (Config::kExpMeet).
+// kExpMeetBarrier and the next the two consumers' meeting between their exponentials
+// (Config::kExpMeet).
 inline constexpr int kTurnBarrier0 = 2;
 inline constexpr int kExpMeetBarrier = 6;
 

@@ -46,15 +46,18 @@ struct TurnOrder {
 };
 
 // The softmax's gate (attention::softmax_rows) when the two consumers' exponentials alternate
-// (Config::kExpMeet): they meet at one named barrier a key tile, consumer 1 before its exp2s and
-// consumer 0 once its own are done (both wait, as cuDNN's BAR.SYNC pair). ptxas moves register
-// arithmetic across a barrier it has no data dependence with (behind a plain barrier it started
-// 52 of consumer 1's 128 exp2s ahead of it), so each side is tied to the exp2s by data: consumer
-// 0's barrier is predicated on the tile's row sums (which read every exp2) not being below
-// -kv_len, which no sum is; consumer 1's row offsets take in a shared word loaded after its
-// barrier (a word of the warp's own staging rows, which nothing writes during the key tiles),
-// made -inf or a NaN, of which fmaxf keeps the offset. (A barrier with a reduction would tie
-// both sides in one instruction; compute-sanitizer's synccheck stopped such a kernel.)
+// (Config::kExpMeet): they meet once a key tile, consumer 1 before its exp2s and consumer 0 once
+// its own are done, each waiting for the other (cuDNN's fp8 loop meets so, at one BAR.SYNC on
+// each side). Here the meeting is two named barriers, each a wait on one side and an arrival on
+// the other, as ping-pong's turns: kExpMeetBarrier, consumer 0's arrival and consumer 1's wait,
+// then kExpMeetBarrier + 1, consumer 1's arrival and consumer 0's wait (compute-sanitizer's
+// synccheck reports two waits at two instructions on one barrier as divergent threads). ptxas
+// moves register arithmetic across a barrier it has no data dependence with (behind a plain
+// barrier it started 52 of consumer 1's 128 exp2s ahead of it), so each side is tied to the
+// exp2s by data: consumer 0's arrival is predicated on the tile's row sums (which read every
+// exp2) not being below -kv_len, which no sum is; consumer 1's row offsets take in a shared word
+// loaded after its wait (a word of the warp's own staging rows, which nothing writes during the
+// key tiles), made -inf or a NaN, of which fmaxf keeps the offset.
 template <bool kOn>
 struct ExpMeet {
   int consumer;
@@ -65,6 +68,7 @@ struct ExpMeet {
     if constexpr (kOn) {
       if (consumer == 1) {
         gpu::named_barrier_sync(kExpMeetBarrier, 2 * kWarpGroupThreads);
+        gpu::named_barrier_arrive(kExpMeetBarrier + 1, 2 * kWarpGroupThreads);
         std::uint32_t word;
         asm volatile("ld.volatile.shared.u32 %0, [%1];\n" : "=r"(word) : "r"(gpu::smem_u32(own_word)) : "memory");
         const float never_above = __uint_as_float(word | 0xff800000u);  // -inf or a NaN
@@ -81,10 +85,12 @@ struct ExpMeet {
       for (int r = 0; r < kSlots; ++r)
 #pragma unroll
         for (int c = 0; c < kChains; ++c) all += sum[r][c];
-      if (consumer == 0)
-        asm volatile("{\n .reg .pred low;\n setp.lt.f32 low, %0, %1;\n @!low bar.sync %2, %3;\n}\n" ::"f"(all),
+      if (consumer == 0) {
+        asm volatile("{\n .reg .pred low;\n setp.lt.f32 low, %0, %1;\n @!low bar.arrive %2, %3;\n}\n" ::"f"(all),
                      "f"(below), "n"(kExpMeetBarrier), "n"(2 * kWarpGroupThreads)
                      : "memory");
+        gpu::named_barrier_sync(kExpMeetBarrier + 1, 2 * kWarpGroupThreads);
+      }
     }
   }
 };

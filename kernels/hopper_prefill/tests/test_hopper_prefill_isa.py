@@ -270,15 +270,15 @@ def _fp8_meet_kernels(sass, kind: str) -> dict[tuple[str, str], list[str]]:
 @pytest.mark.parametrize("kind", KINDS)
 def test_short_fp8_kernels_alternate_the_consumers_exponentials(sass, kind):
     """Fp8Meet: S from one m64n256 QGMMA chain, no ping-pong turns, and the two consumers'
-    meeting (a BAR.SYNC of 256 threads on kExpMeetBarrier) on each side of a key tile's exp2s:
-    none of them hoisted above consumer 1's (at most the two exp2s of the rescale factor ahead
-    of it), all ahead of consumer 0's."""
+    meeting on kExpMeetBarrier (consumer 1's BAR.SYNC, consumer 0's BAR.ARV of 256 threads) on
+    each side of a key tile's exp2s: none of them hoisted above consumer 1's wait (at most the two
+    exp2s of the rescale factor ahead of it), all ahead of consumer 0's arrival."""
     for (experiment, variant), body in _fp8_meet_kernels(sass, kind).items():
         where = f"{experiment}/{variant} {kind} Fp8Meet"
         assert _count(body, r"\bQGMMA\.64x256x32\.F32\.E4M3\.E4M3") > 0, f"{where}: no m64n256 QGMMA"
-        assert _count(body, r"\bBAR\.ARV\b.*0x100") == 0, f"{where}: a ping-pong hand-over (BAR.ARV of 256 threads)"
-        meets = [n for n, i in enumerate(body) if re.search(rf"\bBAR\.SYNC\S* {EXP_MEET_BARRIER}, 0x100\b", i)]
-        assert len(meets) >= 2 and len(meets) % 2 == 0, f"{where}: {len(meets)} meetings (BAR.SYNC of 256 threads)"
+        assert _count(body, r"\bBAR\.\S+ R\d+, 0x100") == 0, f"{where}: a ping-pong turn (a barrier by register)"
+        meets = [n for n, i in enumerate(body) if re.search(rf"\bBAR\.(SYNC|ARV)\S* {EXP_MEET_BARRIER}, 0x100\b", i)]
+        assert len(meets) >= 2 and len(meets) % 2 == 0, f"{where}: {len(meets)} meetings (barriers of 256 threads)"
         qk = [n for n, i in enumerate(body) if re.search(r"\bQGMMA\.64x256x32", i)]
         done = 0  # the previous meeting after the exp2s: each mask branch holds its own pair
         for before, after in zip(meets[::2], meets[1::2]):
