@@ -208,9 +208,10 @@ struct HopperPrefillPolicy {
   // fp8 launches without the mask of at most this many keys (and kFp8ShortKeys) run
   // ShortSeq<Fp8Meet<Policy>, false>: cuDNN's fp8 loop on persistent CTAs. On the H200, against
   // the short kernel of the default tile, both on the static walk (kernels/hopper_prefill/LOG.md,
-  // "cuDNN's fp8 loop"): faster by 12.6% at 1024 keys, 3.5% at 2048 and 1.7% at 4096; no
-  // different at 8192, 2.1% slower at 16384 and, as the long causal kernel, 7.6% slower under the
-  // mask at 8192. 0: the default tile at every length.
+  // "cuDNN's fp8 loop"): faster by 12% at 1024 keys and 2% to 3.5% at 2048; at 4096 1.7% faster
+  // in one call, no different in the call of the adopted form; no different at 8192, 2.1% slower
+  // at 16384 and, as the long causal kernel, 7.6% slower under the mask at 8192. 0: the default
+  // tile at every length.
   /* Fp8MeetKeys = */ static constexpr int kFp8MeetKeys = 4096;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {

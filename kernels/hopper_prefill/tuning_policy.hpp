@@ -11,10 +11,4 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
 
-// fp8's short launches without cuDNN's loop (the short kernel of the default tile up to
-// kFp8ShortKeys), to measure the default's kFp8MeetKeys against.
-struct fp8_no_meet : Base {
-  /* Fp8MeetKeys = */ static constexpr int kFp8MeetKeys = 0;
-};
-
 }  // namespace schedlab::experiments::hopper_prefill_tuning
