@@ -255,9 +255,13 @@ struct Consumer {
                           int j, int row0) const {
     softmax(sc, st, corr, w, j, row0, [] {});
   }
+  // The staging rows of this consumer's warp warp_in_group (Config::kStagedOutput).
+  __device__ unsigned char* stage_rows(int warp_in_group) const {
+    return s.o_stage.rows[consumer * (kWarpGroupThreads / kWarpSize) + warp_in_group];
+  }
   // The first word of the warp's own staging rows (ExpMeet's tie; nullptr where there are none).
   __device__ const unsigned char* meet_word() const {
-    if constexpr (Cfg::kExpMeet) return s.o_stage.rows[consumer * (kWarpGroupThreads / kWarpSize) + gpu::warp_id() % 4];
+    if constexpr (Cfg::kExpMeet) return stage_rows(gpu::warp_id() % 4);
     else return nullptr;
   }
   // O *= corr (thresholded: skipped unless some row of the warp moved its max).
@@ -477,7 +481,7 @@ struct Consumer {
     std::uint16_t* o_rows = a.o + first_row * row_stride + std::int64_t(w.t.head) * Cfg::kHeadDim;
     if constexpr (Cfg::kStagedOutput)
       write_o_staged<typename Cfg::Rows, Out, Cfg::kBlocksFromEnd, Cfg::kHeadDim, Cfg::kPairedCols>(
-          st, s.o_stage.rows[consumer * (kWarpGroupThreads / kWarpSize) + warp_in_group], o_rows, lens(w).q_len,
+          st, stage_rows(warp_in_group), o_rows, lens(w).q_len,
           scales.o, row_stride, row0);
     else
       attention::write_o<typename Cfg::Rows, Out, Cfg::kBlocksFromEnd>(st, o_rows, lens(w).q_len, scales.o, row_stride,
