@@ -1,0 +1,21 @@
+// The probe's kernels: every variant of policy.hpp and the GPU tests' faults, in fp8 e4m3 and
+// bf16 (one launch function per policy dispatches on the problem's dtype).
+#include "experiments/hopper_unit_overlap/unit_overlap.cuh"
+
+namespace schedlab::experiments::hopper_unit_overlap {
+
+#define SCHEDLAB_UNIT_OVERLAP(Policy) \
+  template void launch_unit_overlap<Policy>(const UnitOverlapArgs&, gpu::api::stream_t);
+SCHEDLAB_UNIT_OVERLAP(gemm)
+SCHEDLAB_UNIT_OVERLAP(gemm_rs)
+SCHEDLAB_UNIT_OVERLAP(exp2)
+SCHEDLAB_UNIT_OVERLAP(ffma)
+SCHEDLAB_UNIT_OVERLAP(gemm_and_exp2)
+SCHEDLAB_UNIT_OVERLAP(gemm_rs_and_exp2)
+SCHEDLAB_UNIT_OVERLAP(gemm_and_ffma)
+SCHEDLAB_UNIT_OVERLAP(gemm_then_exp2)
+SCHEDLAB_UNIT_OVERLAP(faulty_gemm)
+SCHEDLAB_UNIT_OVERLAP(faulty_exp2)
+#undef SCHEDLAB_UNIT_OVERLAP
+
+}  // namespace schedlab::experiments::hopper_unit_overlap

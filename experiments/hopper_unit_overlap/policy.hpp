@@ -1,0 +1,72 @@
+// Which unit each of the probe's two warpgroups keeps busy. The question: on the H200, does one
+// warpgroup's stream of exponentials (MUFU.EX2) run while another warpgroup's wgmma runs, as
+// FlashAttention-3's ping-pong assumes (one consumer's softmax under the other's GEMMs), or do
+// the two take turns? An fp8 attention kernel needs as much MUFU time as tensor-core time a key
+// (head dim 128), so the answer bounds how far any schedule of its loop can go.
+//
+// A variant is a pair of roles; the kernel (unit_overlap.cuh) gives each role the work of one
+// consumer warpgroup's 128-key tile a pass (unit_overlap.hpp, kPassWork): alone, the GEMM and the
+// exponentials of a pass take about as long in fp8.
+#pragma once
+#include <string_view>
+
+#include "common/harness/variant_list.hpp"
+
+namespace schedlab::experiments::hopper_unit_overlap {
+
+enum class Role {
+  idle,            // exits at once
+  gemm,            // wgmma, A and B from shared memory (S = Q K^T's form), one group a pass
+  gemm_rs,         // wgmma, A from registers (O += P V's form)
+  exp2,            // MUFU.EX2 on 16 independent chains a thread
+  ffma,            // FFMA on 16 independent chains a thread, as many issue cycles as exp2's MUFU time
+  gemm_then_exp2,  // one warpgroup issues a pass's GEMM, then its exponentials, then waits for
+                   // the GEMM (the intra-warpgroup overlap's form)
+};
+
+// A fault the GPU tests inject to prove the accuracy gate sees a pass not done.
+enum class Fault { none, gemm_pass, exp2_pass };
+
+template <Role kWg0, Role kWg1, Fault kF = Fault::none>
+struct Roles {
+  static constexpr Role kWarpgroup0 = kWg0, kWarpgroup1 = kWg1;
+  static constexpr Fault kFault = kF;
+};
+
+// Alone: the time of each unit's work by itself.
+struct gemm : Roles<Role::gemm, Role::idle> {
+  static constexpr std::string_view kName = "gemm";
+};
+struct gemm_rs : Roles<Role::gemm_rs, Role::idle> {
+  static constexpr std::string_view kName = "gemm_rs";
+};
+struct exp2 : Roles<Role::idle, Role::exp2> {
+  static constexpr std::string_view kName = "exp2";
+};
+struct ffma : Roles<Role::idle, Role::ffma> {
+  static constexpr std::string_view kName = "ffma";
+};
+// Together, in two warpgroups: max(alone) if the units overlap, the sum if they take turns.
+struct gemm_and_exp2 : Roles<Role::gemm, Role::exp2> {
+  static constexpr std::string_view kName = "gemm_and_exp2";
+};
+struct gemm_rs_and_exp2 : Roles<Role::gemm_rs, Role::exp2> {
+  static constexpr std::string_view kName = "gemm_rs_and_exp2";
+};
+// The control: another warpgroup as busy issuing, on the FMA pipe instead of MUFU.
+struct gemm_and_ffma : Roles<Role::gemm, Role::ffma> {
+  static constexpr std::string_view kName = "gemm_and_ffma";
+};
+// Both kinds of work in one warpgroup (the other idle).
+struct gemm_then_exp2 : Roles<Role::gemm_then_exp2, Role::idle> {
+  static constexpr std::string_view kName = "gemm_then_exp2";
+};
+
+using Variants = harness::VariantList<gemm, gemm_rs, exp2, ffma, gemm_and_exp2, gemm_rs_and_exp2, gemm_and_ffma,
+                                      gemm_then_exp2>;
+
+// The GPU tests' faults: the last pass's GEMM a sweep short; a chain's sum a pass short.
+using faulty_gemm = Roles<Role::gemm, Role::exp2, Fault::gemm_pass>;
+using faulty_exp2 = Roles<Role::gemm, Role::exp2, Fault::exp2_pass>;
+
+}  // namespace schedlab::experiments::hopper_unit_overlap

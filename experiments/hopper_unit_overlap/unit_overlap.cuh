@@ -1,0 +1,208 @@
+// The unit-overlap probe's kernel (sm_90a): two warpgroups, each keeping one unit busy in the
+// role its policy names (policy.hpp), on the work unit_overlap.hpp sizes. Its time alone and
+// beside another role says whether the two units run at once.
+#pragma once
+#include <cstdint>
+
+#include "common/gpu/device.hpp"
+#include "common/gpu/launch.hpp"
+#include "common/gpu/runtime.hpp"
+#include "common/gpu/warp_mma.hpp"
+#include "common/gpu/warpgroup.hpp"
+#include "experiments/hopper_unit_overlap/unit_overlap.hpp"
+
+namespace schedlab::experiments::hopper_unit_overlap {
+namespace detail {
+
+namespace wgmma = gpu::wgmma;
+
+inline constexpr int kRowBytes = 128;    // a swizzled row of the tile layout
+inline constexpr int kAtomBytes = 1024;  // 8 swizzled rows: the descriptors' stride offset
+inline constexpr int kStepBytes = 32;    // one wgmma's k: 16 bf16 or 32 e4m3 values
+inline constexpr int kStepsPerRow = kRowBytes / kStepBytes;
+
+template <DType kT>
+struct Operand;
+template <>
+struct Operand<DType::fp8_e4m3> {
+  using Op = wgmma::E4m3;
+  static constexpr int kBytes = 1;
+  static constexpr std::uint32_t kOnes = 0x38383838u;  // four e4m3 1.0
+};
+template <>
+struct Operand<DType::bf16> {
+  using Op = gpu::mma::Bf16;
+  static constexpr int kBytes = 2;
+  static constexpr std::uint32_t kOnes = 0x3F803F80u;  // two bf16 1.0
+};
+
+template <DType kT>
+inline constexpr int kTileBytes = kDepth * Operand<kT>::kBytes;  // a row of A or B
+template <DType kT>
+inline constexpr int kSteps = kTileBytes<kT> / kStepBytes;  // wgmma k steps over kDepth
+
+// A row-major `rows` x kDepth matrix into shared memory as a bulk copy leaves a tile: blocks of
+// 128-byte rows (each block rows x 128 bytes, 1024-byte aligned), a row's 16-byte chunks
+// XORed with its index mod 8 (the 128-byte swizzle the descriptors name).
+template <DType kT>
+__device__ void stage_swizzled(unsigned char* dst, const unsigned char* src, int rows) {
+  constexpr int kChunks = kTileBytes<kT> / 16, kChunksPerRow = kRowBytes / 16;
+  for (int i = threadIdx.x; i < rows * kChunks; i += blockDim.x) {
+    const int r = i / kChunks, c = i % kChunks;
+    const int block = c / kChunksPerRow, chunk = c % kChunksPerRow;
+    *reinterpret_cast<uint4*>(dst + block * rows * kRowBytes + r * kRowBytes + ((chunk ^ (r % 8)) * 16)) =
+        reinterpret_cast<const uint4*>(src)[i];
+  }
+}
+
+// One pass's GEMM, one group: kSweepsNow sweeps of wgmma m64n128 over A B^T, the first step
+// overwriting D where `fresh` (UnitOverlapArgs::fresh_d). A from shared memory (kFromRegisters
+// false) or all ones from registers.
+template <DType kT, bool kFromRegisters, int kSweepsNow>
+__device__ __forceinline__ void issue_pass(float (&d)[kCols / 2], std::uint64_t a0, std::uint64_t b0, bool fresh) {
+  using Op = typename Operand<kT>::Op;
+  constexpr std::uint32_t kOnes = Operand<kT>::kOnes;
+  const std::uint32_t ones[4] = {kOnes, kOnes, kOnes, kOnes};
+  wgmma::fence();
+#pragma unroll
+  for (int sweep = 0; sweep < kSweepsNow; ++sweep) {
+#pragma unroll
+    for (int kk = 0; kk < kSteps<kT>; ++kk) {
+      const int block = kk / kStepsPerRow, in_row = (kk % kStepsPerRow) * kStepBytes;
+      const std::uint64_t b = wgmma::advance(b0, block * kCols * kRowBytes + in_row);
+      const bool accumulate = sweep > 0 || kk > 0 || !fresh;
+      if constexpr (kFromRegisters)
+        wgmma::mma_rs<kCols, Op, false>(d, ones, b, accumulate);
+      else
+        wgmma::mma_ss<kCols, Op>(d, wgmma::advance(a0, block * kRows * kRowBytes + in_row), b, accumulate);
+    }
+  }
+  wgmma::commit();
+}
+
+// One pass's exponentials: 4 steps of x <- 2^-x on each chain (MUFU.EX2 with a negated
+// operand), then each chain's value added to its sum.
+__device__ __forceinline__ void exp2_pass(float (&x)[kChains], float (&sum)[kChains]) {
+#pragma unroll
+  for (int s = 0; s < kExp2Steps; ++s)
+#pragma unroll
+    for (int i = 0; i < kChains; ++i) x[i] = gpu::mma::fast_exp2(-x[i]);
+#pragma unroll
+  for (int i = 0; i < kChains; ++i) sum[i] += x[i];
+}
+
+// One pass's FFMAs: 32 steps of x <- x / 2 + b on each chain, then the sums.
+__device__ __forceinline__ void ffma_pass(float (&x)[kChains], const float (&b)[kChains], float (&sum)[kChains]) {
+#pragma unroll
+  for (int s = 0; s < kFfmaSteps; ++s)
+#pragma unroll
+    for (int i = 0; i < kChains; ++i) x[i] = __fmaf_rn(x[i], 0.5f, b[i]);
+#pragma unroll
+  for (int i = 0; i < kChains; ++i) sum[i] += x[i];
+}
+
+// D to the CTA's output, row-major: thread (warp w, lane g * 4 + q) holds rows 16w + g and
+// 16w + g + 8 of each 8-column block, columns 2q and 2q + 1 (the m16n8 C layout).
+__device__ __forceinline__ void store_d(const float (&d)[kCols / 2], float* out) {
+  const int t = threadIdx.x % gpu::kWarpGroupThreads, w = t / 32, g = (t % 32) / 4, q = t % 4;
+#pragma unroll
+  for (int j = 0; j < kCols / 8; ++j) {
+    const int row = 16 * w + g, col = 8 * j + 2 * q;
+    out[row * kCols + col] = d[4 * j];
+    out[row * kCols + col + 1] = d[4 * j + 1];
+    out[(row + 8) * kCols + col] = d[4 * j + 2];
+    out[(row + 8) * kCols + col + 1] = d[4 * j + 3];
+  }
+}
+
+template <Role kRole, Fault kFault, DType kT>
+__device__ void run_role(const UnitOverlapArgs& args, const unsigned char* a_tile, const unsigned char* b_tile,
+                         float* out) {
+  if constexpr (kRole == Role::idle) {
+    return;
+  } else {
+    const int passes = args.passes;
+    float x[kChains], b[kChains], sum[kChains];
+#pragma unroll
+    for (int i = 0; i < kChains; ++i) {
+      x[i] = b[i] = args.chain_init[threadIdx.x * kChains + i];
+      sum[i] = 0.f;
+    }
+    if constexpr (writes_d(kRole)) {
+      constexpr bool kRs = kRole == Role::gemm_rs;
+      const std::uint64_t a0 = wgmma::descriptor(a_tile, 16, kAtomBytes), b0 = wgmma::descriptor(b_tile, 16, kAtomBytes);
+      float d[kCols / 2];
+      for (int p = 0; p < passes; ++p) {
+        // The injected fault: the last pass's GEMM one sweep short.
+        if (kFault == Fault::gemm_pass && p == passes - 1)
+          issue_pass<kT, kRs, 1>(d, a0, b0, args.fresh_d);
+        else
+          issue_pass<kT, kRs, kSweeps>(d, a0, b0, args.fresh_d);
+        if constexpr (kRole == Role::gemm_then_exp2) exp2_pass(x, sum);
+        wgmma::wait<1>();  // the pass before this one is done; this one runs under the next issue
+      }
+      wgmma::wait<0>();
+      wgmma::fence_operands(d);
+      store_d(d, out);
+    } else {
+      const int summed = kFault == Fault::exp2_pass ? passes - 1 : passes;  // the injected fault: a pass short
+      for (int p = 0; p < summed; ++p) {
+        if constexpr (kRole == Role::exp2) exp2_pass(x, sum);
+        else ffma_pass(x, b, sum);
+      }
+    }
+    if constexpr (writes_chains(kRole)) {
+#pragma unroll
+      for (int i = 0; i < kChains; ++i) out[kRows * kCols + threadIdx.x * kChains + i] = sum[i];
+    }
+  }
+}
+
+template <class Policy, DType kT>
+__global__ void __launch_bounds__(kThreads, 1) unit_overlap_kernel(const UnitOverlapArgs args) {
+  static_assert(!writes_d(Policy::kWarpgroup1), "D has one slot: only warpgroup 0 runs a GEMM");
+  extern __shared__ unsigned char smem_raw[];
+  unsigned char* a_tile = reinterpret_cast<unsigned char*>(
+      (reinterpret_cast<std::uintptr_t>(smem_raw) + kAtomBytes - 1) / kAtomBytes * kAtomBytes);
+  unsigned char* b_tile = a_tile + kRows * kTileBytes<kT>;
+  stage_swizzled<kT>(a_tile, static_cast<const unsigned char*>(args.a), kRows);
+  stage_swizzled<kT>(b_tile, static_cast<const unsigned char*>(args.b), kCols);
+  gpu::fence_proxy_async_smem();  // the generic stores above before wgmma's async-proxy reads
+  __syncthreads();
+  float* out = args.out + std::size_t(blockIdx.x) * kOutFloats;
+  if (threadIdx.x < gpu::kWarpGroupThreads)
+    run_role<Policy::kWarpgroup0, Policy::kFault, kT>(args, a_tile, b_tile, out);
+  else
+    run_role<Policy::kWarpgroup1, Policy::kFault, kT>(args, a_tile, b_tile, out);
+}
+
+// Shared memory asked for: all a block may have, so that one CTA runs on each SM.
+inline std::size_t launch_smem() {
+  static const std::size_t bytes = std::size_t(gpu::device_info().smem_per_block_optin);
+  return bytes;
+}
+
+template <class Policy, DType kT>
+void launch_typed(const UnitOverlapArgs& args, gpu::api::stream_t stream) {
+  constexpr std::size_t kNeeded = kAtomBytes + (kRows + kCols) * kTileBytes<kT>;
+  const std::size_t bytes = launch_smem();
+  if (bytes < kNeeded)
+    throw std::runtime_error("unit overlap: " + std::to_string(kNeeded) + " bytes of shared memory needed, " +
+                             std::to_string(bytes) + " per block");
+  static const bool raised = (gpu::set_max_dynamic_smem(unit_overlap_kernel<Policy, kT>, bytes), true);
+  (void)raised;
+  gpu::launch("unit_overlap_kernel", unit_overlap_kernel<Policy, kT>,
+              gpu::LaunchConfig{dim3(args.ctas), dim3(kThreads), bytes, stream}, args);
+}
+
+}  // namespace detail
+
+template <class Policy>
+void launch_unit_overlap(const UnitOverlapArgs& args, gpu::api::stream_t stream) {
+  if (args.dtype == DType::fp8_e4m3)
+    detail::launch_typed<Policy, DType::fp8_e4m3>(args, stream);
+  else
+    detail::launch_typed<Policy, DType::bf16>(args, stream);
+}
+
+}  // namespace schedlab::experiments::hopper_unit_overlap

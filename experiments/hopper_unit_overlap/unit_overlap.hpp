@@ -1,0 +1,139 @@
+// The unit-overlap probe on the host: its problem (the GEMM's dtype, passes a launch), the
+// launch, and the harness Case and Family that time it like any experiment's kernel.
+//
+// One CTA a SM (it asks for all the shared memory a block may have), two warpgroups, each in
+// the role its variant names (policy.hpp). A pass is one consumer warpgroup's work on a 128-key
+// tile of head dim 128: the GEMM 2 x (64 x 128 x 128) multiply-adds (S = Q K^T and O += P V
+// have one such product each), as two sweeps of wgmma m64n128 over A B^T; the exponentials one
+// a score, 64 a thread, as 16 chains of 4 (x <- 2^-x). In fp8 both take 512 cycles an SMSP on
+// the H200's datasheet rates (4096 e4m3 multiply-adds a cycle an SM; MUFU 16 lanes a cycle an
+// SM); in bf16 the GEMM takes twice that, as in a bf16 attention kernel.
+//
+// Outputs, for the accuracy gate: D = 2 A B^T (each GEMM role; A all ones where it is read from
+// registers) and each chain's sum over passes of its value after the pass. Inputs are in
+// {-1, 0, 1}, so D is exact in any accumulator; the sums are checked to 1e-4 (a pass left out
+// moves them by 1 / passes).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <random>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "common/dtype.hpp"
+#include "common/gpu/runtime.hpp"
+#include "common/harness/axes.hpp"
+#include "common/harness/bench.hpp"
+#include "common/harness/experiment.hpp"
+#include "experiments/hopper_unit_overlap/policy.hpp"
+
+namespace schedlab::experiments::hopper_unit_overlap {
+
+inline constexpr int kRows = 64;        // a consumer warpgroup's query rows (wgmma's m)
+inline constexpr int kCols = 128;       // keys of a tile, the GEMM's n
+inline constexpr int kDepth = 128;      // head dim, the GEMM's k
+inline constexpr int kSweeps = 2;       // QK and PV: two products of this size a pass
+inline constexpr int kChains = 16;      // independent chains a thread (hides MUFU's latency)
+inline constexpr int kExp2Steps = 4;    // 16 x 4 = 64 exponentials a thread a pass: 64 x 128 scores
+inline constexpr int kFfmaSteps = 32;   // 16 x 32 = 512 FFMAs a thread a pass: one a cycle, 512 cycles
+inline constexpr int kThreads = 256;    // two warpgroups
+inline constexpr int kChainFloats = kThreads * kChains;
+inline constexpr int kOutFloats = kRows * kCols + kChainFloats;  // a CTA's outputs: D, then the chains
+
+struct UnitOverlapProblem {
+  DType dtype = DType::fp8_e4m3;  // the GEMM's operands
+  int passes = 2048;
+  void validate() const {
+    if (dtype != DType::fp8_e4m3 && dtype != DType::bf16)
+      throw InvalidProblem("dtype", std::string(dtype_name(dtype)) + ": the probe's GEMM takes fp8_e4m3 or bf16");
+    if (passes < 2 || passes > (1 << 20))
+      throw InvalidProblem("passes", std::to_string(passes) + ": 2 to 1048576");
+  }
+};
+
+struct UnitOverlapArgs {
+  const void* a;            // kRows x kDepth, row-major, dtype
+  const void* b;            // kCols x kDepth, row-major, dtype
+  const float* chain_init;  // kThreads x kChains: each chain's start (FFMA: also its addend)
+  float* out;               // ctas x kOutFloats
+  int passes = 0, ctas = 0;
+  DType dtype = DType::fp8_e4m3;
+  // Each pass's first wgmma overwrites D where this is true (always). From a kernel argument:
+  // with a constant, ptxas drops every pass whose D the next one overwrites.
+  bool fresh_d = true;
+};
+
+// Checked launch on `stream`; `ctas` CTAs of kThreads threads (one a SM).
+template <class Policy>
+void launch_unit_overlap(const UnitOverlapArgs& args, gpu::api::stream_t stream);
+using UnitOverlapLaunch = void (*)(const UnitOverlapArgs&, gpu::api::stream_t);
+
+// What a role writes, for the gate.
+constexpr bool writes_d(Role r) { return r == Role::gemm || r == Role::gemm_rs || r == Role::gemm_then_exp2; }
+constexpr bool writes_chains(Role r) { return r == Role::exp2 || r == Role::ffma || r == Role::gemm_then_exp2; }
+constexpr bool runs_exp2(Role r) { return r == Role::exp2 || r == Role::gemm_then_exp2; }
+
+struct RolePair {
+  Role wg[2];
+  template <class Policy>
+  static RolePair of() {
+    return {{Policy::kWarpgroup0, Policy::kWarpgroup1}};
+  }
+};
+
+// The double reference of a chain's output: the sum over passes of its value after each.
+double chain_reference(Role role, float init, int passes);
+
+class UnitOverlapCase final : public harness::Case {
+ public:
+  UnitOverlapCase(const UnitOverlapProblem& p, RolePair roles, UnitOverlapLaunch launch);
+  void prepare(std::uint64_t seed, int sets) override;
+  void poison_output() override;
+  void launch(int set) override;
+  void synchronize() override;
+  std::vector<double> reference(int set) override;
+  std::vector<float> output() override;
+  Tolerance tolerance() const override { return {1e-4, 1e-4, 1e-4, 0.0}; }
+  std::size_t row_length() const override { return kCols; }
+  harness::Work work() const override;
+  std::size_t input_set_bytes() const override;
+  std::size_t device_bytes(int sets) const override;
+  std::map<std::string, double> axes() const override { return {{"passes", double(p_.passes)}}; }
+
+ private:
+  struct Set {
+    gpu::DeviceBuffer<unsigned char> a, b;
+    gpu::DeviceBuffer<float> init;
+    std::vector<float> a_host, b_host, init_host;
+  };
+  bool any_d() const { return writes_d(roles_.wg[0]); }
+  UnitOverlapProblem p_;
+  RolePair roles_;
+  UnitOverlapLaunch launch_;
+  int ctas_ = 0;
+  std::vector<Set> sets_;
+  gpu::DeviceBuffer<float> out_;
+};
+
+// The harness's view: shapes from the tier or --schedlab_axes (dtype, passes), one
+// registration per variant and shape.
+struct UnitOverlapFamily {
+  static const harness::FamilyAxes& axes();
+  static const harness::TierAxes& tiers();
+  static std::vector<UnitOverlapProblem> shapes(const harness::ShapeSelection& selection);
+  static std::string shape_name(const UnitOverlapProblem& p);
+  template <class Policy>
+  static void add(harness::Registry& r, const harness::VariantNames& v, const UnitOverlapProblem& p) {
+    r.add<UnitOverlapProblem>(v.experiment + "/" + v.variant + "/" + shape_name(p),
+                              harness::record_label("hopper_unit_overlap", v, dtype_name(p.dtype)), p,
+                              [](const UnitOverlapProblem& q) {
+                                return std::make_unique<UnitOverlapCase>(q, RolePair::of<Policy>(),
+                                                                         &launch_unit_overlap<Policy>);
+                              });
+  }
+};
+
+}  // namespace schedlab::experiments::hopper_unit_overlap
