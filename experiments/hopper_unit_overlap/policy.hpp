@@ -20,6 +20,8 @@ enum class Role {
   gemm_rs,         // wgmma, A from registers (O += P V's form)
   exp2,            // MUFU.EX2 on 16 independent chains a thread
   ffma,            // FFMA on 16 independent chains a thread, as many issue cycles as exp2's MUFU time
+  ffma_imm,        // the same with one register operand (x / 2 + 0.25), two fewer register reads each
+  fmnmx,           // FMNMX (the ALU pipe, the row maxima's instruction), as many pipe cycles
   gemm_then_exp2,  // one warpgroup issues a pass's GEMM, then its exponentials, then waits for
                    // the GEMM (the intra-warpgroup overlap's form)
 };
@@ -57,13 +59,27 @@ struct gemm_rs_and_exp2 : Roles<Role::gemm_rs, Role::exp2> {
 struct gemm_and_ffma : Roles<Role::gemm, Role::ffma> {
   static constexpr std::string_view kName = "gemm_and_ffma";
 };
+struct ffma_imm : Roles<Role::idle, Role::ffma_imm> {
+  static constexpr std::string_view kName = "ffma_imm";
+};
+struct fmnmx : Roles<Role::idle, Role::fmnmx> {
+  static constexpr std::string_view kName = "fmnmx";
+};
+// Whether what another warpgroup's instructions cost the GEMM is their register reads or their
+// issue: the FFMAs with immediates, and the ALU pipe's FMNMX.
+struct gemm_and_ffma_imm : Roles<Role::gemm, Role::ffma_imm> {
+  static constexpr std::string_view kName = "gemm_and_ffma_imm";
+};
+struct gemm_and_fmnmx : Roles<Role::gemm, Role::fmnmx> {
+  static constexpr std::string_view kName = "gemm_and_fmnmx";
+};
 // Both kinds of work in one warpgroup (the other idle).
 struct gemm_then_exp2 : Roles<Role::gemm_then_exp2, Role::idle> {
   static constexpr std::string_view kName = "gemm_then_exp2";
 };
 
-using Variants = harness::VariantList<gemm, gemm_rs, exp2, ffma, gemm_and_exp2, gemm_rs_and_exp2, gemm_and_ffma,
-                                      gemm_then_exp2>;
+using Variants = harness::VariantList<gemm, gemm_rs, exp2, ffma, ffma_imm, fmnmx, gemm_and_exp2, gemm_rs_and_exp2,
+                                      gemm_and_ffma, gemm_and_ffma_imm, gemm_and_fmnmx, gemm_then_exp2>;
 
 // The GPU tests' faults: the last pass's GEMM a sweep short; a chain's sum a pass short.
 using faulty_gemm = Roles<Role::gemm, Role::exp2, Fault::gemm_pass>;

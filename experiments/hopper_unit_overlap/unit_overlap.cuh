@@ -101,6 +101,27 @@ __device__ __forceinline__ void ffma_pass(float (&x)[kChains], const float (&b)[
   for (int i = 0; i < kChains; ++i) sum[i] += x[i];
 }
 
+// One pass's FFMAs with immediates: x <- x / 2 + 0.25, one register read each.
+__device__ __forceinline__ void ffma_imm_pass(float (&x)[kChains], float (&sum)[kChains]) {
+#pragma unroll
+  for (int s = 0; s < kFfmaSteps; ++s)
+#pragma unroll
+    for (int i = 0; i < kChains; ++i) x[i] = __fmaf_rn(x[i], 0.5f, kFfmaImm);
+#pragma unroll
+  for (int i = 0; i < kChains; ++i) sum[i] += x[i];
+}
+
+// One pass's FMNMXs: each chain takes the larger of itself and the next chain (two register
+// reads, as a row maximum's step), so the largest start spreads to every chain.
+__device__ __forceinline__ void fmnmx_pass(float (&x)[kChains], float (&sum)[kChains]) {
+#pragma unroll
+  for (int s = 0; s < kFmnmxSteps; ++s)
+#pragma unroll
+    for (int i = 0; i < kChains; ++i) x[i] = fmaxf(x[i], x[(i + 1) % kChains]);
+#pragma unroll
+  for (int i = 0; i < kChains; ++i) sum[i] += x[i];
+}
+
 // D to the CTA's output, row-major: thread (warp w, lane g * 4 + q) holds rows 16w + g and
 // 16w + g + 8 of each 8-column block, columns 2q and 2q + 1 (the m16n8 C layout).
 __device__ __forceinline__ void store_d(const float (&d)[kCols / 2], float* out) {
@@ -148,7 +169,9 @@ __device__ void run_role(const UnitOverlapArgs& args, const unsigned char* a_til
       const int summed = kFault == Fault::exp2_pass ? passes - 1 : passes;  // the injected fault: a pass short
       for (int p = 0; p < summed; ++p) {
         if constexpr (kRole == Role::exp2) exp2_pass(x, sum);
-        else ffma_pass(x, b, sum);
+        else if constexpr (kRole == Role::ffma) ffma_pass(x, b, sum);
+        else if constexpr (kRole == Role::ffma_imm) ffma_imm_pass(x, sum);
+        else fmnmx_pass(x, sum);
       }
     }
     if constexpr (writes_chains(kRole)) {

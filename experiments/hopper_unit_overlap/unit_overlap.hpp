@@ -39,6 +39,8 @@ inline constexpr int kSweeps = 2;       // QK and PV: two products of this size 
 inline constexpr int kChains = 16;      // independent chains a thread (hides MUFU's latency)
 inline constexpr int kExp2Steps = 4;    // 16 x 4 = 64 exponentials a thread a pass: 64 x 128 scores
 inline constexpr int kFfmaSteps = 32;   // 16 x 32 = 512 FFMAs a thread a pass: one a cycle, 512 cycles
+inline constexpr int kFmnmxSteps = 16;  // 16 x 16 = 256 FMNMXs a thread a pass: the ALU pipe takes two cycles each
+inline constexpr float kFfmaImm = 0.25f;  // ffma_imm's addend
 inline constexpr int kThreads = 256;    // two warpgroups
 inline constexpr int kChainFloats = kThreads * kChains;
 inline constexpr int kOutFloats = kRows * kCols + kChainFloats;  // a CTA's outputs: D, then the chains
@@ -73,7 +75,7 @@ using UnitOverlapLaunch = void (*)(const UnitOverlapArgs&, gpu::api::stream_t);
 
 // What a role writes, for the gate.
 constexpr bool writes_d(Role r) { return r == Role::gemm || r == Role::gemm_rs || r == Role::gemm_then_exp2; }
-constexpr bool writes_chains(Role r) { return r == Role::exp2 || r == Role::ffma || r == Role::gemm_then_exp2; }
+constexpr bool writes_chains(Role r) { return !writes_d(r) ? r != Role::idle : r == Role::gemm_then_exp2; }
 constexpr bool runs_exp2(Role r) { return r == Role::exp2 || r == Role::gemm_then_exp2; }
 
 struct RolePair {
@@ -84,8 +86,9 @@ struct RolePair {
   }
 };
 
-// The double reference of a chain's output: the sum over passes of its value after each.
-double chain_reference(Role role, float init, int passes);
+// The double reference of a thread's chains (inits: its kChains starts): each chain's sum over
+// passes of its value after the pass.
+std::vector<double> chain_reference(Role role, const float* inits, int passes);
 
 class UnitOverlapCase final : public harness::Case {
  public:

@@ -2,6 +2,7 @@
 // shapes and registrations); the kernel is unit_overlap.cuh.
 #include "experiments/hopper_unit_overlap/unit_overlap.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 namespace schedlab::experiments::hopper_unit_overlap {
@@ -26,14 +27,21 @@ gpu::DeviceBuffer<unsigned char> upload_as(DType t, const std::vector<float>& v)
 
 }  // namespace
 
-double chain_reference(Role role, float init, int passes) {
-  double x = init, sum = 0;
+std::vector<double> chain_reference(Role role, const float* inits, int passes) {
+  std::vector<double> x(inits, inits + kChains), sum(kChains, 0.0);
   for (int p = 0; p < passes; ++p) {
-    if (runs_exp2(role))
-      for (int s = 0; s < kExp2Steps; ++s) x = std::exp2(-x);
-    else
-      for (int s = 0; s < kFfmaSteps; ++s) x = x * 0.5 + double(init);
-    sum += x;
+    for (int i = 0; i < kChains; ++i) {
+      if (runs_exp2(role))
+        for (int s = 0; s < kExp2Steps; ++s) x[i] = std::exp2(-x[i]);
+      else if (role == Role::ffma)
+        for (int s = 0; s < kFfmaSteps; ++s) x[i] = x[i] * 0.5 + double(inits[i]);
+      else if (role == Role::ffma_imm)
+        for (int s = 0; s < kFfmaSteps; ++s) x[i] = x[i] * 0.5 + double(kFfmaImm);
+    }
+    if (role == Role::fmnmx)  // in the kernel's order: chain i reads chain i + 1's value of this step
+      for (int s = 0; s < kFmnmxSteps; ++s)
+        for (int i = 0; i < kChains; ++i) x[i] = std::max(x[i], x[(i + 1) % kChains]);
+    for (int i = 0; i < kChains; ++i) sum[i] += x[i];
   }
   return sum;
 }
@@ -90,8 +98,10 @@ std::vector<double> UnitOverlapCase::reference(int set) {
   }
   for (int wg = 0; wg < 2; ++wg) {
     if (!writes_chains(roles_.wg[wg])) continue;
-    for (int i = wg * kChainFloats / 2; i < (wg + 1) * kChainFloats / 2; ++i)
-      one.push_back(chain_reference(roles_.wg[wg], s.init_host[i], p_.passes));
+    for (int t = wg * kThreads / 2; t < (wg + 1) * kThreads / 2; ++t) {
+      const std::vector<double> sums = chain_reference(roles_.wg[wg], s.init_host.data() + t * kChains, p_.passes);
+      one.insert(one.end(), sums.begin(), sums.end());
+    }
   }
   std::vector<double> all;
   all.reserve(one.size() * ctas_);
