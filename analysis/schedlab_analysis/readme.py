@@ -651,6 +651,7 @@ KINDS = {"placement": render_placement, "softmax_phases": render_softmax_phases,
          "noise": render_noise, "status": render_status, "claims": render_claims}
 KINDS["tried"] = lambda args, files: __import__(f"{__package__}.readme_tried", fromlist=["_"]).render_tried(args, files)
 KINDS["builds"] = lambda args, files: __import__(f"{__package__}.readme_pairs", fromlist=["_"]).render_builds(args, files)
+KINDS["overlap"] = lambda args, files: __import__(f"{__package__}.unit_overlap", fromlist=["_"]).render_overlap(args, files)
 KINDS["leads"] = lambda args, files: __import__(f"{__package__}.readme_pairs", fromlist=["_"]).render_leads(args, files)
 
 

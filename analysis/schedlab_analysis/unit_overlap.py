@@ -1,0 +1,92 @@
+"""The unit-overlap probe's answer (experiments/hopper_unit_overlap): how much of one unit's time a
+GEMM hides when both run on the same SMs.
+
+The probe's variants are named by what runs: a GEMM alone (``gemm``, ``gemm_rs``), a unit alone
+(``exp2``, ``ffma``, ...), and a pair, ``<gemm>_and_<unit>`` (two warpgroups) or
+``<gemm>_then_<unit>`` (one warpgroup doing both). For each pair in a run, with the median times
+``g`` (the GEMM alone), ``u`` (the unit alone) and ``t`` (together), the share of the unit's time
+hidden is ``(g + u - t) / u``: 1 when the pair takes as long as the GEMM alone, 0 when it takes
+the sum of the two. Its 95% interval is a bootstrap over the three sets of repetitions.
+
+    python -m schedlab_analysis.readme <README>   (kind: overlap)
+"""
+from __future__ import annotations
+
+import re
+
+import numpy as np
+import pandas as pd
+
+from .load import load_results, samples
+from .stats import DEFAULT_BOOTSTRAP, DEFAULT_SEED
+
+PAIR = re.compile(r"^(?P<gemm>gemm(?:_rs)?)_(?P<how>and|then)_(?P<unit>.+)$")
+WHERE = {"and": "another warpgroup", "then": "the same warpgroup"}
+
+
+class OverlapError(ValueError):
+    pass
+
+
+def _hidden(g: np.ndarray, u: np.ndarray, t: np.ndarray) -> float:
+    return (np.median(g) + np.median(u) - np.median(t)) / np.median(u)
+
+
+def overlap_rows(df: pd.DataFrame, *, n_boot: int = DEFAULT_BOOTSTRAP, seed: int = DEFAULT_SEED) -> pd.DataFrame:
+    """One row per pair variant and dtype of one run: the three median times (us), the hidden
+    share and its 95% bootstrap interval, and the GEMM's rate alone (TFLOP/s)."""
+    runs = sorted(df["run"].dropna().unique())
+    if len(runs) != 1:
+        raise OverlapError(f"overlap compares within one run; these files hold {len(runs)} ({', '.join(runs)})")
+    ok = samples(df)
+    times = {(d, v): g["time_us"].to_numpy(float) for (d, v), g in ok.groupby(["dtype", "variant"])}
+    rate = {(d, v): float(g["FLOP_per_s"].median()) for (d, v), g in ok.groupby(["dtype", "variant"])}
+    rng = np.random.default_rng(seed)
+    rows = []
+    for (dtype, variant), t in sorted(times.items()):
+        m = PAIR.match(str(variant))
+        if not m:
+            continue
+        missing = [v for v in (m["gemm"], m["unit"]) if (dtype, v) not in times]
+        if missing:
+            raise OverlapError(f"{variant} ({dtype}) needs {' and '.join(missing)} alone in the same run")
+        g, u = times[(dtype, m["gemm"])], times[(dtype, m["unit"])]
+        boot = [_hidden(rng.choice(g, g.size), rng.choice(u, u.size), rng.choice(t, t.size)) for _ in range(n_boot)]
+        rows.append({"dtype": dtype, "variant": variant, "gemm": m["gemm"], "unit": m["unit"], "where": WHERE[m["how"]],
+                     "gemm_us": np.median(g), "unit_us": np.median(u), "together_us": np.median(t),
+                     "hidden": _hidden(g, u, t), "low": np.percentile(boot, 2.5), "high": np.percentile(boot, 97.5),
+                     "gemm_tflops": rate[(dtype, m["gemm"])] / 1e12})
+    if not rows:
+        raise OverlapError("no pair variant (gemm_and_<unit>, gemm_rs_and_<unit>, gemm_then_<unit>) in these files")
+    return pd.DataFrame(rows)
+
+
+def _pct(x: float) -> str:
+    return f"{100 * x:.0f}%"
+
+
+def render_overlap(args: list[str], files: list[str]) -> str:
+    """The table of every pair in the files' one run, GEMM dtype by dtype, then the A/A control
+    and the accuracy gate's verdict on every record."""
+    from .readme import REPO, ReadmeError, _one_view, accuracy_sentence
+
+    if args:
+        raise ReadmeError("overlap takes no arguments, only its results file")
+    df = load_results([REPO / f for f in files])
+    try:
+        rows = overlap_rows(df)
+    except OverlapError as e:
+        raise ReadmeError(str(e)) from e
+    view = _one_view(files, str(df["experiment"].dropna().iloc[0]))
+    lines = ["| GEMM (dtype, TFLOP/s alone) | beside it | in | GEMM alone (us) | unit alone (us) | together (us) "
+             "| unit's time hidden (95% interval) |", "|---|---|---|---|---|---|---|"]
+    for _, r in rows.sort_values(["dtype", "hidden"], ascending=[False, False]).iterrows():
+        lines.append(f"| `{r['gemm']}` ({r['dtype']}, {r['gemm_tflops']:.0f}) | `{r['unit']}` | {r['where']} "
+                     f"| {r['gemm_us']:.0f} | {r['unit_us']:.0f} | {r['together_us']:.0f} "
+                     f"| {_pct(r['hidden'])} ({_pct(r['low'])} to {_pct(r['high'])}) |")
+    baseline = view.summary["baseline"].dropna().iloc[0] if "baseline" in view.summary else "the baseline"
+    return ("Median times of the repetitions in run `" + str(df["run"].dropna().iloc[0]) + "`; a unit's time "
+            "hidden is (GEMM alone + unit alone - together) / unit alone: 100% when the pair takes as long as "
+            "the GEMM alone, 0% when it takes both in turn.\n\n" + "\n".join(lines) + "\n\n"
+            f"A/A control (`{baseline}` registered twice): median |change| {view.noise_floor:.2%}. "
+            + accuracy_sentence(view))
