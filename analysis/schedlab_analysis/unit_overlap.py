@@ -1,7 +1,7 @@
 """The unit-overlap probe's answer (experiments/hopper_unit_overlap): how much of one unit's time a
 GEMM hides when both run on the same SMs.
 
-The probe's variants are named by what runs: a GEMM alone (``gemm``, ``gemm_rs``), a unit alone
+The probe's variants are named by what runs: a GEMM alone (``gemm``, ``gemm_rs``, ``gemm_n256``), a unit alone
 (``exp2``, ``ffma``, ...), and a pair, ``<gemm>_and_<unit>`` (two warpgroups) or
 ``<gemm>_then_<unit>`` (one warpgroup doing both). For each pair in a run, with the median times
 ``g`` (the GEMM alone), ``u`` (the unit alone) and ``t`` (together), the share of the unit's time
@@ -20,7 +20,7 @@ import pandas as pd
 from .load import load_results, samples
 from .stats import DEFAULT_BOOTSTRAP, DEFAULT_SEED
 
-PAIR = re.compile(r"^(?P<gemm>gemm(?:_rs)?)_(?P<how>and|then)_(?P<unit>.+)$")
+PAIR = re.compile(r"^(?P<gemm>gemm(?:_rs)?(?:_n\d+)?)_(?P<how>and|then)_(?P<unit>.+)$")
 WHERE = {"and": "another warpgroup", "then": "the same warpgroup"}
 
 

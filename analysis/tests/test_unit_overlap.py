@@ -25,6 +25,12 @@ def test_a_pair_as_long_as_the_gemm_is_all_hidden_and_one_as_long_as_both_none(t
     assert rows.loc["exp2", "where"] == "another warpgroup"
 
 
+def test_a_gemm_of_another_width_pairs_with_itself_alone(tmp_path):
+    path = _run(tmp_path, {"gemm": 1.0, "gemm_n256": 0.9, "exp2": 1.0, "gemm_n256_and_exp2": 0.9})
+    rows = unit_overlap.overlap_rows(load_results(path), n_boot=50)
+    assert list(rows["gemm"]) == ["gemm_n256"] and rows["hidden"].iloc[0] == pytest.approx(1.0, abs=0.02)
+
+
 def test_one_warpgroup_doing_both_is_named_so(tmp_path):
     path = _run(tmp_path, {"gemm": 1.0, "exp2": 1.0, "gemm_then_exp2": 1.5})
     rows = unit_overlap.overlap_rows(load_results(path), n_boot=200)

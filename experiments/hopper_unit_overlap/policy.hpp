@@ -29,10 +29,12 @@ enum class Role {
 // A fault the GPU tests inject to prove the accuracy gate sees a pass not done.
 enum class Fault { none, gemm_pass, exp2_pass };
 
-template <Role kWg0, Role kWg1, Fault kF = Fault::none>
+// kN: the GEMM's wgmma n (keys a matrix op covers; a pass's multiply-adds stay the same).
+template <Role kWg0, Role kWg1, Fault kF = Fault::none, int kN = 128>
 struct Roles {
   static constexpr Role kWarpgroup0 = kWg0, kWarpgroup1 = kWg1;
   static constexpr Fault kFault = kF;
+  static constexpr int kGemmN = kN;
 };
 
 // Alone: the time of each unit's work by itself.
@@ -73,13 +75,34 @@ struct gemm_and_ffma_imm : Roles<Role::gemm, Role::ffma_imm> {
 struct gemm_and_fmnmx : Roles<Role::gemm, Role::fmnmx> {
   static constexpr std::string_view kName = "gemm_and_fmnmx";
 };
+// The GEMM's n, as wide as cuDNN's fp8 QK (m64n256, fp8 only here) and as narrow as m64n64:
+// whether a wider matrix op leaves more room beside it.
+struct gemm_n256 : Roles<Role::gemm, Role::idle, Fault::none, 256> {
+  static constexpr std::string_view kName = "gemm_n256";
+};
+struct gemm_n256_and_exp2 : Roles<Role::gemm, Role::exp2, Fault::none, 256> {
+  static constexpr std::string_view kName = "gemm_n256_and_exp2";
+};
+struct gemm_n256_and_ffma : Roles<Role::gemm, Role::ffma, Fault::none, 256> {
+  static constexpr std::string_view kName = "gemm_n256_and_ffma";
+};
+struct gemm_n64 : Roles<Role::gemm, Role::idle, Fault::none, 64> {
+  static constexpr std::string_view kName = "gemm_n64";
+};
+struct gemm_n64_and_exp2 : Roles<Role::gemm, Role::exp2, Fault::none, 64> {
+  static constexpr std::string_view kName = "gemm_n64_and_exp2";
+};
+struct gemm_n64_and_ffma : Roles<Role::gemm, Role::ffma, Fault::none, 64> {
+  static constexpr std::string_view kName = "gemm_n64_and_ffma";
+};
 // Both kinds of work in one warpgroup (the other idle).
 struct gemm_then_exp2 : Roles<Role::gemm_then_exp2, Role::idle> {
   static constexpr std::string_view kName = "gemm_then_exp2";
 };
 
 using Variants = harness::VariantList<gemm, gemm_rs, exp2, ffma, ffma_imm, fmnmx, gemm_and_exp2, gemm_rs_and_exp2,
-                                      gemm_and_ffma, gemm_and_ffma_imm, gemm_and_fmnmx, gemm_then_exp2>;
+                                      gemm_and_ffma, gemm_and_ffma_imm, gemm_and_fmnmx, gemm_n256, gemm_n256_and_exp2,
+                                      gemm_n256_and_ffma, gemm_n64, gemm_n64_and_exp2, gemm_n64_and_ffma, gemm_then_exp2>;
 
 // The GPU tests' faults: the last pass's GEMM a sweep short; a chain's sum a pass short.
 using faulty_gemm = Roles<Role::gemm, Role::exp2, Fault::gemm_pass>;

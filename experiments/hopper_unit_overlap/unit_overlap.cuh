@@ -55,11 +55,11 @@ __device__ void stage_swizzled(unsigned char* dst, const unsigned char* src, int
   }
 }
 
-// One pass's GEMM, one group: kSweepsNow sweeps of wgmma m64n128 over A B^T, the first step
+// One pass's GEMM, one group: kSweepsNow sweeps of wgmma m64nN over A B^T, the first step
 // overwriting D where `fresh` (UnitOverlapArgs::fresh_d). A from shared memory (kFromRegisters
 // false) or all ones from registers.
-template <DType kT, bool kFromRegisters, int kSweepsNow>
-__device__ __forceinline__ void issue_pass(float (&d)[kCols / 2], std::uint64_t a0, std::uint64_t b0, bool fresh) {
+template <DType kT, bool kFromRegisters, int kSweepsNow, int kN>
+__device__ __forceinline__ void issue_pass(float (&d)[kN / 2], std::uint64_t a0, std::uint64_t b0, bool fresh) {
   using Op = typename Operand<kT>::Op;
   constexpr std::uint32_t kOnes = Operand<kT>::kOnes;
   const std::uint32_t ones[4] = {kOnes, kOnes, kOnes, kOnes};
@@ -69,12 +69,12 @@ __device__ __forceinline__ void issue_pass(float (&d)[kCols / 2], std::uint64_t 
 #pragma unroll
     for (int kk = 0; kk < kSteps<kT>; ++kk) {
       const int block = kk / kStepsPerRow, in_row = (kk % kStepsPerRow) * kStepBytes;
-      const std::uint64_t b = wgmma::advance(b0, block * kCols * kRowBytes + in_row);
+      const std::uint64_t b = wgmma::advance(b0, block * kN * kRowBytes + in_row);
       const bool accumulate = sweep > 0 || kk > 0 || !fresh;
       if constexpr (kFromRegisters)
-        wgmma::mma_rs<kCols, Op, false>(d, ones, b, accumulate);
+        wgmma::mma_rs<kN, Op, false>(d, ones, b, accumulate);
       else
-        wgmma::mma_ss<kCols, Op>(d, wgmma::advance(a0, block * kRows * kRowBytes + in_row), b, accumulate);
+        wgmma::mma_ss<kN, Op>(d, wgmma::advance(a0, block * kRows * kRowBytes + in_row), b, accumulate);
     }
   }
   wgmma::commit();
@@ -122,21 +122,22 @@ __device__ __forceinline__ void fmnmx_pass(float (&x)[kChains], float (&sum)[kCh
   for (int i = 0; i < kChains; ++i) sum[i] += x[i];
 }
 
-// D to the CTA's output, row-major: thread (warp w, lane g * 4 + q) holds rows 16w + g and
+// D to the CTA's output, rows of kMaxN: thread (warp w, lane g * 4 + q) holds rows 16w + g and
 // 16w + g + 8 of each 8-column block, columns 2q and 2q + 1 (the m16n8 C layout).
-__device__ __forceinline__ void store_d(const float (&d)[kCols / 2], float* out) {
+template <int kN>
+__device__ __forceinline__ void store_d(const float (&d)[kN / 2], float* out) {
   const int t = threadIdx.x % gpu::kWarpGroupThreads, w = t / 32, g = (t % 32) / 4, q = t % 4;
 #pragma unroll
-  for (int j = 0; j < kCols / 8; ++j) {
+  for (int j = 0; j < kN / 8; ++j) {
     const int row = 16 * w + g, col = 8 * j + 2 * q;
-    out[row * kCols + col] = d[4 * j];
-    out[row * kCols + col + 1] = d[4 * j + 1];
-    out[(row + 8) * kCols + col] = d[4 * j + 2];
-    out[(row + 8) * kCols + col + 1] = d[4 * j + 3];
+    out[row * kMaxN + col] = d[4 * j];
+    out[row * kMaxN + col + 1] = d[4 * j + 1];
+    out[(row + 8) * kMaxN + col] = d[4 * j + 2];
+    out[(row + 8) * kMaxN + col + 1] = d[4 * j + 3];
   }
 }
 
-template <Role kRole, Fault kFault, DType kT>
+template <Role kRole, Fault kFault, DType kT, int kN>
 __device__ void run_role(const UnitOverlapArgs& args, const unsigned char* a_tile, const unsigned char* b_tile,
                          float* out) {
   if constexpr (kRole == Role::idle) {
@@ -152,19 +153,20 @@ __device__ void run_role(const UnitOverlapArgs& args, const unsigned char* a_til
     if constexpr (writes_d(kRole)) {
       constexpr bool kRs = kRole == Role::gemm_rs;
       const std::uint64_t a0 = wgmma::descriptor(a_tile, 16, kAtomBytes), b0 = wgmma::descriptor(b_tile, 16, kAtomBytes);
-      float d[kCols / 2];
+      constexpr int kPassSweeps = sweeps_at(kN);
+      float d[kN / 2];
       for (int p = 0; p < passes; ++p) {
         // The injected fault: the last pass's GEMM one sweep short.
         if (kFault == Fault::gemm_pass && p == passes - 1)
-          issue_pass<kT, kRs, 1>(d, a0, b0, args.fresh_d);
+          issue_pass<kT, kRs, kPassSweeps - 1, kN>(d, a0, b0, args.fresh_d);
         else
-          issue_pass<kT, kRs, kSweeps>(d, a0, b0, args.fresh_d);
+          issue_pass<kT, kRs, kPassSweeps, kN>(d, a0, b0, args.fresh_d);
         if constexpr (kRole == Role::gemm_then_exp2) exp2_pass(x, sum);
         wgmma::wait<1>();  // the pass before this one is done; this one runs under the next issue
       }
       wgmma::wait<0>();
       wgmma::fence_operands(d);
-      store_d(d, out);
+      store_d<kN>(d, out);
     } else {
       const int summed = kFault == Fault::exp2_pass ? passes - 1 : passes;  // the injected fault: a pass short
       for (int p = 0; p < summed; ++p) {
@@ -176,7 +178,7 @@ __device__ void run_role(const UnitOverlapArgs& args, const unsigned char* a_til
     }
     if constexpr (writes_chains(kRole)) {
 #pragma unroll
-      for (int i = 0; i < kChains; ++i) out[kRows * kCols + threadIdx.x * kChains + i] = sum[i];
+      for (int i = 0; i < kChains; ++i) out[kDFloats + threadIdx.x * kChains + i] = sum[i];
     }
   }
 }
@@ -184,19 +186,22 @@ __device__ void run_role(const UnitOverlapArgs& args, const unsigned char* a_til
 template <class Policy, DType kT>
 __global__ void __launch_bounds__(kThreads, 1) unit_overlap_kernel(const UnitOverlapArgs args) {
   static_assert(!writes_d(Policy::kWarpgroup1), "D has one slot: only warpgroup 0 runs a GEMM");
+  static_assert(Policy::kGemmN <= kMaxN && sweeps_at(Policy::kGemmN) * Policy::kGemmN == kSweeps * kCols,
+                "a pass's multiply-adds in whole sweeps");
+  static_assert(Policy::kFault != Fault::gemm_pass || sweeps_at(Policy::kGemmN) > 1, "a sweep short leaves one");
   extern __shared__ unsigned char smem_raw[];
   unsigned char* a_tile = reinterpret_cast<unsigned char*>(
       (reinterpret_cast<std::uintptr_t>(smem_raw) + kAtomBytes - 1) / kAtomBytes * kAtomBytes);
   unsigned char* b_tile = a_tile + kRows * kTileBytes<kT>;
   stage_swizzled<kT>(a_tile, static_cast<const unsigned char*>(args.a), kRows);
-  stage_swizzled<kT>(b_tile, static_cast<const unsigned char*>(args.b), kCols);
+  stage_swizzled<kT>(b_tile, static_cast<const unsigned char*>(args.b), Policy::kGemmN);
   gpu::fence_proxy_async_smem();  // the generic stores above before wgmma's async-proxy reads
   __syncthreads();
   float* out = args.out + std::size_t(blockIdx.x) * kOutFloats;
   if (threadIdx.x < gpu::kWarpGroupThreads)
-    run_role<Policy::kWarpgroup0, Policy::kFault, kT>(args, a_tile, b_tile, out);
+    run_role<Policy::kWarpgroup0, Policy::kFault, kT, Policy::kGemmN>(args, a_tile, b_tile, out);
   else
-    run_role<Policy::kWarpgroup1, Policy::kFault, kT>(args, a_tile, b_tile, out);
+    run_role<Policy::kWarpgroup1, Policy::kFault, kT, Policy::kGemmN>(args, a_tile, b_tile, out);
 }
 
 // Shared memory asked for: all a block may have, so that one CTA runs on each SM.
@@ -207,7 +212,7 @@ inline std::size_t launch_smem() {
 
 template <class Policy, DType kT>
 void launch_typed(const UnitOverlapArgs& args, gpu::api::stream_t stream) {
-  constexpr std::size_t kNeeded = kAtomBytes + (kRows + kCols) * kTileBytes<kT>;
+  constexpr std::size_t kNeeded = kAtomBytes + (kRows + kMaxN) * kTileBytes<kT>;
   const std::size_t bytes = launch_smem();
   if (bytes < kNeeded)
     throw std::runtime_error("unit overlap: " + std::to_string(kNeeded) + " bytes of shared memory needed, " +
@@ -224,8 +229,10 @@ template <class Policy>
 void launch_unit_overlap(const UnitOverlapArgs& args, gpu::api::stream_t stream) {
   if (args.dtype == DType::fp8_e4m3)
     detail::launch_typed<Policy, DType::fp8_e4m3>(args, stream);
-  else
+  else if constexpr (Policy::kGemmN <= 192)  // the widest 16-bit wgmma wrapper
     detail::launch_typed<Policy, DType::bf16>(args, stream);
+  else
+    throw UnsupportedProblem("a 16-bit wgmma of n " + std::to_string(Policy::kGemmN) + " has no wrapper here");
 }
 
 }  // namespace schedlab::experiments::hopper_unit_overlap

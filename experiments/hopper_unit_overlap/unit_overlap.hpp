@@ -33,9 +33,12 @@
 namespace schedlab::experiments::hopper_unit_overlap {
 
 inline constexpr int kRows = 64;        // a consumer warpgroup's query rows (wgmma's m)
-inline constexpr int kCols = 128;       // keys of a tile, the GEMM's n
+inline constexpr int kCols = 128;       // keys of a tile, the GEMM's n by default
+inline constexpr int kMaxN = 256;       // the widest wgmma n a variant asks for
 inline constexpr int kDepth = 128;      // head dim, the GEMM's k
 inline constexpr int kSweeps = 2;       // QK and PV: two products of this size a pass
+// Sweeps of an n-wide GEMM over A B^T (B: n x kDepth) a pass: the same multiply-adds at any n.
+constexpr int sweeps_at(int n) { return kSweeps * kCols / n; }
 inline constexpr int kChains = 16;      // independent chains a thread (hides MUFU's latency)
 inline constexpr int kExp2Steps = 4;    // 16 x 4 = 64 exponentials a thread a pass: 64 x 128 scores
 inline constexpr int kFfmaSteps = 32;   // 16 x 32 = 512 FFMAs a thread a pass: one a cycle, 512 cycles
@@ -43,7 +46,8 @@ inline constexpr int kFmnmxSteps = 16;  // 16 x 16 = 256 FMNMXs a thread a pass:
 inline constexpr float kFfmaImm = 0.25f;  // ffma_imm's addend
 inline constexpr int kThreads = 256;    // two warpgroups
 inline constexpr int kChainFloats = kThreads * kChains;
-inline constexpr int kOutFloats = kRows * kCols + kChainFloats;  // a CTA's outputs: D, then the chains
+inline constexpr int kDFloats = kRows * kMaxN;  // D's slot, rows of kMaxN
+inline constexpr int kOutFloats = kDFloats + kChainFloats;  // a CTA's outputs: D, then the chains
 
 struct UnitOverlapProblem {
   DType dtype = DType::fp8_e4m3;  // the GEMM's operands
@@ -58,7 +62,7 @@ struct UnitOverlapProblem {
 
 struct UnitOverlapArgs {
   const void* a;            // kRows x kDepth, row-major, dtype
-  const void* b;            // kCols x kDepth, row-major, dtype
+  const void* b;            // kMaxN x kDepth, row-major, dtype (an n-wide GEMM reads n rows)
   const float* chain_init;  // kThreads x kChains: each chain's start (FFMA: also its addend)
   float* out;               // ctas x kOutFloats
   int passes = 0, ctas = 0;
@@ -80,9 +84,10 @@ constexpr bool runs_exp2(Role r) { return r == Role::exp2 || r == Role::gemm_the
 
 struct RolePair {
   Role wg[2];
+  int gemm_n = kCols;
   template <class Policy>
   static RolePair of() {
-    return {{Policy::kWarpgroup0, Policy::kWarpgroup1}};
+    return {{Policy::kWarpgroup0, Policy::kWarpgroup1}, Policy::kGemmN};
   }
 };
 
@@ -133,6 +138,9 @@ struct UnitOverlapFamily {
     r.add<UnitOverlapProblem>(v.experiment + "/" + v.variant + "/" + shape_name(p),
                               harness::record_label("hopper_unit_overlap", v, dtype_name(p.dtype)), p,
                               [](const UnitOverlapProblem& q) {
+                                if (Policy::kGemmN > 192 && q.dtype != DType::fp8_e4m3)
+                                  throw UnsupportedProblem("a 16-bit wgmma of n " + std::to_string(Policy::kGemmN) +
+                                                           " has no wrapper here (192 at most)");
                                 return std::make_unique<UnitOverlapCase>(q, RolePair::of<Policy>(),
                                                                          &launch_unit_overlap<Policy>);
                               });

@@ -56,7 +56,7 @@ void UnitOverlapCase::prepare(std::uint64_t seed, int sets) {
   for (int s = 0; s < sets; ++s) {
     Set set;
     set.a_host = signs(seed + 3 * s, std::size_t(kRows) * kDepth);
-    set.b_host = signs(seed + 3 * s + 1, std::size_t(kCols) * kDepth);
+    set.b_host = signs(seed + 3 * s + 1, std::size_t(kMaxN) * kDepth);
     std::mt19937_64 rng(seed + 3 * s + 2);
     std::uniform_real_distribution<float> start(0.25f, 1.f);
     set.init_host.resize(kChainFloats);
@@ -81,7 +81,7 @@ void UnitOverlapCase::launch(int set) {
 
 void UnitOverlapCase::synchronize() { SCHEDLAB_GPU_CHECK(gpu::api::device_synchronize()); }
 
-// Every CTA computes the same values: D's rows (where warpgroup 0 runs a GEMM), then the rows of
+// Every CTA computes the same values: D's rows of n (where warpgroup 0 runs a GEMM), then the rows of
 // each warpgroup's chain sums (128 threads x 16 chains, 16 rows of kCols), CTA after CTA.
 std::vector<double> UnitOverlapCase::reference(int set) {
   const Set& s = sets_[set];
@@ -89,11 +89,11 @@ std::vector<double> UnitOverlapCase::reference(int set) {
   if (writes_d(roles_.wg[0])) {
     const bool ones = roles_.wg[0] == Role::gemm_rs;
     for (int r = 0; r < kRows; ++r)
-      for (int n = 0; n < kCols; ++n) {
+      for (int n = 0; n < roles_.gemm_n; ++n) {
         double dot = 0;
         for (int k = 0; k < kDepth; ++k)
           dot += (ones ? 1.0 : double(s.a_host[r * kDepth + k])) * double(s.b_host[n * kDepth + k]);
-        one.push_back(kSweeps * dot);
+        one.push_back(sweeps_at(roles_.gemm_n) * dot);
       }
   }
   for (int wg = 0; wg < 2; ++wg) {
@@ -114,10 +114,11 @@ std::vector<float> UnitOverlapCase::output() {
   std::vector<float> all;
   for (int c = 0; c < ctas_; ++c) {
     const float* cta = out.data() + std::size_t(c) * kOutFloats;
-    if (writes_d(roles_.wg[0])) all.insert(all.end(), cta, cta + kRows * kCols);
+    if (writes_d(roles_.wg[0]))
+      for (int r = 0; r < kRows; ++r) all.insert(all.end(), cta + r * kMaxN, cta + r * kMaxN + roles_.gemm_n);
     for (int wg = 0; wg < 2; ++wg)
       if (writes_chains(roles_.wg[wg]))
-        all.insert(all.end(), cta + kRows * kCols + wg * kChainFloats / 2, cta + kRows * kCols + (wg + 1) * kChainFloats / 2);
+        all.insert(all.end(), cta + kDFloats + wg * kChainFloats / 2, cta + kDFloats + (wg + 1) * kChainFloats / 2);
   }
   return all;
 }
@@ -128,7 +129,7 @@ harness::Work UnitOverlapCase::work() const {
 }
 
 std::size_t UnitOverlapCase::input_set_bytes() const {
-  return std::size_t(kRows + kCols) * kDepth * dtype_bytes(p_.dtype) + kChainFloats * sizeof(float);
+  return std::size_t(kRows + kMaxN) * kDepth * dtype_bytes(p_.dtype) + kChainFloats * sizeof(float);
 }
 
 std::size_t UnitOverlapCase::device_bytes(int sets) const {
