@@ -57,6 +57,7 @@ GBENCH_FIELDS = frozenset({
 HARNESS_COUNTERS = frozenset({
     "flops", "bytes", "FLOP_per_s", "bytes_per_s", "rel_l2_err", "max_abs_err", "mismatch_pct",
     "input_sets",
+    "sm_clock_ghz",  # a case's measured SM clock over its launch (experiments/hopper_unit_overlap)
 })
 NON_AXIS_FIELDS = GBENCH_FIELDS | HARNESS_COUNTERS
 

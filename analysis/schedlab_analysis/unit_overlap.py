@@ -34,13 +34,17 @@ def _hidden(g: np.ndarray, u: np.ndarray, t: np.ndarray) -> float:
 
 def overlap_rows(df: pd.DataFrame, *, n_boot: int = DEFAULT_BOOTSTRAP, seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """One row per pair variant and dtype of one run: the three median times (us), the hidden
-    share and its 95% bootstrap interval, and the GEMM's rate alone (TFLOP/s)."""
+    share and its 95% bootstrap interval, the GEMM's rate alone (TFLOP/s), and the SM clock
+    the GEMM alone and the pair ran at (GHz; NaN where the run did not measure it)."""
     runs = sorted(df["run"].dropna().unique())
     if len(runs) != 1:
         raise OverlapError(f"overlap compares within one run; these files hold {len(runs)} ({', '.join(runs)})")
     ok = samples(df)
     times = {(d, v): g["time_us"].to_numpy(float) for (d, v), g in ok.groupby(["dtype", "variant"])}
     rate = {(d, v): float(g["FLOP_per_s"].median()) for (d, v), g in ok.groupby(["dtype", "variant"])}
+    has_clock = "sm_clock_ghz" in ok.columns
+    clock = {(d, v): float(g["sm_clock_ghz"].median()) if has_clock else float("nan")
+             for (d, v), g in ok.groupby(["dtype", "variant"])}
     rng = np.random.default_rng(seed)
     rows = []
     for (dtype, variant), t in sorted(times.items()):
@@ -55,7 +59,8 @@ def overlap_rows(df: pd.DataFrame, *, n_boot: int = DEFAULT_BOOTSTRAP, seed: int
         rows.append({"dtype": dtype, "variant": variant, "gemm": m["gemm"], "unit": m["unit"], "where": WHERE[m["how"]],
                      "gemm_us": np.median(g), "unit_us": np.median(u), "together_us": np.median(t),
                      "hidden": _hidden(g, u, t), "low": np.percentile(boot, 2.5), "high": np.percentile(boot, 97.5),
-                     "gemm_tflops": rate[(dtype, m["gemm"])] / 1e12})
+                     "gemm_tflops": rate[(dtype, m["gemm"])] / 1e12,
+                     "gemm_ghz": clock[(dtype, m["gemm"])], "together_ghz": clock[(dtype, variant)]})
     if not rows:
         raise OverlapError("no pair variant (gemm_and_<unit>, gemm_rs_and_<unit>, gemm_then_<unit>) in these files")
     return pd.DataFrame(rows)
@@ -79,11 +84,14 @@ def render_overlap(args: list[str], files: list[str]) -> str:
         raise ReadmeError(str(e)) from e
     view = _one_view(files, str(df["experiment"].dropna().iloc[0]))
     lines = ["| GEMM (dtype, TFLOP/s alone) | beside it | in | GEMM alone (us) | unit alone (us) | together (us) "
-             "| unit's time hidden (95% interval) |", "|---|---|---|---|---|---|---|"]
+             "| unit's time hidden (95% interval) | SM clock, GEMM alone / together (GHz) |",
+             "|---|---|---|---|---|---|---|---|"]
+    ghz = lambda x: "-" if not np.isfinite(x) else f"{x:.2f}"
     for _, r in rows.sort_values(["dtype", "hidden"], ascending=[False, False]).iterrows():
         lines.append(f"| `{r['gemm']}` ({r['dtype']}, {r['gemm_tflops']:.0f}) | `{r['unit']}` | {r['where']} "
                      f"| {r['gemm_us']:.0f} | {r['unit_us']:.0f} | {r['together_us']:.0f} "
-                     f"| {_pct(r['hidden'])} ({_pct(r['low'])} to {_pct(r['high'])}) |")
+                     f"| {_pct(r['hidden'])} ({_pct(r['low'])} to {_pct(r['high'])}) "
+                     f"| {ghz(r['gemm_ghz'])} / {ghz(r['together_ghz'])} |")
     baseline = view.summary["baseline"].dropna().iloc[0] if "baseline" in view.summary else "the baseline"
     return ("Median times of the repetitions in run `" + str(df["run"].dropna().iloc[0]) + "`; a unit's time "
             "hidden is (GEMM alone + unit alone - together) / unit alone: 100% when the pair takes as long as "

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "common/harness/bench.hpp"
+#include "common/problem.hpp"
 #include "experiments/hopper_unit_overlap/policy.hpp"
 #include "experiments/hopper_unit_overlap/unit_overlap.hpp"
 #include "kernels/tests/test_seed.hpp"
@@ -31,6 +32,10 @@ AccuracyReport run_once(DType dtype, std::uint64_t seed) {
 template <class... Policies>
 void expect_all_pass(harness::VariantList<Policies...>, DType dtype, std::uint64_t seed) {
   auto one = [&]<class P>() {
+    if (P::kGemmN > 192 && dtype != DType::fp8_e4m3) {  // no 16-bit wrapper that wide: refused, not run
+      EXPECT_THROW(run_once<P>(dtype, seed), UnsupportedProblem) << P::kName;
+      return;
+    }
     const AccuracyReport r = run_once<P>(dtype, seed);
     EXPECT_TRUE(r.passed) << P::kName << " " << dtype_name(dtype) << ": " << r.message;
   };

@@ -198,10 +198,16 @@ __global__ void __launch_bounds__(kThreads, 1) unit_overlap_kernel(const UnitOve
   gpu::fence_proxy_async_smem();  // the generic stores above before wgmma's async-proxy reads
   __syncthreads();
   float* out = args.out + std::size_t(blockIdx.x) * kOutFloats;
+  const std::uint64_t cycles0 = gpu::cycle_counter(), ns0 = gpu::global_ns();
   if (threadIdx.x < gpu::kWarpGroupThreads)
     run_role<Policy::kWarpgroup0, Policy::kFault, kT, Policy::kGemmN>(args, a_tile, b_tile, out);
   else
     run_role<Policy::kWarpgroup1, Policy::kFault, kT, Policy::kGemmN>(args, a_tile, b_tile, out);
+  __syncthreads();  // both roles done (an idle one returns at once and waits here)
+  if (threadIdx.x == 0) {
+    args.clocks[2 * blockIdx.x] = gpu::cycle_counter() - cycles0;
+    args.clocks[2 * blockIdx.x + 1] = gpu::global_ns() - ns0;
+  }
 }
 
 // Shared memory asked for: all a block may have, so that one CTA runs on each SM.

@@ -65,6 +65,7 @@ struct UnitOverlapArgs {
   const void* b;            // kMaxN x kDepth, row-major, dtype (an n-wide GEMM reads n rows)
   const float* chain_init;  // kThreads x kChains: each chain's start (FFMA: also its addend)
   float* out;               // ctas x kOutFloats
+  unsigned long long* clocks;  // ctas x 2: the SM's cycles and the shared clock's ns over the CTA
   int passes = 0, ctas = 0;
   DType dtype = DType::fp8_e4m3;
   // Each pass's first wgmma overwrites D where this is true (always). From a kernel argument:
@@ -110,6 +111,9 @@ class UnitOverlapCase final : public harness::Case {
   std::size_t input_set_bytes() const override;
   std::size_t device_bytes(int sets) const override;
   std::map<std::string, double> axes() const override { return {{"passes", double(p_.passes)}}; }
+  // The SMs' clock over the last launch (GHz, mean over CTAs): a pair that draws more power may
+  // run at a lower clock, which its time alone would not tell from a collision.
+  std::map<std::string, double> extra_counters() const override;
 
  private:
   struct Set {
@@ -124,6 +128,7 @@ class UnitOverlapCase final : public harness::Case {
   int ctas_ = 0;
   std::vector<Set> sets_;
   gpu::DeviceBuffer<float> out_;
+  gpu::DeviceBuffer<unsigned long long> clocks_;
 };
 
 // The harness's view: shapes from the tier or --schedlab_axes (dtype, passes), one

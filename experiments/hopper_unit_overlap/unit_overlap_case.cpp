@@ -68,6 +68,14 @@ void UnitOverlapCase::prepare(std::uint64_t seed, int sets) {
     sets_.push_back(std::move(set));
   }
   out_ = gpu::DeviceBuffer<float>(std::size_t(ctas_) * kOutFloats);
+  clocks_ = gpu::DeviceBuffer<unsigned long long>(std::size_t(ctas_) * 2);
+}
+
+std::map<std::string, double> UnitOverlapCase::extra_counters() const {
+  const std::vector<unsigned long long> c = clocks_.download();
+  double ghz = 0;
+  for (int i = 0; i < ctas_; ++i) ghz += double(c[2 * i]) / double(std::max<unsigned long long>(c[2 * i + 1], 1));
+  return {{"sm_clock_ghz", ghz / ctas_}};
 }
 
 void UnitOverlapCase::poison_output() {
@@ -76,7 +84,8 @@ void UnitOverlapCase::poison_output() {
 
 void UnitOverlapCase::launch(int set) {
   const Set& s = sets_[set];
-  launch_(UnitOverlapArgs{s.a.data(), s.b.data(), s.init.data(), out_.data(), p_.passes, ctas_, p_.dtype}, nullptr);
+  launch_(UnitOverlapArgs{s.a.data(), s.b.data(), s.init.data(), out_.data(), clocks_.data(), p_.passes, ctas_, p_.dtype},
+          nullptr);
 }
 
 void UnitOverlapCase::synchronize() { SCHEDLAB_GPU_CHECK(gpu::api::device_synchronize()); }
@@ -133,7 +142,7 @@ std::size_t UnitOverlapCase::input_set_bytes() const {
 }
 
 std::size_t UnitOverlapCase::device_bytes(int sets) const {
-  return std::size_t(sets) * input_set_bytes() + std::size_t(ctas_) * kOutFloats * sizeof(float);
+  return std::size_t(sets) * input_set_bytes() + std::size_t(ctas_) * (kOutFloats * sizeof(float) + 2 * sizeof(unsigned long long));
 }
 
 const harness::FamilyAxes& UnitOverlapFamily::axes() {
