@@ -34,7 +34,7 @@ def _hidden(g: np.ndarray, u: np.ndarray, t: np.ndarray) -> float:
 
 def overlap_rows(df: pd.DataFrame, *, n_boot: int = DEFAULT_BOOTSTRAP, seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """One row per pair variant and dtype of one run: the three median times (us), the hidden
-    share and its 95% bootstrap interval, the GEMM's rate alone (TFLOP/s), and the SM clock
+    share and its 95% bootstrap interval (NaN for a unit the run has no time of alone), the GEMM's rate alone (TFLOP/s), and the SM clock
     the GEMM alone and the pair ran at (GHz; NaN where the run did not measure it)."""
     runs = sorted(df["run"].dropna().unique())
     if len(runs) != 1:
@@ -46,19 +46,26 @@ def overlap_rows(df: pd.DataFrame, *, n_boot: int = DEFAULT_BOOTSTRAP, seed: int
     clock = {(d, v): float(g["sm_clock_ghz"].median()) if has_clock else float("nan")
              for (d, v), g in ok.groupby(["dtype", "variant"])}
     rng = np.random.default_rng(seed)
+    registered = set(df["variant"].dropna())
     rows = []
     for (dtype, variant), t in sorted(times.items()):
         m = PAIR.match(str(variant))
         if not m:
             continue
-        missing = [v for v in (m["gemm"], m["unit"]) if (dtype, v) not in times]
+        # A unit the run never registers alone (warps waiting for the GEMM: no time of their own)
+        # leaves its share empty; one registered but failed or skipped is an error.
+        missing = [v for v in (m["gemm"], m["unit"]) if (dtype, v) not in times and (v == m["gemm"] or v in registered)]
         if missing:
             raise OverlapError(f"{variant} ({dtype}) needs {' and '.join(missing)} alone in the same run")
-        g, u = times[(dtype, m["gemm"])], times[(dtype, m["unit"])]
-        boot = [_hidden(rng.choice(g, g.size), rng.choice(u, u.size), rng.choice(t, t.size)) for _ in range(n_boot)]
+        g, u = times[(dtype, m["gemm"])], times.get((dtype, m["unit"]))
+        if u is None:
+            hidden = low = high = unit_us = float("nan")
+        else:
+            boot = [_hidden(rng.choice(g, g.size), rng.choice(u, u.size), rng.choice(t, t.size)) for _ in range(n_boot)]
+            hidden, low, high, unit_us = _hidden(g, u, t), np.percentile(boot, 2.5), np.percentile(boot, 97.5), np.median(u)
         rows.append({"dtype": dtype, "variant": variant, "gemm": m["gemm"], "unit": m["unit"], "where": WHERE[m["how"]],
-                     "gemm_us": np.median(g), "unit_us": np.median(u), "together_us": np.median(t),
-                     "hidden": _hidden(g, u, t), "low": np.percentile(boot, 2.5), "high": np.percentile(boot, 97.5),
+                     "gemm_us": np.median(g), "unit_us": unit_us, "together_us": np.median(t),
+                     "hidden": hidden, "low": low, "high": high,
                      "gemm_tflops": rate[(dtype, m["gemm"])] / 1e12,
                      "gemm_ghz": clock[(dtype, m["gemm"])], "together_ghz": clock[(dtype, variant)]})
     if not rows:
@@ -68,6 +75,14 @@ def overlap_rows(df: pd.DataFrame, *, n_boot: int = DEFAULT_BOOTSTRAP, seed: int
 
 def _pct(x: float) -> str:
     return f"{100 * x:.0f}%"
+
+
+def _num(x: float) -> str:
+    return "-" if not np.isfinite(x) else f"{x:.0f}"
+
+
+def _share(r: pd.Series) -> str:
+    return "-" if not np.isfinite(r["hidden"]) else f"{_pct(r['hidden'])} ({_pct(r['low'])} to {_pct(r['high'])})"
 
 
 def render_overlap(args: list[str], files: list[str]) -> str:
@@ -87,10 +102,10 @@ def render_overlap(args: list[str], files: list[str]) -> str:
              "| unit's time hidden (95% interval) | SM clock, GEMM alone / together (GHz) |",
              "|---|---|---|---|---|---|---|---|"]
     ghz = lambda x: "-" if not np.isfinite(x) else f"{x:.2f}"
-    for _, r in rows.sort_values(["dtype", "hidden"], ascending=[False, False]).iterrows():
+    for _, r in rows.sort_values(["dtype", "hidden"], ascending=[False, False], na_position="last").iterrows():
         lines.append(f"| `{r['gemm']}` ({r['dtype']}, {r['gemm_tflops']:.0f}) | `{r['unit']}` | {r['where']} "
-                     f"| {r['gemm_us']:.0f} | {r['unit_us']:.0f} | {r['together_us']:.0f} "
-                     f"| {_pct(r['hidden'])} ({_pct(r['low'])} to {_pct(r['high'])}) "
+                     f"| {r['gemm_us']:.0f} | {_num(r['unit_us'])} | {r['together_us']:.0f} "
+                     f"| {_share(r)} "
                      f"| {ghz(r['gemm_ghz'])} / {ghz(r['together_ghz'])} |")
     baseline = view.summary["baseline"].dropna().iloc[0] if "baseline" in view.summary else "the baseline"
     return ("Median times of the repetitions in run `" + str(df["run"].dropna().iloc[0]) + "`; a unit's time "

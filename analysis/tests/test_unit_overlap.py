@@ -38,10 +38,12 @@ def test_one_warpgroup_doing_both_is_named_so(tmp_path):
     assert rows["hidden"].iloc[0] == pytest.approx(0.5, abs=0.02)
 
 
-def test_a_pair_without_its_unit_alone_is_refused(tmp_path):
-    path = _run(tmp_path, {"gemm": 1.0, "gemm_and_exp2": 1.2})
+def test_a_unit_never_run_alone_has_no_share_and_a_failed_one_is_refused(tmp_path):
+    rows = unit_overlap.overlap_rows(load_results(_run(tmp_path / "a", {"gemm": 1.0, "gemm_and_wait": 1.1})), n_boot=10)
+    assert np.isnan(rows["hidden"].iloc[0]) and rows["together_us"].iloc[0] > rows["gemm_us"].iloc[0]
+    failed = _run(tmp_path / "b", {"gemm": 1.0, "exp2": 1.0, "gemm_and_exp2": 1.2}, errors={("exp2", 0): "gate failed"})
     with pytest.raises(unit_overlap.OverlapError, match="exp2 alone"):
-        unit_overlap.overlap_rows(load_results(path), n_boot=10)
+        unit_overlap.overlap_rows(load_results(failed), n_boot=10)
 
 
 def test_two_runs_are_refused(tmp_path):

@@ -139,9 +139,11 @@ __device__ __forceinline__ void store_d(const float (&d)[kN / 2], float* out) {
 
 template <Role kRole, Fault kFault, DType kT, int kN>
 __device__ void run_role(const UnitOverlapArgs& args, const unsigned char* a_tile, const unsigned char* b_tile,
-                         float* out) {
+                         float* out, std::uint64_t* gemm_done) {
   if constexpr (kRole == Role::idle) {
     return;
+  } else if constexpr (kRole == Role::mbarrier_wait) {
+    gpu::mbarrier_wait(gemm_done, 0);  // each lane retries, as the prefill's pipeline waits do
   } else {
     const int passes = args.passes;
     float x[kChains], b[kChains], sum[kChains];
@@ -166,6 +168,7 @@ __device__ void run_role(const UnitOverlapArgs& args, const unsigned char* a_til
       }
       wgmma::wait<0>();
       wgmma::fence_operands(d);
+      if (threadIdx.x == 0) gpu::mbarrier_arrive(gemm_done);  // releases a waiting warpgroup
       store_d<kN>(d, out);
     } else {
       const int summed = kFault == Fault::exp2_pass ? passes - 1 : passes;  // the injected fault: a pass short
@@ -189,10 +192,14 @@ __global__ void __launch_bounds__(kThreads, 1) unit_overlap_kernel(const UnitOve
   static_assert(Policy::kGemmN <= kMaxN && sweeps_at(Policy::kGemmN) * Policy::kGemmN == kSweeps * kCols,
                 "a pass's multiply-adds in whole sweeps");
   static_assert(Policy::kFault != Fault::gemm_pass || sweeps_at(Policy::kGemmN) > 1, "a sweep short leaves one");
+  static_assert(Policy::kWarpgroup1 != Role::mbarrier_wait || writes_d(Policy::kWarpgroup0),
+                "a waiting warpgroup needs a GEMM to release it");
   extern __shared__ unsigned char smem_raw[];
   unsigned char* a_tile = reinterpret_cast<unsigned char*>(
       (reinterpret_cast<std::uintptr_t>(smem_raw) + kAtomBytes - 1) / kAtomBytes * kAtomBytes);
   unsigned char* b_tile = a_tile + kRows * kTileBytes<kT>;
+  __shared__ std::uint64_t gemm_done;  // one arrival: warpgroup 0's GEMM is done
+  if (threadIdx.x == 0) gpu::mbarrier_init(&gemm_done, 1);
   stage_swizzled<kT>(a_tile, static_cast<const unsigned char*>(args.a), kRows);
   stage_swizzled<kT>(b_tile, static_cast<const unsigned char*>(args.b), Policy::kGemmN);
   gpu::fence_proxy_async_smem();  // the generic stores above before wgmma's async-proxy reads
@@ -200,9 +207,9 @@ __global__ void __launch_bounds__(kThreads, 1) unit_overlap_kernel(const UnitOve
   float* out = args.out + std::size_t(blockIdx.x) * kOutFloats;
   const std::uint64_t cycles0 = gpu::cycle_counter(), ns0 = gpu::global_ns();
   if (threadIdx.x < gpu::kWarpGroupThreads)
-    run_role<Policy::kWarpgroup0, Policy::kFault, kT, Policy::kGemmN>(args, a_tile, b_tile, out);
+    run_role<Policy::kWarpgroup0, Policy::kFault, kT, Policy::kGemmN>(args, a_tile, b_tile, out, &gemm_done);
   else
-    run_role<Policy::kWarpgroup1, Policy::kFault, kT, Policy::kGemmN>(args, a_tile, b_tile, out);
+    run_role<Policy::kWarpgroup1, Policy::kFault, kT, Policy::kGemmN>(args, a_tile, b_tile, out, &gemm_done);
   __syncthreads();  // both roles done (an idle one returns at once and waits here)
   if (threadIdx.x == 0) {
     args.clocks[2 * blockIdx.x] = gpu::cycle_counter() - cycles0;

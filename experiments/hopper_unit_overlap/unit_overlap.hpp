@@ -80,7 +80,9 @@ using UnitOverlapLaunch = void (*)(const UnitOverlapArgs&, gpu::api::stream_t);
 
 // What a role writes, for the gate.
 constexpr bool writes_d(Role r) { return r == Role::gemm || r == Role::gemm_rs || r == Role::gemm_then_exp2; }
-constexpr bool writes_chains(Role r) { return !writes_d(r) ? r != Role::idle : r == Role::gemm_then_exp2; }
+constexpr bool writes_chains(Role r) {
+  return !writes_d(r) ? r != Role::idle && r != Role::mbarrier_wait : r == Role::gemm_then_exp2;
+}
 constexpr bool runs_exp2(Role r) { return r == Role::exp2 || r == Role::gemm_then_exp2; }
 
 struct RolePair {
