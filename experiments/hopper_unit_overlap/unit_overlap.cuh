@@ -198,8 +198,10 @@ __global__ void __launch_bounds__(kThreads, 1) unit_overlap_kernel(const UnitOve
   unsigned char* a_tile = reinterpret_cast<unsigned char*>(
       (reinterpret_cast<std::uintptr_t>(smem_raw) + kAtomBytes - 1) / kAtomBytes * kAtomBytes);
   unsigned char* b_tile = a_tile + kRows * kTileBytes<kT>;
-  __shared__ std::uint64_t gemm_done;  // one arrival: warpgroup 0's GEMM is done
-  if (threadIdx.x == 0) gpu::mbarrier_init(&gemm_done, 1);
+  // One arrival: warpgroup 0's GEMM is done. In the dynamic block, which takes all a block may
+  // have (a static one would not fit beside it).
+  auto* gemm_done = reinterpret_cast<std::uint64_t*>(b_tile + kMaxN * kTileBytes<kT>);
+  if (threadIdx.x == 0) gpu::mbarrier_init(gemm_done, 1);
   stage_swizzled<kT>(a_tile, static_cast<const unsigned char*>(args.a), kRows);
   stage_swizzled<kT>(b_tile, static_cast<const unsigned char*>(args.b), Policy::kGemmN);
   gpu::fence_proxy_async_smem();  // the generic stores above before wgmma's async-proxy reads
@@ -207,9 +209,9 @@ __global__ void __launch_bounds__(kThreads, 1) unit_overlap_kernel(const UnitOve
   float* out = args.out + std::size_t(blockIdx.x) * kOutFloats;
   const std::uint64_t cycles0 = gpu::cycle_counter(), ns0 = gpu::global_ns();
   if (threadIdx.x < gpu::kWarpGroupThreads)
-    run_role<Policy::kWarpgroup0, Policy::kFault, kT, Policy::kGemmN>(args, a_tile, b_tile, out, &gemm_done);
+    run_role<Policy::kWarpgroup0, Policy::kFault, kT, Policy::kGemmN>(args, a_tile, b_tile, out, gemm_done);
   else
-    run_role<Policy::kWarpgroup1, Policy::kFault, kT, Policy::kGemmN>(args, a_tile, b_tile, out, &gemm_done);
+    run_role<Policy::kWarpgroup1, Policy::kFault, kT, Policy::kGemmN>(args, a_tile, b_tile, out, gemm_done);
   __syncthreads();  // both roles done (an idle one returns at once and waits here)
   if (threadIdx.x == 0) {
     args.clocks[2 * blockIdx.x] = gpu::cycle_counter() - cycles0;
@@ -225,7 +227,7 @@ inline std::size_t launch_smem() {
 
 template <class Policy, DType kT>
 void launch_typed(const UnitOverlapArgs& args, gpu::api::stream_t stream) {
-  constexpr std::size_t kNeeded = kAtomBytes + (kRows + kMaxN) * kTileBytes<kT>;
+  constexpr std::size_t kNeeded = kAtomBytes + (kRows + kMaxN) * kTileBytes<kT> + sizeof(std::uint64_t);
   const std::size_t bytes = launch_smem();
   if (bytes < kNeeded)
     throw std::runtime_error("unit overlap: " + std::to_string(kNeeded) + " bytes of shared memory needed, " +
