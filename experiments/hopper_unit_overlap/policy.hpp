@@ -22,6 +22,8 @@ enum class Role {
   ffma,            // FFMA on 16 independent chains a thread, as many issue cycles as exp2's MUFU time
   ffma_imm,        // the same with one register operand (x / 2 + 0.25), two fewer register reads each
   fmnmx,           // FMNMX (the ALU pipe, the row maxima's instruction), as many pipe cycles
+  fadd,            // FADD on 16 chains, as many as ffma's FFMAs (cuDNN's fp8 softmax subtracts
+  fmul,            // FMUL   with an FADD after an FMUL where ours takes one FFMA)
   mbarrier_wait,   // waits on an mbarrier that warpgroup 0 completes when its GEMM is done, as a
                    // producer warp waits for a slot: its retries are all it issues
   gemm_then_exp2,  // one warpgroup issues a pass's GEMM, then its exponentials, then waits for
@@ -97,6 +99,18 @@ struct gemm_n64_and_exp2 : Roles<Role::gemm, Role::exp2, Fault::none, 64> {
 struct gemm_n64_and_ffma : Roles<Role::gemm, Role::ffma, Fault::none, 64> {
   static constexpr std::string_view kName = "gemm_n64_and_ffma";
 };
+struct fadd : Roles<Role::idle, Role::fadd> {
+  static constexpr std::string_view kName = "fadd";
+};
+struct fmul : Roles<Role::idle, Role::fmul> {
+  static constexpr std::string_view kName = "fmul";
+};
+struct gemm_and_fadd : Roles<Role::gemm, Role::fadd> {
+  static constexpr std::string_view kName = "gemm_and_fadd";
+};
+struct gemm_and_fmul : Roles<Role::gemm, Role::fmul> {
+  static constexpr std::string_view kName = "gemm_and_fmul";
+};
 // Warps retrying an mbarrier wait beside the GEMM (no time alone: it waits for the GEMM).
 struct gemm_and_mbarrier_wait : Roles<Role::gemm, Role::mbarrier_wait> {
   static constexpr std::string_view kName = "gemm_and_mbarrier_wait";
@@ -109,7 +123,7 @@ struct gemm_then_exp2 : Roles<Role::gemm_then_exp2, Role::idle> {
 using Variants = harness::VariantList<gemm, gemm_rs, exp2, ffma, ffma_imm, fmnmx, gemm_and_exp2, gemm_rs_and_exp2,
                                       gemm_and_ffma, gemm_and_ffma_imm, gemm_and_fmnmx, gemm_n256, gemm_n256_and_exp2,
                                       gemm_n256_and_ffma, gemm_n64, gemm_n64_and_exp2, gemm_n64_and_ffma, gemm_and_mbarrier_wait,
-                                      gemm_then_exp2>;
+                                      fadd, fmul, gemm_and_fadd, gemm_and_fmul, gemm_then_exp2>;
 
 // The GPU tests' faults: the last pass's GEMM a sweep short; a chain's sum a pass short.
 using faulty_gemm = Roles<Role::gemm, Role::exp2, Fault::gemm_pass>;

@@ -122,6 +122,18 @@ __device__ __forceinline__ void fmnmx_pass(float (&x)[kChains], float (&sum)[kCh
   for (int i = 0; i < kChains; ++i) sum[i] += x[i];
 }
 
+// One pass's FADDs (x <- x + b) or FMULs (x <- x * c), 32 steps a chain like ffma_pass.
+template <Role kRole>
+__device__ __forceinline__ void add_or_mul_pass(float (&x)[kChains], const float (&operand)[kChains],
+                                                float (&sum)[kChains]) {
+#pragma unroll
+  for (int s = 0; s < kFfmaSteps; ++s)
+#pragma unroll
+    for (int i = 0; i < kChains; ++i) x[i] = kRole == Role::fadd ? __fadd_rn(x[i], operand[i]) : __fmul_rn(x[i], operand[i]);
+#pragma unroll
+  for (int i = 0; i < kChains; ++i) sum[i] += x[i];
+}
+
 // D to the CTA's output, rows of kMaxN: thread (warp w, lane g * 4 + q) holds rows 16w + g and
 // 16w + g + 8 of each 8-column block, columns 2q and 2q + 1 (the m16n8 C layout).
 template <int kN>
@@ -171,11 +183,18 @@ __device__ void run_role(const UnitOverlapArgs& args, const unsigned char* a_til
       if (threadIdx.x == 0) gpu::mbarrier_arrive(gemm_done);  // releases a waiting warpgroup
       store_d<kN>(d, out);
     } else {
+      if constexpr (kRole == Role::fadd || kRole == Role::fmul)
+#pragma unroll
+        for (int i = 0; i < kChains; ++i) {
+          b[i] = kRole == Role::fadd ? floorf(x[i] * 4.f) : (x[i] > 2.f ? 2.f : 1.f);  // fadd_step; 1
+          if (kRole == Role::fadd) x[i] = 0.f;
+        }
       const int summed = kFault == Fault::exp2_pass ? passes - 1 : passes;  // the injected fault: a pass short
       for (int p = 0; p < summed; ++p) {
         if constexpr (kRole == Role::exp2) exp2_pass(x, sum);
         else if constexpr (kRole == Role::ffma) ffma_pass(x, b, sum);
         else if constexpr (kRole == Role::ffma_imm) ffma_imm_pass(x, sum);
+        else if constexpr (kRole == Role::fadd || kRole == Role::fmul) add_or_mul_pass<kRole>(x, b, sum);
         else fmnmx_pass(x, sum);
       }
     }

@@ -44,6 +44,9 @@ inline constexpr int kExp2Steps = 4;    // 16 x 4 = 64 exponentials a thread a p
 inline constexpr int kFfmaSteps = 32;   // 16 x 32 = 512 FFMAs a thread a pass: one a cycle, 512 cycles
 inline constexpr int kFmnmxSteps = 16;  // 16 x 16 = 256 FMNMXs a thread a pass: the ALU pipe takes two cycles each
 inline constexpr float kFfmaImm = 0.25f;  // ffma_imm's addend
+// fadd's and fmul's operands from a chain's start (in [0.25, 1)), at run time so that nothing
+// folds: fadd adds a whole number (1 to 3) from 0, exact in f32; fmul multiplies by 1.
+inline float fadd_step(float init) { return float(int(init * 4.f)); }
 inline constexpr int kThreads = 256;    // two warpgroups
 inline constexpr int kChainFloats = kThreads * kChains;
 inline constexpr int kDFloats = kRows * kMaxN;  // D's slot, rows of kMaxN

@@ -29,6 +29,7 @@ gpu::DeviceBuffer<unsigned char> upload_as(DType t, const std::vector<float>& v)
 
 std::vector<double> chain_reference(Role role, const float* inits, int passes) {
   std::vector<double> x(inits, inits + kChains), sum(kChains, 0.0);
+  if (role == Role::fadd) std::fill(x.begin(), x.end(), 0.0);
   for (int p = 0; p < passes; ++p) {
     for (int i = 0; i < kChains; ++i) {
       if (runs_exp2(role))
@@ -37,6 +38,9 @@ std::vector<double> chain_reference(Role role, const float* inits, int passes) {
         for (int s = 0; s < kFfmaSteps; ++s) x[i] = x[i] * 0.5 + double(inits[i]);
       else if (role == Role::ffma_imm)
         for (int s = 0; s < kFfmaSteps; ++s) x[i] = x[i] * 0.5 + double(kFfmaImm);
+      else if (role == Role::fadd)
+        x[i] += kFfmaSteps * double(fadd_step(inits[i]));  // whole numbers: exact in f32 too
+      // fmul: x * 1 keeps the start
     }
     if (role == Role::fmnmx)  // in the kernel's order: chain i reads chain i + 1's value of this step
       for (int s = 0; s < kFmnmxSteps; ++s)
