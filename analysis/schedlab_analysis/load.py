@@ -57,7 +57,9 @@ GBENCH_FIELDS = frozenset({
 HARNESS_COUNTERS = frozenset({
     "flops", "bytes", "FLOP_per_s", "bytes_per_s", "rel_l2_err", "max_abs_err", "mismatch_pct",
     "input_sets",
-    "sm_clock_ghz",  # a case's measured SM clock over its launch (experiments/hopper_unit_overlap)
+    # measurements of a case's launch (experiments/hopper_unit_overlap): its SM clock, and when
+    # each warpgroup's role ended
+    "sm_clock_ghz", "wg0_end_us", "wg1_end_us",
 })
 NON_AXIS_FIELDS = GBENCH_FIELDS | HARNESS_COUNTERS
 

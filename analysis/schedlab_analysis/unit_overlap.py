@@ -35,16 +35,18 @@ def _hidden(g: np.ndarray, u: np.ndarray, t: np.ndarray) -> float:
 def overlap_rows(df: pd.DataFrame, *, n_boot: int = DEFAULT_BOOTSTRAP, seed: int = DEFAULT_SEED) -> pd.DataFrame:
     """One row per pair variant and dtype of one run: the three median times (us), the hidden
     share and its 95% bootstrap interval (NaN for a unit the run has no time of alone), the GEMM's rate alone (TFLOP/s), and the SM clock
-    the GEMM alone and the pair ran at (GHz; NaN where the run did not measure it)."""
+    the GEMM alone and the pair ran at (GHz), and when in the pair the GEMM's and the unit's
+    warpgroups finished (us from the CTA's start; NaN where the run did not measure it)."""
     runs = sorted(df["run"].dropna().unique())
     if len(runs) != 1:
         raise OverlapError(f"overlap compares within one run; these files hold {len(runs)} ({', '.join(runs)})")
     ok = samples(df)
     times = {(d, v): g["time_us"].to_numpy(float) for (d, v), g in ok.groupby(["dtype", "variant"])}
     rate = {(d, v): float(g["FLOP_per_s"].median()) for (d, v), g in ok.groupby(["dtype", "variant"])}
-    has_clock = "sm_clock_ghz" in ok.columns
-    clock = {(d, v): float(g["sm_clock_ghz"].median()) if has_clock else float("nan")
-             for (d, v), g in ok.groupby(["dtype", "variant"])}
+    def median_of(column: str) -> dict:
+        return {(d, v): float(g[column].median()) if column in ok.columns else float("nan")
+                for (d, v), g in ok.groupby(["dtype", "variant"])}
+    clock, gemm_end, unit_end = median_of("sm_clock_ghz"), median_of("wg0_end_us"), median_of("wg1_end_us")
     rng = np.random.default_rng(seed)
     registered = set(df["variant"].dropna())
     rows = []
@@ -67,7 +69,9 @@ def overlap_rows(df: pd.DataFrame, *, n_boot: int = DEFAULT_BOOTSTRAP, seed: int
                      "gemm_us": np.median(g), "unit_us": unit_us, "together_us": np.median(t),
                      "hidden": hidden, "low": low, "high": high,
                      "gemm_tflops": rate[(dtype, m["gemm"])] / 1e12,
-                     "gemm_ghz": clock[(dtype, m["gemm"])], "together_ghz": clock[(dtype, variant)]})
+                     "gemm_ghz": clock[(dtype, m["gemm"])], "together_ghz": clock[(dtype, variant)],
+                     "gemm_end_us": gemm_end[(dtype, variant)],
+                     "unit_end_us": unit_end[(dtype, variant)] if m["how"] == "and" else float("nan")})
     if not rows:
         raise OverlapError("no pair variant (gemm_and_<unit>, gemm_rs_and_<unit>, gemm_then_<unit>) in these files")
     return pd.DataFrame(rows)
@@ -99,14 +103,16 @@ def render_overlap(args: list[str], files: list[str]) -> str:
         raise ReadmeError(str(e)) from e
     view = _one_view(files, str(df["experiment"].dropna().iloc[0]))
     lines = ["| GEMM (dtype, TFLOP/s alone) | beside it | in | GEMM alone (us) | unit alone (us) | together (us) "
-             "| unit's time hidden (95% interval) | SM clock, GEMM alone / together (GHz) |",
-             "|---|---|---|---|---|---|---|---|"]
+             "| unit's time hidden (95% interval) | SM clock, GEMM alone / together (GHz) "
+             "| together: GEMM / unit done at (us) |",
+             "|---|---|---|---|---|---|---|---|---|"]
     ghz = lambda x: "-" if not np.isfinite(x) else f"{x:.2f}"
     for _, r in rows.sort_values(["dtype", "hidden"], ascending=[False, False], na_position="last").iterrows():
         lines.append(f"| `{r['gemm']}` ({r['dtype']}, {r['gemm_tflops']:.0f}) | `{r['unit']}` | {r['where']} "
                      f"| {r['gemm_us']:.0f} | {_num(r['unit_us'])} | {r['together_us']:.0f} "
                      f"| {_share(r)} "
-                     f"| {ghz(r['gemm_ghz'])} / {ghz(r['together_ghz'])} |")
+                     f"| {ghz(r['gemm_ghz'])} / {ghz(r['together_ghz'])} "
+                     f"| {_num(r['gemm_end_us'])} / {_num(r['unit_end_us'])} |")
     baseline = view.summary["baseline"].dropna().iloc[0] if "baseline" in view.summary else "the baseline"
     return ("Median times of the repetitions in run `" + str(df["run"].dropna().iloc[0]) + "`; a unit's time "
             "hidden is (GEMM alone + unit alone - together) / unit alone: 100% when the pair takes as long as "

@@ -227,14 +227,17 @@ __global__ void __launch_bounds__(kThreads, 1) unit_overlap_kernel(const UnitOve
   __syncthreads();
   float* out = args.out + std::size_t(blockIdx.x) * kOutFloats;
   const std::uint64_t cycles0 = gpu::cycle_counter(), ns0 = gpu::global_ns();
-  if (threadIdx.x < gpu::kWarpGroupThreads)
+  const int wg = threadIdx.x / gpu::kWarpGroupThreads;
+  if (wg == 0)
     run_role<Policy::kWarpgroup0, Policy::kFault, kT, Policy::kGemmN>(args, a_tile, b_tile, out, gemm_done);
   else
     run_role<Policy::kWarpgroup1, Policy::kFault, kT, Policy::kGemmN>(args, a_tile, b_tile, out, gemm_done);
+  unsigned long long* clocks = args.clocks + std::size_t(blockIdx.x) * kClockSlots;
+  if (threadIdx.x % gpu::kWarpGroupThreads == 0) clocks[2 + wg] = gpu::global_ns() - ns0;  // its first warp's end
   __syncthreads();  // both roles done (an idle one returns at once and waits here)
   if (threadIdx.x == 0) {
-    args.clocks[2 * blockIdx.x] = gpu::cycle_counter() - cycles0;
-    args.clocks[2 * blockIdx.x + 1] = gpu::global_ns() - ns0;
+    clocks[0] = gpu::cycle_counter() - cycles0;
+    clocks[1] = gpu::global_ns() - ns0;
   }
 }
 

@@ -51,6 +51,7 @@ inline constexpr int kThreads = 256;    // two warpgroups
 inline constexpr int kChainFloats = kThreads * kChains;
 inline constexpr int kDFloats = kRows * kMaxN;  // D's slot, rows of kMaxN
 inline constexpr int kOutFloats = kDFloats + kChainFloats;  // a CTA's outputs: D, then the chains
+inline constexpr int kClockSlots = 4;
 
 struct UnitOverlapProblem {
   DType dtype = DType::fp8_e4m3;  // the GEMM's operands
@@ -68,7 +69,8 @@ struct UnitOverlapArgs {
   const void* b;            // kMaxN x kDepth, row-major, dtype (an n-wide GEMM reads n rows)
   const float* chain_init;  // kThreads x kChains: each chain's start (FFMA: also its addend)
   float* out;               // ctas x kOutFloats
-  unsigned long long* clocks;  // ctas x 2: the SM's cycles and the shared clock's ns over the CTA
+  unsigned long long* clocks;  // ctas x kClockSlots: the SM's cycles and the shared clock's ns over the
+                               // CTA, then the ns at which each warpgroup's role ended
   int passes = 0, ctas = 0;
   DType dtype = DType::fp8_e4m3;
   // Each pass's first wgmma overwrites D where this is true (always). From a kernel argument:
@@ -116,8 +118,9 @@ class UnitOverlapCase final : public harness::Case {
   std::size_t input_set_bytes() const override;
   std::size_t device_bytes(int sets) const override;
   std::map<std::string, double> axes() const override { return {{"passes", double(p_.passes)}}; }
-  // The SMs' clock over the last launch (GHz, mean over CTAs): a pair that draws more power may
-  // run at a lower clock, which its time alone would not tell from a collision.
+  // Over the last launch, means over CTAs: the SMs' clock (GHz; a pair that draws more power may
+  // run at a lower clock, which its time would not tell from a collision) and when each
+  // warpgroup's role ended (us from the CTA's start: which of a colliding pair yields).
   std::map<std::string, double> extra_counters() const override;
 
  private:

@@ -72,14 +72,19 @@ void UnitOverlapCase::prepare(std::uint64_t seed, int sets) {
     sets_.push_back(std::move(set));
   }
   out_ = gpu::DeviceBuffer<float>(std::size_t(ctas_) * kOutFloats);
-  clocks_ = gpu::DeviceBuffer<unsigned long long>(std::size_t(ctas_) * 2);
+  clocks_ = gpu::DeviceBuffer<unsigned long long>(std::size_t(ctas_) * kClockSlots);
 }
 
 std::map<std::string, double> UnitOverlapCase::extra_counters() const {
   const std::vector<unsigned long long> c = clocks_.download();
-  double ghz = 0;
-  for (int i = 0; i < ctas_; ++i) ghz += double(c[2 * i]) / double(std::max<unsigned long long>(c[2 * i + 1], 1));
-  return {{"sm_clock_ghz", ghz / ctas_}};
+  double ghz = 0, end0 = 0, end1 = 0;
+  for (int i = 0; i < ctas_; ++i) {
+    const unsigned long long* cta = c.data() + std::size_t(i) * kClockSlots;
+    ghz += double(cta[0]) / double(std::max<unsigned long long>(cta[1], 1));
+    end0 += double(cta[2]) * 1e-3;
+    end1 += double(cta[3]) * 1e-3;
+  }
+  return {{"sm_clock_ghz", ghz / ctas_}, {"wg0_end_us", end0 / ctas_}, {"wg1_end_us", end1 / ctas_}};
 }
 
 void UnitOverlapCase::poison_output() {
@@ -146,7 +151,7 @@ std::size_t UnitOverlapCase::input_set_bytes() const {
 }
 
 std::size_t UnitOverlapCase::device_bytes(int sets) const {
-  return std::size_t(sets) * input_set_bytes() + std::size_t(ctas_) * (kOutFloats * sizeof(float) + 2 * sizeof(unsigned long long));
+  return std::size_t(sets) * input_set_bytes() + std::size_t(ctas_) * (kOutFloats * sizeof(float) + kClockSlots * sizeof(unsigned long long));
 }
 
 const harness::FamilyAxes& UnitOverlapFamily::axes() {
