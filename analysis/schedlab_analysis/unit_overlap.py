@@ -119,3 +119,39 @@ def render_overlap(args: list[str], files: list[str]) -> str:
             "the GEMM alone, 0% when it takes both in turn.\n\n" + "\n".join(lines) + "\n\n"
             f"A/A control (`{baseline}` registered twice): median |change| {view.noise_floor:.2%}. "
             + accuracy_sentence(view))
+
+
+def overlap_figure(view):
+    """Each pair of the view's run against its two bounds, GEMM dtype by dtype: the pair's time
+    (bar), the GEMM alone (black tick: all of the unit hidden) and the two alone in turn (red
+    tick: none hidden), the hidden share written at the bar. None for a run without pairs."""
+    from .plots.style import new_figure
+
+    files = sorted(set(view.summary["source_file"].dropna()))
+    try:
+        rows = overlap_rows(load_results(files), n_boot=200)
+    except OverlapError:
+        return None
+    dtypes = sorted(rows["dtype"].unique(), reverse=True)
+    counts = [int((rows["dtype"] == d).sum()) for d in dtypes]
+    fig = new_figure(11, 1.2 + 0.32 * sum(counts) + 0.6 * len(dtypes))
+    axes = fig.subplots(len(dtypes), 1, squeeze=False, height_ratios=counts)[:, 0]
+    for ax, dtype in zip(axes, dtypes):
+        r = rows[rows["dtype"] == dtype].sort_values("hidden", ascending=False, na_position="last")
+        y = np.arange(len(r))[::-1]
+        ax.barh(y, r["together_us"], color="#8fb3d9", label="together")
+        ax.scatter(r["gemm_us"], y, marker="|", s=250, color="k", label="GEMM alone (all hidden)", zorder=3)
+        ax.scatter(r["gemm_us"] + r["unit_us"], y, marker="|", s=250, color="#c0392b",
+                   label="both alone, in turn (none hidden)", zorder=3)
+        for yi, (_, x) in zip(y, r.iterrows()):
+            text = "-" if not np.isfinite(x["hidden"]) else f"{100 * x['hidden']:.0f}% hidden"
+            ax.text(x["together_us"], yi, "  " + text, va="center", fontsize=8)
+        ax.set_yticks(y, [f"{x['gemm']} + {x['unit']}" + (" (one warpgroup)" if x["where"] != WHERE["and"] else "")
+                          for _, x in r.iterrows()], fontsize=8)
+        ax.set_title(f"GEMM in {dtype}", fontsize=9, loc="left")
+        ax.set_xlabel("time a launch (us)")
+        ax.set_xlim(0, 1.25 * max(r["together_us"].max(), np.nanmax(r["gemm_us"] + r["unit_us"].fillna(0))))
+    axes[0].legend(loc="upper right", fontsize=8)
+    fig.suptitle(f"{view.experiment} ({view.device_slug}): a GEMM beside another warpgroup's unit, run {view.run}",
+                 fontsize=10)
+    return fig

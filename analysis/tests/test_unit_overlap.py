@@ -69,3 +69,13 @@ def test_the_committed_run_renders_its_own_medians():
         assert r["hidden"] == pytest.approx((t(r["gemm"]) + t(r["unit"]) - t(r["variant"])) / t(r["unit"]))
     text = readme.render(["overlap"], [RUN])
     assert text.count("\n| `gemm") == len(rows) and "every record passed the accuracy gate" in text
+
+
+def test_the_figure_is_drawn_for_pairs_only(tmp_path):
+    from schedlab_analysis.dataset import Dataset
+    pairs = _run(tmp_path / "a", {"gemm": 1.0, "exp2": 1.0, "gemm_and_exp2": 1.2})
+    plain = _run(tmp_path / "b", {"gemm": 1.0, "exp2": 1.0})
+    for path, drawn in ((pairs, True), (plain, False)):
+        ds = Dataset.load([path])
+        view = ds.view(*ds.experiments()[0])
+        assert (unit_overlap.overlap_figure(view) is not None) == drawn

@@ -33,8 +33,13 @@ __all__ = ["PEER_PREFIX", "Selection", "bars_figure", "best_variant", "colors_fo
            "summary_table"]
 
 # (name, figure maker, whether it draws the selected series)
+def _overlap_figure(view: ExperimentView):
+    from ..unit_overlap import overlap_figure  # only runs with pair variants draw it
+    return overlap_figure(view)
+
+
 FIGURES = (("bars", bars_figure, True), ("speedup", speedup_figure, True), ("scaling", scaling_figure, True),
-           ("roofline", roofline_figure, True), ("stalls", stalls_figure, False))
+           ("roofline", roofline_figure, True), ("stalls", stalls_figure, False), ("overlap", _overlap_figure, False))
 
 
 def experiment_figures(view: ExperimentView) -> dict[str, Figure]:
