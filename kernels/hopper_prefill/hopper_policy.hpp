@@ -199,12 +199,15 @@ struct HopperPrefillPolicy {
   // buffer; 128-key tiles with two, cuDNN's shape of loop, were slower (kernels/hopper_prefill/
   // LOG.md, "fp8 on two P buffers").
   /* ProducerRegsFp8 = */ static constexpr int kProducerRegsFp8 = 24;
-  // fp8 on two consumers: they meet at one named barrier a key tile, consumer 1 before its
+  // fp8 on two consumers: they meet at two named barriers a key tile, consumer 1 before its
   // exponentials and consumer 0 after its own, so that their runs of exp2s alternate on the
   // multi-function unit (at fp8 a tile's exp2s take that unit as long as the tensor pipe takes
   // its GEMMs); cuDNN's fp8 forward places its one barrier a pass so. The kernels of Fp8Meet
   // (below) set it.
   /* ExpMeetFp8 = */ static constexpr bool kExpMeetFp8 = false;
+  // fp8's exponents as cuDNN's fp8 forward computes them: the scale an FMUL, the max an FADD,
+  // where the default takes one FFMA (kernels/attention/online_softmax.hpp, kScaleApart).
+  /* Fp8ScaleApart = */ static constexpr bool kFp8ScaleApart = false;
   // fp8 launches without the mask of at most this many keys (and kFp8ShortKeys) run
   // ShortSeq<Fp8Meet<Policy>, false>: cuDNN's fp8 loop on persistent CTAs. On the H200, against
   // the short kernel of the default tile, both on the static walk (kernels/hopper_prefill/LOG.md,
