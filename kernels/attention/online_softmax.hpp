@@ -56,8 +56,6 @@ struct RowState {
 //   kFoldSum (false): the tile's exponentials are summed apart and added once, l = l corr +
 //     sum, after both row slots' maxima; otherwise each slot's l is rescaled first and takes
 //     each n8 tile's part as its exponentials are computed.
-//   kScaleApart (false): an exponent's scale and max subtraction as an FMUL then an FADD
-//     (cuDNN's fp8 forward's form) instead of one FFMA.
 //   kRowLimitMask (false): a masked tile compares each key with its row's first invisible key,
 //     computed once per row slot, the mask causal when Form::kCausal (known at compile time);
 //     otherwise each element is tested against kv_len and the runtime a.causal.
@@ -71,18 +69,6 @@ inline constexpr bool kFoldSumOf = [] {
   if constexpr (requires { F::kFoldSum; }) return bool(F::kFoldSum);
   else return false;
 }();
-template <class F>
-inline constexpr bool kScaleApartOf = [] {
-  if constexpr (requires { F::kScaleApart; }) return bool(F::kScaleApart);
-  else return false;
-}();
-// 2^(s scale - m) in the Form's instructions (kScaleApart); the _rn intrinsics keep ptxas from
-// contracting the two into an FFMA.
-template <class F>
-__device__ __forceinline__ float exp2_scaled(float s, float scale_log2, float m) {
-  if constexpr (kScaleApartOf<F>) return gpu::mma::fast_exp2(__fadd_rn(__fmul_rn(s, scale_log2), -m));
-  else return gpu::mma::fast_exp2(fmaf(s, scale_log2, -m));
-}
 template <class F>
 inline constexpr bool kRowLimitMaskOf = [] {
   if constexpr (requires { F::kRowLimitMask; }) return bool(F::kRowLimitMask);
@@ -190,7 +176,7 @@ __device__ __forceinline__ void softmax_rows(float (&s)[T::kSTiles][4], float (&
 #pragma unroll
       for (int n = 0; n < T::kSTiles; ++n) {
 #pragma unroll
-        for (int e = 0; e < kPer; ++e) s[n][kPer * r + e] = exp2_scaled<Form>(s[n][kPer * r + e], scale_log2, m_use);
+        for (int e = 0; e < kPer; ++e) s[n][kPer * r + e] = gpu::mma::fast_exp2(fmaf(s[n][kPer * r + e], scale_log2, -m_use));
         float part = s[n][kPer * r];
 #pragma unroll
         for (int e = 1; e < kPer; ++e) part += s[n][kPer * r + e];
@@ -209,7 +195,7 @@ __device__ __forceinline__ void softmax_rows(float (&s)[T::kSTiles][4], float (&
     for (int n = 0; n < T::kSTiles; ++n)
 #pragma unroll
       for (int i = 0; i < 4; ++i) {
-        s[n][i] = exp2_scaled<Form>(s[n][i], scale_log2, m_rows[i / kPer]);
+        s[n][i] = gpu::mma::fast_exp2(fmaf(s[n][i], scale_log2, -m_rows[i / kPer]));
         sum[i / kPer][n % kChains] += s[n][i];
       }
     gate.after_exps(sum);

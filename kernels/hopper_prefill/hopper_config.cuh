@@ -120,7 +120,6 @@ struct Config {
   static constexpr bool kMaskLoops = Policy::mask_loops(kHeadDim, kCausal);
   static_assert(kPvWaitBehindExp < kSRegs, "pv_wait_behind_exp names one of S's registers");
   static constexpr bool kFoldSum = true, kRowLimitMask = true, kSkipUnitRescale = false;
-  static constexpr bool kScaleApart = kFp8 && Policy::kFp8ScaleApart;
   // fp8: the two consumers' exponentials alternate (Policy::kExpMeetFp8, ExpMeet).
   static constexpr bool kExpMeet = kFp8 && Policy::kExpMeetFp8;
   static_assert(!kExpMeet || (kConsumers == 2 && Policy::kStagedOutput),

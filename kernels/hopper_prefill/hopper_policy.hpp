@@ -205,9 +205,6 @@ struct HopperPrefillPolicy {
   // its GEMMs); cuDNN's fp8 forward places its one barrier a pass so. The kernels of Fp8Meet
   // (below) set it.
   /* ExpMeetFp8 = */ static constexpr bool kExpMeetFp8 = false;
-  // fp8's exponents as cuDNN's fp8 forward computes them: the scale an FMUL, the max an FADD,
-  // where the default takes one FFMA (kernels/attention/online_softmax.hpp, kScaleApart).
-  /* Fp8ScaleApart = */ static constexpr bool kFp8ScaleApart = false;
   // fp8 launches without the mask of at most this many keys (and kFp8ShortKeys) run
   // ShortSeq<Fp8Meet<Policy>, false>: cuDNN's fp8 loop on persistent CTAs. On the H200, against
   // the short kernel of the default tile, both on the static walk (kernels/hopper_prefill/LOG.md,

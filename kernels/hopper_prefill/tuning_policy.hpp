@@ -11,9 +11,4 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
 
-// fp8's exponents as an FMUL and an FADD (cuDNN's form) instead of one FFMA.
-struct fp8_scale_apart : Base {
-  /* Fp8ScaleApart = */ static constexpr bool kFp8ScaleApart = true;
-};
-
 }  // namespace schedlab::experiments::hopper_prefill_tuning
