@@ -24,6 +24,11 @@ enum class Role {
   fmnmx,           // FMNMX (the ALU pipe, the row maxima's instruction), as many pipe cycles
   fadd,            // FADD on 16 chains, as many as ffma's FFMAs (cuDNN's fp8 softmax subtracts
   fmul,            // FMUL   with an FADD after an FMUL where ours takes one FFMA)
+  softmax_ffma,    // a softmax's instruction mix on 64 scores a thread a pass (two rows of 32):
+                   // the rows' maxima (FMNMX), then each score's exponent as one FFMA, its
+                   // exp2 and its row sum's FADD in turn, as the Hopper family's fp8 loop
+  softmax_fmul_fadd,  // the same as cuDNN's fp8 loop: the exponent an FMUL and an FADD, the
+                      // row sums after all the exponentials
   mbarrier_wait,   // waits on an mbarrier that warpgroup 0 completes when its GEMM is done, as a
                    // producer warp waits for a slot: its retries are all it issues
   gemm_then_exp2,  // one warpgroup issues a pass's GEMM, then its exponentials, then waits for
@@ -111,6 +116,19 @@ struct gemm_and_fadd : Roles<Role::gemm, Role::fadd> {
 struct gemm_and_fmul : Roles<Role::gemm, Role::fmul> {
   static constexpr std::string_view kName = "gemm_and_fmul";
 };
+// A softmax's mix beside the GEMM, in the two forms: whether the form changes what it costs.
+struct softmax_ffma : Roles<Role::idle, Role::softmax_ffma> {
+  static constexpr std::string_view kName = "softmax_ffma";
+};
+struct softmax_fmul_fadd : Roles<Role::idle, Role::softmax_fmul_fadd> {
+  static constexpr std::string_view kName = "softmax_fmul_fadd";
+};
+struct gemm_and_softmax_ffma : Roles<Role::gemm, Role::softmax_ffma> {
+  static constexpr std::string_view kName = "gemm_and_softmax_ffma";
+};
+struct gemm_and_softmax_fmul_fadd : Roles<Role::gemm, Role::softmax_fmul_fadd> {
+  static constexpr std::string_view kName = "gemm_and_softmax_fmul_fadd";
+};
 // Warps retrying an mbarrier wait beside the GEMM (no time alone: it waits for the GEMM).
 struct gemm_and_mbarrier_wait : Roles<Role::gemm, Role::mbarrier_wait> {
   static constexpr std::string_view kName = "gemm_and_mbarrier_wait";
@@ -123,7 +141,8 @@ struct gemm_then_exp2 : Roles<Role::gemm_then_exp2, Role::idle> {
 using Variants = harness::VariantList<gemm, gemm_rs, exp2, ffma, ffma_imm, fmnmx, gemm_and_exp2, gemm_rs_and_exp2,
                                       gemm_and_ffma, gemm_and_ffma_imm, gemm_and_fmnmx, gemm_n256, gemm_n256_and_exp2,
                                       gemm_n256_and_ffma, gemm_n64, gemm_n64_and_exp2, gemm_n64_and_ffma, gemm_and_mbarrier_wait,
-                                      fadd, fmul, gemm_and_fadd, gemm_and_fmul, gemm_then_exp2>;
+                                      fadd, fmul, gemm_and_fadd, gemm_and_fmul, softmax_ffma, softmax_fmul_fadd,
+                                      gemm_and_softmax_ffma, gemm_and_softmax_fmul_fadd, gemm_then_exp2>;
 
 // The GPU tests' faults: the last pass's GEMM a sweep short; a chain's sum a pass short.
 using faulty_gemm = Roles<Role::gemm, Role::exp2, Fault::gemm_pass>;

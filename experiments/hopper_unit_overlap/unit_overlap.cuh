@@ -134,6 +134,36 @@ __device__ __forceinline__ void add_or_mul_pass(float (&x)[kChains], const float
   for (int i = 0; i < kChains; ++i) sum[i] += x[i];
 }
 
+// One pass of a softmax's mix (Role::softmax_ffma or softmax_fmul_fadd) on 64 scores in two
+// rows; the row sums into l. Outputs: l, then the first scores.
+template <Role kRole>
+__device__ __forceinline__ void softmax_pass(float (&s)[kSoftmaxScores], float scale, float (&l)[2]) {
+  float m[2];
+#pragma unroll
+  for (int r = 0; r < 2; ++r) {  // the rows' maxima: two chains a row, folded
+    float a = s[r * kSoftmaxRow], b = s[r * kSoftmaxRow + 1];
+#pragma unroll
+    for (int k = 2; k < kSoftmaxRow; k += 2) {
+      a = fmaxf(a, s[r * kSoftmaxRow + k]);
+      b = fmaxf(b, s[r * kSoftmaxRow + k + 1]);
+    }
+    m[r] = fmaxf(a, b) * scale;
+  }
+  if constexpr (kRole == Role::softmax_ffma) {
+#pragma unroll
+    for (int k = 0; k < kSoftmaxScores; ++k) {
+      s[k] = gpu::mma::fast_exp2(fmaf(s[k], scale, -m[k / kSoftmaxRow]));
+      l[k / kSoftmaxRow] += s[k];
+    }
+  } else {
+#pragma unroll
+    for (int k = 0; k < kSoftmaxScores; ++k)
+      s[k] = gpu::mma::fast_exp2(__fadd_rn(__fmul_rn(s[k], scale), -m[k / kSoftmaxRow]));
+#pragma unroll
+    for (int k = 0; k < kSoftmaxScores; ++k) l[k / kSoftmaxRow] += s[k];
+  }
+}
+
 // D to the CTA's output, rows of kMaxN: thread (warp w, lane g * 4 + q) holds rows 16w + g and
 // 16w + g + 8 of each 8-column block, columns 2q and 2q + 1 (the m16n8 C layout).
 template <int kN>
@@ -189,7 +219,19 @@ __device__ void run_role(const UnitOverlapArgs& args, const unsigned char* a_til
           b[i] = kRole == Role::fadd ? floorf(x[i] * 4.f) : (x[i] > 2.f ? 2.f : 1.f);  // fadd_step; 1
           if (kRole == Role::fadd) x[i] = 0.f;
         }
-      const int summed = kFault == Fault::exp2_pass ? passes - 1 : passes;  // the injected fault: a pass short
+      if constexpr (is_softmax(kRole)) {
+        float scores[kSoftmaxScores], l[2] = {0.f, 0.f};
+        const float* init = args.chain_init + threadIdx.x * kChains;
+#pragma unroll
+        for (int k = 0; k < kSoftmaxScores; ++k) scores[k] = init[k % kChains] * (1.f + float(k) / kSoftmaxScores);
+        const float scale = init[0] > 2.f ? 2.f : 1.f;  // 1, unknown to the compiler
+        for (int p = 0; p < passes; ++p) softmax_pass<kRole>(scores, scale, l);
+        sum[0] = l[0];
+        sum[1] = l[1];
+#pragma unroll
+        for (int i = 2; i < kChains; ++i) sum[i] = scores[i - 2];
+      }
+      const int summed = is_softmax(kRole) ? 0 : kFault == Fault::exp2_pass ? passes - 1 : passes;  // the injected fault: a pass short
       for (int p = 0; p < summed; ++p) {
         if constexpr (kRole == Role::exp2) exp2_pass(x, sum);
         else if constexpr (kRole == Role::ffma) ffma_pass(x, b, sum);

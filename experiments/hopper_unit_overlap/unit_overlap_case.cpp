@@ -28,6 +28,19 @@ gpu::DeviceBuffer<unsigned char> upload_as(DType t, const std::vector<float>& v)
 }  // namespace
 
 std::vector<double> chain_reference(Role role, const float* inits, int passes) {
+  if (is_softmax(role)) {  // l of each row over the passes, then the first scores after the last
+    std::vector<double> sc(kSoftmaxScores);
+    for (int k = 0; k < kSoftmaxScores; ++k) sc[k] = softmax_start(inits, k);
+    double l[2] = {0, 0};
+    for (int p = 0; p < passes; ++p)
+      for (int r = 0; r < 2; ++r) {
+        const double m = *std::max_element(sc.begin() + r * kSoftmaxRow, sc.begin() + (r + 1) * kSoftmaxRow);
+        for (int k = r * kSoftmaxRow; k < (r + 1) * kSoftmaxRow; ++k) l[r] += sc[k] = std::exp2(sc[k] - m);
+      }
+    std::vector<double> out{l[0], l[1]};
+    out.insert(out.end(), sc.begin(), sc.begin() + kChains - 2);
+    return out;
+  }
   std::vector<double> x(inits, inits + kChains), sum(kChains, 0.0);
   if (role == Role::fadd) std::fill(x.begin(), x.end(), 0.0);
   for (int p = 0; p < passes; ++p) {
