@@ -5,7 +5,7 @@
 # throughput) and the SM clock the kernel ran at, one profiled launch per benchmark that FILTER
 # selects, clocks left alone (--clock-control none). Complements device_full.sh's stall
 # reasons, which say why warps wait but not which unit is full.
-#     [TIER=full] bash scripts/device_ncu_pipes.sh BINARY FILTER [OUT_DIR]   # TIER: the shapes FILTER picks from (default: default)
+#     [TIER=full] bash scripts/device_ncu_pipes.sh BINARY FILTER [OUT_DIR]   # TIER: the shapes FILTER picks from (default: default); AXES: --schedlab_axes shapes instead
 # Writes OUT_DIR/<experiment>/pipes-<UTC stamp>-<commit>-<variant>-<dtype>-<shape>.csv (ncu --page raw
 # --csv; the commit from .carry/provenance, as the binaries' own), the layout of
 # results/<device>/, where `python -m schedlab_analysis.ncu_pipes` and the README section kind
@@ -19,6 +19,7 @@ export LD_LIBRARY_PATH=$PWD/.carry/lib:${LD_LIBRARY_PATH:-}
 commit=$(cut -d' ' -f1 .carry/provenance 2>/dev/null || git rev-parse HEAD)
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 tier=(--schedlab_tier="${TIER:-default}")
+[ -n "${AXES:-}" ] && tier=(--schedlab_axes="$AXES")  # shapes of the user's instead of a tier's
 for t in $("$bin" "${tier[@]}" --benchmark_list_tests --benchmark_filter="$filter" 2>/dev/null | grep '/manual_time$'); do
   tag=${t%/manual_time}
   IFS=/ read -r experiment variant dtype _ <<<"$tag"

@@ -5,7 +5,7 @@
 # device_ncu_pipes.sh (which unit is busy) and device_full.sh's per-kernel stall totals (why
 # warps wait, but not at which instruction: a producer warp's barrier wait and a computing
 # warp's look the same there).
-#     [TIER=full] bash scripts/device_ncu_source.sh BINARY FILTER [OUT_DIR]   # TIER: the shapes FILTER picks from (default: default)
+#     [TIER=full] bash scripts/device_ncu_source.sh BINARY FILTER [OUT_DIR]   # TIER: the shapes FILTER picks from (default: default); AXES: --schedlab_axes shapes instead
 # Writes OUT_DIR/<experiment>/sass-stalls-<UTC stamp>-<commit>-<variant>-<dtype>-<shape>.csv (ncu
 # --page source --print-source sass --csv; the commit from .carry/provenance, as the binaries'
 # own), which `python -m schedlab_analysis.ncu_source` summarizes by instruction and by region.
@@ -21,6 +21,7 @@ commit=$(cut -d' ' -f1 .carry/provenance 2>/dev/null || git rev-parse HEAD)
 stamp=$(date -u +%Y%m%dT%H%M%SZ)
 rep=$(mktemp -d)
 tier=(--schedlab_tier="${TIER:-default}")
+[ -n "${AXES:-}" ] && tier=(--schedlab_axes="$AXES")  # shapes of the user's instead of a tier's
 for t in $("$bin" "${tier[@]}" --benchmark_list_tests --benchmark_filter="$filter" 2>/dev/null | grep '/manual_time$'); do
   tag=${t%/manual_time}
   IFS=/ read -r experiment variant dtype _ <<<"$tag"
