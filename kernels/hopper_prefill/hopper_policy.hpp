@@ -213,6 +213,8 @@ struct HopperPrefillPolicy {
   // at 16384 and, as the long causal kernel, 7.6% slower under the mask at 8192. 0: the default
   // tile at every length.
   /* Fp8MeetKeys = */ static constexpr int kFp8MeetKeys = 4096;
+  // Independent max and sum chains a row in Fp8Meet's softmax (HopperTile::row_chains).
+  /* Fp8MeetRowChains = */ static constexpr int kFp8MeetRowChains = 1;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {
     return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 192, 240, 1, 2};
@@ -272,7 +274,7 @@ struct Fp8Meet : Policy {
   /* IntraOverlap = */ static constexpr bool kIntraOverlap = false;
   /* PingPong = */ static constexpr bool kPingPong = false;
   /* ExpMeetFp8 = */ static constexpr bool kExpMeetFp8 = true;
-  static constexpr HopperTile fp8_tile(bool /*causal*/) { return {2, 256, 240, 1}; }
+  static constexpr HopperTile fp8_tile(bool /*causal*/) { return {2, 256, 240, Policy::kFp8MeetRowChains}; }
 };
 // Whether a policy has short kernels for a mask: a threshold, a producer
 // warpgroup (the dynamic schedule's fetcher is its warp 1) and one CTA per tile as the schedule
