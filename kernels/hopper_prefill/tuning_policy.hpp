@@ -11,12 +11,9 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
 
-// cuDNN's fp8 loop (Fp8Meet, up to kFp8MeetKeys) with the rows' maxima and sums on more chains.
-struct fp8_meet_chains2 : Base {
-  /* Fp8MeetRowChains = */ static constexpr int kFp8MeetRowChains = 2;
-};
-struct fp8_meet_chains4 : Base {
-  /* Fp8MeetRowChains = */ static constexpr int kFp8MeetRowChains = 4;
+// Fp8Meet's softmax on one row chain, the default before two (to measure the default against).
+struct fp8_meet_chains1 : Base {
+  /* Fp8MeetRowChains = */ static constexpr int kFp8MeetRowChains = 1;
 };
 
 }  // namespace schedlab::experiments::hopper_prefill_tuning
