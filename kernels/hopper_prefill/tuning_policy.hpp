@@ -11,9 +11,4 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
 
-// Fp8Meet's softmax on one row chain, the default before two (to measure the default against).
-struct fp8_meet_chains1 : Base {
-  /* Fp8MeetRowChains = */ static constexpr int kFp8MeetRowChains = 1;
-};
-
 }  // namespace schedlab::experiments::hopper_prefill_tuning
