@@ -11,9 +11,4 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
 
-// cuDNN's fp8 loop (Fp8Meet, now on two row chains) up to 8192 keys without the mask.
-struct fp8_meet_8192 : Base {
-  /* Fp8MeetKeys = */ static constexpr int kFp8MeetKeys = 8192;
-};
-
 }  // namespace schedlab::experiments::hopper_prefill_tuning
