@@ -216,14 +216,14 @@ __device__ void run_role(const UnitOverlapArgs& args, const unsigned char* a_til
       if constexpr (kRole == Role::fadd || kRole == Role::fmul)
 #pragma unroll
         for (int i = 0; i < kChains; ++i) {
-          b[i] = kRole == Role::fadd ? floorf(x[i] * 4.f) : (x[i] > 2.f ? 2.f : 1.f);  // fadd_step; 1
+          b[i] = kRole == Role::fadd ? fadd_step(x[i]) : (x[i] > 2.f ? 2.f : 1.f);  // fmul: 1
           if (kRole == Role::fadd) x[i] = 0.f;
         }
       if constexpr (is_softmax(kRole)) {
         float scores[kSoftmaxScores], l[2] = {0.f, 0.f};
         const float* init = args.chain_init + threadIdx.x * kChains;
 #pragma unroll
-        for (int k = 0; k < kSoftmaxScores; ++k) scores[k] = init[k % kChains] * (1.f + float(k) / kSoftmaxScores);
+        for (int k = 0; k < kSoftmaxScores; ++k) scores[k] = softmax_start(init, k);
         const float scale = init[0] > 2.f ? 2.f : 1.f;  // 1, unknown to the compiler
         for (int p = 0; p < passes; ++p) softmax_pass<kRole>(scores, scale, l);
         sum[0] = l[0];

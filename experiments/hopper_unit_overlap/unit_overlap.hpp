@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "common/dtype.hpp"
+#include "common/numeric.hpp"  // SCHEDLAB_HD: the start values, on the host and in the kernel
 #include "common/gpu/runtime.hpp"
 #include "common/harness/axes.hpp"
 #include "common/harness/bench.hpp"
@@ -46,12 +47,14 @@ inline constexpr int kFmnmxSteps = 16;  // 16 x 16 = 256 FMNMXs a thread a pass:
 inline constexpr float kFfmaImm = 0.25f;  // ffma_imm's addend
 // fadd's and fmul's operands from a chain's start (in [0.25, 1)), at run time so that nothing
 // folds: fadd adds a whole number (1 to 3) from 0, exact in f32; fmul multiplies by 1.
-inline float fadd_step(float init) { return float(int(init * 4.f)); }
+SCHEDLAB_HD inline float fadd_step(float init) { return float(int(init * 4.f)); }
 // The softmax roles' scores: 64 a thread (two rows of 32, a warp's share of a 64 x 128 tile),
 // score k starting at init[k % 16] (1 + k / 64); each pass replaces them by their
 // exponentials, 2^(s - m) with m their row's maximum (scale 1, given at run time).
 inline constexpr int kSoftmaxScores = 64, kSoftmaxRow = 32;
-inline float softmax_start(const float* inits, int k) { return inits[k % kChains] * (1.f + float(k) / kSoftmaxScores); }
+SCHEDLAB_HD inline float softmax_start(const float* inits, int k) {
+  return inits[k % kChains] * (1.f + float(k) / kSoftmaxScores);
+}
 constexpr bool is_softmax(Role r) { return r == Role::softmax_ffma || r == Role::softmax_fmul_fadd; }
 inline constexpr int kThreads = 256;    // two warpgroups
 inline constexpr int kChainFloats = kThreads * kChains;
