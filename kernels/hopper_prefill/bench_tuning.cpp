@@ -9,8 +9,10 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillFrontierExperiment<tuning::defaults> experiment{"hopper_prefill_tuning", "defaults",
-                                                                             {"defaults"}};
+  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::meet_after_max, tuning::meet_pack_in_block,
+                                                 tuning::meet_both, tuning::meet_both_8192>
+      experiment{"hopper_prefill_tuning", "defaults",
+                 {"defaults", "meet_after_max", "meet_pack_in_block", "meet_both", "meet_both_8192"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

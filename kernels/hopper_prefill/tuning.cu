@@ -1,7 +1,15 @@
-// Kernel instantiations of the Hopper prefill tuning candidates (tuning_policy.hpp), one per
-// candidate:
-//   template void launch_hopper_prefill<tuning::name>(const PrefillArgs&, gpu::api::stream_t);
-//   template void require_hopper_prefill_fits<tuning::name>(const PrefillProblem&);
-// with hopper_prefill.cuh and tuning_policy.hpp included and `namespace tuning =
-// experiments::hopper_prefill_tuning;` inside namespace schedlab::kernels. None is open: the
-// bench times the family default (`defaults`, whose kernels are the family library's).
+// Kernel instantiations of the Hopper prefill tuning candidates (tuning_policy.hpp); the bench's
+// `defaults` is the family default, whose kernels are the family library's (hopper_prefill.cu).
+#include "kernels/hopper_prefill/hopper_prefill.cuh"
+#include "kernels/hopper_prefill/tuning_policy.hpp"
+
+namespace schedlab::kernels {
+namespace tuning = experiments::hopper_prefill_tuning;
+#define SCHEDLAB_TUNING_CANDIDATE(name)                                                  \
+  template void launch_hopper_prefill<tuning::name>(const PrefillArgs&, gpu::api::stream_t); \
+  template void require_hopper_prefill_fits<tuning::name>(const PrefillProblem&);
+SCHEDLAB_TUNING_CANDIDATE(meet_after_max)
+SCHEDLAB_TUNING_CANDIDATE(meet_pack_in_block)
+SCHEDLAB_TUNING_CANDIDATE(meet_both)
+SCHEDLAB_TUNING_CANDIDATE(meet_both_8192)
+}  // namespace schedlab::kernels

@@ -10,5 +10,17 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
+struct meet_after_max : Base {
+  /* ExpMeetAfterMax = */ static constexpr bool kExpMeetAfterMax = true;
+};
+struct meet_pack_in_block : Base {
+  /* MeetPackInBlock = */ static constexpr bool kMeetPackInBlock = true;
+};
+struct meet_both : meet_after_max {
+  /* MeetPackInBlock = */ static constexpr bool kMeetPackInBlock = true;
+};
+struct meet_both_8192 : meet_both {
+  /* Fp8MeetKeys = */ static constexpr int kFp8MeetKeys = 8192;
+};
 
 }  // namespace schedlab::experiments::hopper_prefill_tuning
