@@ -9,10 +9,10 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::meet_after_max, tuning::meet_pack_in_block,
-                                                 tuning::meet_both, tuning::meet_both_8192>
+  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::meet_pack_in_block, tuning::meet_pack_8192,
+                                                 tuning::meet_pack_16384>
       experiment{"hopper_prefill_tuning", "defaults",
-                 {"defaults", "meet_after_max", "meet_pack_in_block", "meet_both", "meet_both_8192"}};
+                 {"defaults", "meet_pack_in_block", "meet_pack_8192", "meet_pack_16384"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

@@ -124,9 +124,7 @@ struct Config {
   static constexpr bool kExpMeet = kFp8 && Policy::kExpMeetFp8;
   static_assert(!kExpMeet || (kConsumers == 2 && Policy::kStagedOutput),
                 "the exponentials' meeting is of two consumers, tied to a word of each warp's staging rows");
-  // The meeting tied after consumer 1's row maxima (Policy::kExpMeetAfterMax), and P packed in
-  // the exponentials' block of the serial loop (Policy::kMeetPackInBlock).
-  static constexpr bool kExpMeetAfterMax = kExpMeet && Policy::kExpMeetAfterMax;
+  // P packed in the exponentials' block of the serial loop (Policy::kMeetPackInBlock).
   static constexpr bool kMeetPackInBlock = kExpMeet && Policy::kMeetPackInBlock;
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8;

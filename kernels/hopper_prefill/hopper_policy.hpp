@@ -218,9 +218,6 @@ struct HopperPrefillPolicy {
   // chain's FMNMXs waited on each other where cuDNN's loop does not); four, no different
   // (kernels/hopper_prefill/LOG.md, "Fp8Meet's maxima on two chains").
   /* Fp8MeetRowChains = */ static constexpr int kFp8MeetRowChains = 2;
-  // Fp8Meet's consumer 1 meets consumer 0 after its row maxima rather than where ptxas hoists
-  // the meeting (ahead of them; cuDNN's loop computes both rows' maxima, then waits).
-  /* ExpMeetAfterMax = */ static constexpr bool kExpMeetAfterMax = false;
   // Fp8Meet packs P in the exponentials' block, before O's rescale branch, rather than after it
   // (cuDNN's loop interleaves its packs with the exponentials).
   /* MeetPackInBlock = */ static constexpr bool kMeetPackInBlock = false;

@@ -58,11 +58,7 @@ struct TurnOrder {
 // exp2) not being below -kv_len, which no sum is; consumer 1's row offsets take in a shared word
 // loaded after its wait (a word of the warp's own staging rows, which nothing writes during the
 // key tiles), made -inf or a NaN, of which fmaxf keeps the offset.
-// kAfterMax: consumer 1's wait and arrival are predicated on its row offsets too (on the
-// largest one's bits not being a NaN's all-ones, which an fmaxf of finite offsets never is), so
-// that ptxas cannot hoist the meeting above the row maxima: otherwise it did, and the maxima's
-// shuffles and FMNMX chain ran inside the other consumer's exponentials' window.
-template <bool kOn, bool kAfterMax = false>
+template <bool kOn>
 struct ExpMeet {
   int consumer;
   float below;
@@ -71,19 +67,8 @@ struct ExpMeet {
   __device__ void before_exps(float (&m_use)[kSlots]) const {
     if constexpr (kOn) {
       if (consumer == 1) {
-        if constexpr (kAfterMax) {
-          float top = m_use[0];
-#pragma unroll
-          for (int r = 1; r < kSlots; ++r) top = fmaxf(top, m_use[r]);
-          asm volatile(
-              "{\n .reg .pred known;\n setp.ne.u32 known, %0, 0xffffffff;\n @known bar.sync %1, %2;\n"
-              " @known bar.arrive %3, %2;\n}\n" ::"r"(__float_as_uint(top)),
-              "n"(kExpMeetBarrier), "n"(2 * kWarpGroupThreads), "n"(kExpMeetBarrier + 1)
-              : "memory");
-        } else {
-          gpu::named_barrier_sync(kExpMeetBarrier, 2 * kWarpGroupThreads);
-          gpu::named_barrier_arrive(kExpMeetBarrier + 1, 2 * kWarpGroupThreads);
-        }
+        gpu::named_barrier_sync(kExpMeetBarrier, 2 * kWarpGroupThreads);
+        gpu::named_barrier_arrive(kExpMeetBarrier + 1, 2 * kWarpGroupThreads);
         std::uint32_t word;
         asm volatile("ld.volatile.shared.u32 %0, [%1];\n" : "=r"(word) : "r"(gpu::smem_u32(own_word)) : "memory");
         const float never_above = __uint_as_float(word | 0xff800000u);  // -inf or a NaN
@@ -262,7 +247,7 @@ struct Consumer {
     } else {
       attention::softmax_rows<typename Cfg::Rows, Cfg, kMask == MaskTest::masked>(
           s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2, j * Cfg::kBlockN, row0,
-          ExpMeet<Cfg::kExpMeet, Cfg::kExpMeetAfterMax>{consumer, -float(lens(w).kv_len), meet_word()});
+          ExpMeet<Cfg::kExpMeet>{consumer, -float(lens(w).kv_len), meet_word()});
       then();
     }
   }

@@ -8,8 +8,7 @@ namespace tuning = experiments::hopper_prefill_tuning;
 #define SCHEDLAB_TUNING_CANDIDATE(name)                                                  \
   template void launch_hopper_prefill<tuning::name>(const PrefillArgs&, gpu::api::stream_t); \
   template void require_hopper_prefill_fits<tuning::name>(const PrefillProblem&);
-SCHEDLAB_TUNING_CANDIDATE(meet_after_max)
 SCHEDLAB_TUNING_CANDIDATE(meet_pack_in_block)
-SCHEDLAB_TUNING_CANDIDATE(meet_both)
-SCHEDLAB_TUNING_CANDIDATE(meet_both_8192)
+SCHEDLAB_TUNING_CANDIDATE(meet_pack_8192)
+SCHEDLAB_TUNING_CANDIDATE(meet_pack_16384)
 }  // namespace schedlab::kernels

@@ -10,17 +10,15 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
-struct meet_after_max : Base {
-  /* ExpMeetAfterMax = */ static constexpr bool kExpMeetAfterMax = true;
-};
 struct meet_pack_in_block : Base {
   /* MeetPackInBlock = */ static constexpr bool kMeetPackInBlock = true;
 };
-struct meet_both : meet_after_max {
-  /* MeetPackInBlock = */ static constexpr bool kMeetPackInBlock = true;
-};
-struct meet_both_8192 : meet_both {
+struct meet_pack_8192 : meet_pack_in_block {
   /* Fp8MeetKeys = */ static constexpr int kFp8MeetKeys = 8192;
+};
+struct meet_pack_16384 : meet_pack_in_block {
+  /* Fp8ShortKeys = */ static constexpr int kFp8ShortKeys = 16384;
+  /* Fp8MeetKeys = */ static constexpr int kFp8MeetKeys = 16384;
 };
 
 }  // namespace schedlab::experiments::hopper_prefill_tuning
