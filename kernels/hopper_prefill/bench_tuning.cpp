@@ -9,10 +9,8 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::meet_pack_in_block, tuning::meet_pack_8192,
-                                                 tuning::meet_pack_16384>
-      experiment{"hopper_prefill_tuning", "defaults",
-                 {"defaults", "meet_pack_in_block", "meet_pack_8192", "meet_pack_16384"}};
+  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::fp8_pack_after, tuning::fp8_previous>
+      experiment{"hopper_prefill_tuning", "defaults", {"defaults", "fp8_pack_after", "fp8_previous"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

@@ -173,9 +173,9 @@ struct HopperPrefillPolicy {
   // fetcher is a transposing warp). On the H200, against one CTA per tile, both after the V
   // transpose by halves (kernels/hopper_prefill/LOG.md, "fp8 on persistent CTAs, again"): faster
   // by 12% at 1024 keys, 7% at 2048, 3% at 4096 and 1.6% at 8192; no different at 16384 and
-  // 32768. Under the mask the static walk was 12% slower at 8192 keys. 0: fp8 on the policy's
-  // own schedule at every length.
-  /* Fp8ShortKeys = */ static constexpr int kFp8ShortKeys = 8192;
+  // 32768. Under the mask the static walk was 12% slower at 8192 keys. 16384: Fp8Meet's short
+  // kernel (kFp8MeetKeys) runs up to there. 0: fp8 on the policy's own schedule at every length.
+  /* Fp8ShortKeys = */ static constexpr int kFp8ShortKeys = 16384;
   // P's register buffers (HopperTile::p_buffers) in the short causal kernels' tiles that have
   // the registers for a second (240 a consumer, 128 keys: head dim 128). On the H200 two were
   // faster than one at 2048 keys (1.5% in the tuning bench, 2.8% against the one-buffer build),
@@ -208,19 +208,21 @@ struct HopperPrefillPolicy {
   // fp8 launches without the mask of at most this many keys (and kFp8ShortKeys) run
   // ShortSeq<Fp8Meet<Policy>, false>: cuDNN's fp8 loop on persistent CTAs. On the H200, against
   // the short kernel of the default tile, both on the static walk (kernels/hopper_prefill/LOG.md,
-  // "cuDNN's fp8 loop"): faster by 12% at 1024 keys and 2% to 3.5% at 2048; at 4096 1.7% faster
-  // in one call, no different in the call of the adopted form; no different at 8192, 2.1% slower
-  // at 16384 and, as the long causal kernel, 7.6% slower under the mask at 8192. 0: the default
-  // tile at every length.
-  /* Fp8MeetKeys = */ static constexpr int kFp8MeetKeys = 4096;
+  // "cuDNN's fp8 loop"): with P packed among the exponentials (kMeetPackInBlock), faster by 5% at
+  // 1024 keys, 7% at 2048, 8% at 4096, 4% at 6144, 5% at 8192 and 8% at 16384 ("P packed among
+  // Fp8Meet's exponentials"); before that, no different at 8192 and slower beyond. As the long
+  // causal kernel it was 7.6% slower under the mask at 8192. 0: the default tile at every length.
+  /* Fp8MeetKeys = */ static constexpr int kFp8MeetKeys = 16384;
   // Independent max and sum chains a row in Fp8Meet's softmax (HopperTile::row_chains). Two: on
   // the H200 2.1% to 2.5% faster than one at 1024 and 2048 keys, no different at 4096 (one
   // chain's FMNMXs waited on each other where cuDNN's loop does not); four, no different
   // (kernels/hopper_prefill/LOG.md, "Fp8Meet's maxima on two chains").
   /* Fp8MeetRowChains = */ static constexpr int kFp8MeetRowChains = 2;
-  // Fp8Meet packs P in the exponentials' block, before O's rescale branch, rather than after it
-  // (cuDNN's loop interleaves its packs with the exponentials).
-  /* MeetPackInBlock = */ static constexpr bool kMeetPackInBlock = false;
+  // Fp8Meet packs P in the exponentials' block, before O's rescale branch, where ptxas interleaves
+  // the F2FPs with the MUFUs (cuDNN's loop does so), rather than in one run after the branch,
+  // where the MUFUs ran back to back and waited on each other. On the H200 5% to 8% faster at
+  // 1024 to 4096 keys (kernels/hopper_prefill/LOG.md, "P packed among Fp8Meet's exponentials").
+  /* MeetPackInBlock = */ static constexpr bool kMeetPackInBlock = true;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {
     return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 192, 240, 1, 2};

@@ -8,7 +8,6 @@ namespace tuning = experiments::hopper_prefill_tuning;
 #define SCHEDLAB_TUNING_CANDIDATE(name)                                                  \
   template void launch_hopper_prefill<tuning::name>(const PrefillArgs&, gpu::api::stream_t); \
   template void require_hopper_prefill_fits<tuning::name>(const PrefillProblem&);
-SCHEDLAB_TUNING_CANDIDATE(meet_pack_in_block)
-SCHEDLAB_TUNING_CANDIDATE(meet_pack_8192)
-SCHEDLAB_TUNING_CANDIDATE(meet_pack_16384)
+SCHEDLAB_TUNING_CANDIDATE(fp8_pack_after)
+SCHEDLAB_TUNING_CANDIDATE(fp8_previous)
 }  // namespace schedlab::kernels

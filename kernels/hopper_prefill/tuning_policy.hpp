@@ -10,15 +10,14 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
-struct meet_pack_in_block : Base {
-  /* MeetPackInBlock = */ static constexpr bool kMeetPackInBlock = true;
+// Fp8Meet's P packed after O's rescale branch, at the lengths it runs now and as the previous
+// default (up to 4096 keys; the default tile's short kernel to 8192).
+struct fp8_pack_after : Base {
+  /* MeetPackInBlock = */ static constexpr bool kMeetPackInBlock = false;
 };
-struct meet_pack_8192 : meet_pack_in_block {
-  /* Fp8MeetKeys = */ static constexpr int kFp8MeetKeys = 8192;
-};
-struct meet_pack_16384 : meet_pack_in_block {
-  /* Fp8ShortKeys = */ static constexpr int kFp8ShortKeys = 16384;
-  /* Fp8MeetKeys = */ static constexpr int kFp8MeetKeys = 16384;
+struct fp8_previous : fp8_pack_after {
+  /* Fp8ShortKeys = */ static constexpr int kFp8ShortKeys = 8192;
+  /* Fp8MeetKeys = */ static constexpr int kFp8MeetKeys = 4096;
 };
 
 }  // namespace schedlab::experiments::hopper_prefill_tuning

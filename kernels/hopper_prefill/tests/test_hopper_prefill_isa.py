@@ -272,7 +272,8 @@ def test_short_fp8_kernels_alternate_the_consumers_exponentials(sass, kind):
     """Fp8Meet: S from one m64n256 QGMMA chain, no ping-pong turns, and the two consumers'
     meeting on kExpMeetBarrier (consumer 1's BAR.SYNC, consumer 0's BAR.ARV of 256 threads) on
     each side of a key tile's exp2s: none of them hoisted above consumer 1's wait (at most the two
-    exp2s of the rescale factor ahead of it), all ahead of consumer 0's arrival."""
+    exp2s of the rescale factor ahead of it), all ahead of consumer 0's arrival; P packed among
+    them."""
     for (experiment, variant), body in _fp8_meet_kernels(sass, kind).items():
         where = f"{experiment}/{variant} {kind} Fp8Meet"
         assert _count(body, r"\bQGMMA\.64x256x32\.F32\.E4M3\.E4M3") > 0, f"{where}: no m64n256 QGMMA"
@@ -287,6 +288,13 @@ def test_short_fp8_kernels_alternate_the_consumers_exponentials(sass, kind):
             ahead = _count(body[start:before], r"\bMUFU\.EX2\b")
             between = _count(body[before:after], r"\bMUFU\.EX2\b")
             assert ahead <= 2 and between >= 128, f"{where}: {ahead} exp2s ahead of the meeting, {between} between"
+            # kMeetPackInBlock: P's converts among the exp2s (a MUFU.EX2 within the three
+            # instructions after most F2FPs), not in one run after O's rescale branch.
+            window = body[start:after]
+            packs = [i for i, ins in enumerate(window) if re.search(r"\bF2FP\.", ins)]
+            among = sum(1 for i in packs if any("MUFU.EX2" in ins for ins in window[i + 1:i + 4]))
+            assert len(packs) >= 32 and 2 * among >= len(packs), \
+                f"{where}: {among} of {len(packs)} packs among the exp2s of a key tile"
         assert _count(body, r"\b(LDL|STL)(\.|\s)") <= (SHORT_SPILL if kind == KINDS[0] else RAGGED_VARIANT_SPILL), where
 
 
