@@ -10,4 +10,5 @@ namespace tuning = experiments::hopper_prefill_tuning;
   template void require_hopper_prefill_fits<tuning::name>(const PrefillProblem&);
 SCHEDLAB_TUNING_CANDIDATE(fp8_pack_after)
 SCHEDLAB_TUNING_CANDIDATE(fp8_previous)
+SCHEDLAB_TUNING_CANDIDATE(fp8_meet_all)
 }  // namespace schedlab::kernels

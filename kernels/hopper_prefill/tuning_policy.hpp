@@ -19,5 +19,8 @@ struct fp8_previous : fp8_pack_after {
   /* Fp8ShortKeys = */ static constexpr int kFp8ShortKeys = 8192;
   /* Fp8MeetKeys = */ static constexpr int kFp8MeetKeys = 4096;
 };
+// Fp8Meet's loop under the mask too (the long causal kernel, LongCausal<Fp8Meet<Base>>, and the
+// ragged batches).
+using fp8_meet_all = kernels::Fp8Meet<Base>;
 
 }  // namespace schedlab::experiments::hopper_prefill_tuning

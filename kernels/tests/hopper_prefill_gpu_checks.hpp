@@ -63,15 +63,17 @@ inline std::vector<PrefillTestConfig> fp8_configs() {
   all.push_back({"fp8_long_causal_q_lt_kv", 1, 2, 2, 300, 6500, 128, true, kFp8});  // the long causal kernel
   all.push_back({"fp8_q_lt_kv_one_past_256", 1, 2, 2, 200, 257, 128, false, kFp8});  // Fp8Meet's last tile partial
   all.push_back({"fp8_open_more_tiles_than_sms", 4, 16, 16, 1100, 1100, 128, false, kFp8});  // meetings across tiles
-  all.push_back({"fp8_q_lt_kv_5000", 1, 2, 1, 200, 5000, 128, false, kFp8});  // past Fp8Meet's keys
-  all.push_back({"fp8_q_lt_kv_8500", 1, 2, 1, 200, 8500, 128, false, kFp8});  // past the short kernel's keys
+  all.push_back({"fp8_q_lt_kv_5000", 1, 2, 1, 200, 5000, 128, false, kFp8});  // Fp8Meet, a partial last key tile
+  all.push_back({"fp8_q_lt_kv_16500", 1, 2, 1, 200, 16500, 128, false, kFp8});  // past Fp8Meet's and the short kernel's keys
   return all;
 }
-static_assert(kHasFp8Meet<HopperPrefillPolicy> && kFp8MeetKeysOf<HopperPrefillPolicy> < 5000 &&
-                  kFp8ShortKeysOf<HopperPrefillPolicy> >= 5000 && kFp8ShortKeysOf<HopperPrefillPolicy> < 8500,
-              "the fp8 problems without the mask up to 1100 keys reach the family default's short kernel on "
-              "cuDNN's loop (Fp8Meet), the one of 5000 its short kernel of the default tile, the one of 8500 "
-              "its kernel of one CTA per tile");
+// The default runs Fp8Meet as far as its short kernels go, so its short kernel of the default
+// fp8 tile is reached by no problem (a policy with fewer kFp8MeetKeys reaches it).
+static_assert(kHasFp8Meet<HopperPrefillPolicy> && kFp8MeetKeysOf<HopperPrefillPolicy> >= 5000 &&
+                  kFp8MeetKeysOf<HopperPrefillPolicy> == kFp8ShortKeysOf<HopperPrefillPolicy> &&
+                  kFp8ShortKeysOf<HopperPrefillPolicy> < 16500,
+              "the fp8 problems without the mask up to 5000 keys reach the family default's short kernel on "
+              "cuDNN's loop (Fp8Meet), the one of 16500 its kernel of one CTA per tile");
 
 // Ragged batches (the sequences packed one after another, PrefillProblem::lengths): a
 // one-token sequence, lengths at and around the 128-row and the key tiles, GQA, both masks,
