@@ -10,14 +10,9 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
-// Fp8Meet's P packed after O's rescale branch, at the lengths it runs now and as the previous
-// default (up to 4096 keys; the default tile's short kernel to 8192).
-struct fp8_pack_after : Base {
-  /* MeetPackInBlock = */ static constexpr bool kMeetPackInBlock = false;
-};
-struct fp8_previous : fp8_pack_after {
-  /* Fp8ShortKeys = */ static constexpr int kFp8ShortKeys = 8192;
-  /* Fp8MeetKeys = */ static constexpr int kFp8MeetKeys = 4096;
+// Fp8Meet's consumer 0 waiting for consumer 1's exponentials too (kExpMeetBothWays).
+struct fp8_both_ways : Base {
+  /* ExpMeetBothWays = */ static constexpr bool kExpMeetBothWays = true;
 };
 // Fp8Meet's loop under the mask too (the long causal kernel, LongCausal<Fp8Meet<Base>>, and the
 // ragged batches).
