@@ -9,8 +9,8 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::fp8_both_ways, tuning::fp8_meet_all>
-      experiment{"hopper_prefill_tuning", "defaults", {"defaults", "fp8_both_ways", "fp8_meet_all"}};
+  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::fp8_meet_all> experiment{
+      "hopper_prefill_tuning", "defaults", {"defaults", "fp8_meet_all"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

@@ -38,7 +38,7 @@ inline constexpr int kStepBytes = 32;    // the k extent of one wgmma: k16 of 16
 inline constexpr int kStepsPerRow = kRowBytes / kStepBytes;
 // Named barriers: 0 is __syncthreads; kTurnBarrier0 + c is consumer c's ping-pong turn;
 // kExpMeetBarrier and the next the two consumers' meeting between their exponentials
-// (Config::kExpMeet), kExpMeetBarrier + 2 its other way (Config::kExpMeetBothWays).
+// (Config::kExpMeet).
 inline constexpr int kTurnBarrier0 = 2;
 inline constexpr int kExpMeetBarrier = 6;
 
@@ -125,8 +125,6 @@ struct Config {
   static_assert(!kExpMeet || (kConsumers == 2 && Policy::kStagedOutput),
                 "the exponentials' meeting is of two consumers, tied to a word of each warp's staging rows");
   // P packed in the exponentials' block of the serial loop (Policy::kMeetPackInBlock).
-  // Consumer 0's exponentials wait for consumer 1's too (Policy::kExpMeetBothWays, ExpMeet).
-  static constexpr bool kExpMeetBothWays = kExpMeet && Policy::kExpMeetBothWays;
   static constexpr bool kMeetPackInBlock = kExpMeet && Policy::kMeetPackInBlock;
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8;

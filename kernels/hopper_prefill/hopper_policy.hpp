@@ -223,9 +223,6 @@ struct HopperPrefillPolicy {
   // where the MUFUs ran back to back and waited on each other. On the H200 5% to 8% faster at
   // 1024 to 4096 keys (kernels/hopper_prefill/LOG.md, "P packed among Fp8Meet's exponentials").
   /* MeetPackInBlock = */ static constexpr bool kMeetPackInBlock = true;
-  // Fp8Meet's consumer 0 waits, before its exponentials, for consumer 1's of the key tile before
-  // (the meeting both ways: neither consumer's exponentials start while the other's run).
-  /* ExpMeetBothWays = */ static constexpr bool kExpMeetBothWays = false;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {
     return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 192, 240, 1, 2};

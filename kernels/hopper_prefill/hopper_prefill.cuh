@@ -58,41 +58,22 @@ struct TurnOrder {
 // exp2) not being below -kv_len, which no sum is; consumer 1's row offsets take in a shared word
 // loaded after its wait (a word of the warp's own staging rows, which nothing writes during the
 // key tiles), made -inf or a NaN, of which fmaxf keeps the offset.
-// kBothWays (Config::kExpMeetBothWays): consumer 0 also waits, before the exp2s of each key tile
-// but its first, for consumer 1's of the tile before to be done (kExpMeetBarrier + 2: consumer
-// 1's arrival, tied to its row sums as consumer 0's is, but after its last key tile; consumer
-// 0's wait, tied to its offsets as consumer 1's is), so that neither consumer's exp2s start while
-// the other's run.
-template <bool kOn, bool kBothWays = false>
+template <bool kOn>
 struct ExpMeet {
   int consumer;
   float below;
   const unsigned char* own_word;
-  bool after_first, before_last;  // the key tile is not the work tile's first; not its last
-  template <int kSlots>
-  __device__ static void tie(float (&m_use)[kSlots], const unsigned char* word_at) {
-    std::uint32_t word;
-    asm volatile("ld.volatile.shared.u32 %0, [%1];\n" : "=r"(word) : "r"(gpu::smem_u32(word_at)) : "memory");
-    const float never_above = __uint_as_float(word | 0xff800000u);  // -inf or a NaN
-#pragma unroll
-    for (int r = 0; r < kSlots; ++r) m_use[r] = fmaxf(m_use[r], never_above);
-  }
-  template <int kBarrier>
-  __device__ void arrive_unless_below(float all) const {
-    asm volatile("{\n .reg .pred low;\n setp.lt.f32 low, %0, %1;\n @!low bar.arrive %2, %3;\n}\n" ::"f"(all),
-                 "f"(below), "n"(kBarrier), "n"(2 * kWarpGroupThreads)
-                 : "memory");
-  }
   template <int kSlots>
   __device__ void before_exps(float (&m_use)[kSlots]) const {
     if constexpr (kOn) {
       if (consumer == 1) {
         gpu::named_barrier_sync(kExpMeetBarrier, 2 * kWarpGroupThreads);
         gpu::named_barrier_arrive(kExpMeetBarrier + 1, 2 * kWarpGroupThreads);
-        tie(m_use, own_word);
-      } else if (kBothWays && after_first) {
-        gpu::named_barrier_sync(kExpMeetBarrier + 2, 2 * kWarpGroupThreads);
-        tie(m_use, own_word);
+        std::uint32_t word;
+        asm volatile("ld.volatile.shared.u32 %0, [%1];\n" : "=r"(word) : "r"(gpu::smem_u32(own_word)) : "memory");
+        const float never_above = __uint_as_float(word | 0xff800000u);  // -inf or a NaN
+#pragma unroll
+        for (int r = 0; r < kSlots; ++r) m_use[r] = fmaxf(m_use[r], never_above);
       }
     }
   }
@@ -105,10 +86,10 @@ struct ExpMeet {
 #pragma unroll
         for (int c = 0; c < kChains; ++c) all += sum[r][c];
       if (consumer == 0) {
-        arrive_unless_below<kExpMeetBarrier>(all);
+        asm volatile("{\n .reg .pred low;\n setp.lt.f32 low, %0, %1;\n @!low bar.arrive %2, %3;\n}\n" ::"f"(all),
+                     "f"(below), "n"(kExpMeetBarrier), "n"(2 * kWarpGroupThreads)
+                     : "memory");
         gpu::named_barrier_sync(kExpMeetBarrier + 1, 2 * kWarpGroupThreads);
-      } else if (kBothWays && before_last) {
-        arrive_unless_below<kExpMeetBarrier + 2>(all);
       }
     }
   }
@@ -266,8 +247,7 @@ struct Consumer {
     } else {
       attention::softmax_rows<typename Cfg::Rows, Cfg, kMask == MaskTest::masked>(
           s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2, j * Cfg::kBlockN, row0,
-          ExpMeet<Cfg::kExpMeet, Cfg::kExpMeetBothWays>{consumer, -float(lens(w).kv_len), meet_word(), j > 0,
-                                                         j + 1 < w.n_tiles});
+          ExpMeet<Cfg::kExpMeet>{consumer, -float(lens(w).kv_len), meet_word()});
       then();
     }
   }

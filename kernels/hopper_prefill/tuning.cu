@@ -8,6 +8,5 @@ namespace tuning = experiments::hopper_prefill_tuning;
 #define SCHEDLAB_TUNING_CANDIDATE(name)                                                  \
   template void launch_hopper_prefill<tuning::name>(const PrefillArgs&, gpu::api::stream_t); \
   template void require_hopper_prefill_fits<tuning::name>(const PrefillProblem&);
-SCHEDLAB_TUNING_CANDIDATE(fp8_both_ways)
 SCHEDLAB_TUNING_CANDIDATE(fp8_meet_all)
 }  // namespace schedlab::kernels

@@ -10,12 +10,9 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
-// Fp8Meet's consumer 0 waiting for consumer 1's exponentials too (kExpMeetBothWays).
-struct fp8_both_ways : Base {
-  /* ExpMeetBothWays = */ static constexpr bool kExpMeetBothWays = true;
-};
-// Fp8Meet's loop under the mask too (the long causal kernel, LongCausal<Fp8Meet<Base>>, and the
-// ragged batches).
+// Fp8Meet's loop under the mask too (256-key tiles, one CTA a tile; the ragged batches): faster,
+// not adopted while it would take the question out of prefill_pingpong's and
+// prefill_intra_overlap's fp8 causal rows (LOG.md, "Fp8Meet's meeting both ways").
 using fp8_meet_all = kernels::Fp8Meet<Base>;
 
 }  // namespace schedlab::experiments::hopper_prefill_tuning
