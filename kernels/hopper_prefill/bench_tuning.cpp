@@ -9,9 +9,8 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::fp8_meet_all, tuning::fp8_meet_chains1,
-                                                 tuning::fp8_meet_chains4>
-      experiment{"hopper_prefill_tuning", "defaults", {"defaults", "fp8_meet_all", "fp8_meet_chains1", "fp8_meet_chains4"}};
+  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::fp8_meet_all> experiment{
+      "hopper_prefill_tuning", "defaults", {"defaults", "fp8_meet_all"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

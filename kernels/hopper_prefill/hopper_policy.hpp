@@ -216,7 +216,9 @@ struct HopperPrefillPolicy {
   // Independent max and sum chains a row in Fp8Meet's softmax (HopperTile::row_chains). Two: on
   // the H200 2.1% to 2.5% faster than one at 1024 and 2048 keys, no different at 4096 (one
   // chain's FMNMXs waited on each other where cuDNN's loop does not); four, no different
-  // (kernels/hopper_prefill/LOG.md, "Fp8Meet's maxima on two chains").
+  // (kernels/hopper_prefill/LOG.md, "Fp8Meet's maxima on two chains"). With P packed among the
+  // exponentials, one chain 5% slower at 1024 to 16384 keys and four 5% to 7.5% ("Fp8Meet's row
+  // chains, with P among the exponentials").
   /* Fp8MeetRowChains = */ static constexpr int kFp8MeetRowChains = 2;
   // Fp8Meet packs P in the exponentials' block, before O's rescale branch, where ptxas interleaves
   // the F2FPs with the MUFUs (cuDNN's loop does so), rather than in one run after the branch,

@@ -9,6 +9,4 @@ namespace tuning = experiments::hopper_prefill_tuning;
   template void launch_hopper_prefill<tuning::name>(const PrefillArgs&, gpu::api::stream_t); \
   template void require_hopper_prefill_fits<tuning::name>(const PrefillProblem&);
 SCHEDLAB_TUNING_CANDIDATE(fp8_meet_all)
-SCHEDLAB_TUNING_CANDIDATE(fp8_meet_chains1)
-SCHEDLAB_TUNING_CANDIDATE(fp8_meet_chains4)
 }  // namespace schedlab::kernels

@@ -14,12 +14,5 @@ using defaults = Base;  // the family default: its kernels are the family's (hop
 // not adopted while it would take the question out of prefill_pingpong's and
 // prefill_intra_overlap's fp8 causal rows (LOG.md, "Fp8Meet's meeting both ways").
 using fp8_meet_all = kernels::Fp8Meet<Base>;
-// Fp8Meet's row chains again, now that P is packed among the exponentials (kFp8MeetRowChains).
-struct fp8_meet_chains1 : Base {
-  /* Fp8MeetRowChains = */ static constexpr int kFp8MeetRowChains = 1;
-};
-struct fp8_meet_chains4 : Base {
-  /* Fp8MeetRowChains = */ static constexpr int kFp8MeetRowChains = 4;
-};
 
 }  // namespace schedlab::experiments::hopper_prefill_tuning
