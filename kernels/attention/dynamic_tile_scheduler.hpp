@@ -2,7 +2,8 @@
 // the model): one CTA per SM; a CTA's first tile is blockIdx.x and each next one is drawn
 // from a global counter by one thread of an otherwise idle producer warp, which hands the id
 // to the copying thread and the consumer warps through a ring of kSlots ids in shared memory
-// (the copying thread keeps its few registers for the copies). The fetcher draws as soon as a
+// (the copying thread keeps its few registers for the copies); where no producer warp is idle,
+// the copying thread draws and hands the ids on itself. The fetcher draws as soon as a
 // slot is free, so a CTA holds up to kSlots ids past the tile it is computing: two keep the
 // next id ready however late the fetcher runs, one lets the tile go to whichever CTA asks
 // first for longer (the balance the hardware's own dispatch of one-tile CTAs has). Causal tiles differ in length by

@@ -9,8 +9,11 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::fp8_meet_all> experiment{
-      "hopper_prefill_tuning", "defaults", {"defaults", "fp8_meet_all"}};
+  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::fp8_meet_all, tuning::fp8_causal_dynamic,
+                                                  tuning::fp8_meet_dynamic>
+      experiment{"hopper_prefill_tuning",
+                 "defaults",
+                 {"defaults", "fp8_meet_all", "fp8_causal_dynamic", "fp8_meet_dynamic"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

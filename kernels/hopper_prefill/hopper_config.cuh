@@ -147,7 +147,7 @@ struct Config {
   static_assert(!kKvUnion || Policy::kWarpSpecialized, "one slot for K and V: the producer thread orders its copies");
   static_assert(Policy::kWarpSpecialized || !Policy::kRegisterRealloc,
                 "register reallocation moves registers from a producer warpgroup to the consumers");
-  static_assert(!kFp8 || kHopperFp8Capable<Policy>, "fp8 needs the producer warpgroup and a static schedule");
+  static_assert(!kFp8 || kHopperFp8Capable<Policy>, "fp8 needs the producer warpgroup (its warps 1-3 transpose V)");
   static_assert(!kFp8 || (kHeadDim == 128 && kBlockN % kStepElems == 0),
                 "fp8: head dim 128 (a lane of a transposing warp takes 4 of its 128 columns), whole k32 steps");
   // P = exp2(s - m) <= 2^threshold goes to e4m3 with a fixed scale of 1: 2^8 = 256 < 448.

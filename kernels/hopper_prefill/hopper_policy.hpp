@@ -314,10 +314,8 @@ template <class Policy>
 inline constexpr bool kHasLongCausalFp8 =
     Policy::kLongCausalFromKeys > 0 && Policy::fp8_tile(false).block_n != Policy::fp8_tile(true).block_n;
 
-// Whether a policy can run fp8 e4m3: the transpose of V needs the producer warpgroup, and
-// the dynamic schedule's tile fetcher is producer warp 1, one of the transposing warps.
+// Whether a policy can run fp8 e4m3: the transpose of V needs the producer warpgroup.
 template <class Policy>
-inline constexpr bool kHopperFp8Capable =
-    Policy::kWarpSpecialized && Policy::kSchedule != attention::TileSchedule::Dynamic;
+inline constexpr bool kHopperFp8Capable = Policy::kWarpSpecialized;
 
 }  // namespace schedlab::kernels

@@ -520,7 +520,9 @@ __device__ __forceinline__ void prefill_cta(const Params& a) {
       s.vt_pipe.init(Cfg::kTransposeWarps, Cfg::kConsumerWarps);
     gpu::mbarrier_init(&s.q_full, 1);
     gpu::mbarrier_init(&s.q_empty, Cfg::kConsumerWarps);
-    s.tile_queue.init(Cfg::kConsumerWarps + 1);  // the consumer warps and the copying thread read the ids
+    // The ids' readers: the consumer warps and the copying thread, or with fp8 the consumer warps
+    // and the transposing warps (the copying thread draws the ids itself there: kSelfDraw).
+    s.tile_queue.init(Cfg::kConsumerWarps + (Cfg::kFp8 ? Cfg::kTransposeWarps : 1));
     gpu::mbarrier_init_fence();
   }
   gpu::block_sync();  // barriers initialized before any role uses them
@@ -534,8 +536,11 @@ __device__ __forceinline__ void prefill_cta(const Params& a) {
   const int group = gpu::shfl(gpu::warp_group_id(), 0);
   // Every role walks the same tiles; each builds its own walker with its role known at compile
   // time (no dead fetch state in the consumers' registers). Dynamic schedule: the producer's
-  // second warp draws the tiles and the copying thread reads them like the consumers.
+  // second warp draws the tiles and the copying thread reads them like the consumers; with fp8,
+  // whose producer warps 1-3 transpose V, the copying thread draws them itself (kSelfDraw): it
+  // runs a tile's copies ahead of the consumers, so the draw's latency stays off their path.
   constexpr bool kDynamic = Policy::kSchedule == attention::TileSchedule::Dynamic;
+  constexpr bool kSelfDraw = kDynamic && Cfg::kFp8;
   using Tiles = attention::TileSchedulerOf<Policy::kSchedule, Cfg::kTileQueueSlots>;
   TileCoord t;
   // (The policy's test first, though role_of implies it: folded before the call, it leaves the
@@ -546,9 +551,9 @@ __device__ __forceinline__ void prefill_cta(const Params& a) {
     if constexpr (Policy::kRegisterRealloc) gpu::regs_decrease<Cfg::kProducerRegs>();
     if (threadIdx.x == 0) {
       Loader<Cfg> loader{a, s};
-      Tiles tiles(a.tiles, s.tile_queue, attention::TileRole::LoneReader);
+      Tiles tiles(a.tiles, s.tile_queue, kSelfDraw ? attention::TileRole::Fetcher : attention::TileRole::LoneReader);
       while (tiles.next(t)) loader.load_tile(TileWork<Cfg>(a, t));
-    } else if (kDynamic && threadIdx.x == kWarpSize) {
+    } else if (kDynamic && !kSelfDraw && threadIdx.x == kWarpSize) {
       Tiles tiles(a.tiles, s.tile_queue, attention::TileRole::Fetcher);
       while (tiles.next(t)) {
       }
@@ -728,8 +733,7 @@ void require_fp8_support(const PrefillProblem& p) {
   if (p.dtype != DType::fp8_e4m3) return;
   if (!kHopperFp8Capable<Policy>)
     throw UnsupportedProblem(
-        "hopper prefill fp8: the policy has no producer warpgroup free to transpose V (no warp "
-        "specialization, or the dynamic schedule's fetcher warp)");
+        "hopper prefill fp8: the policy has no producer warpgroup to transpose V (no warp specialization)");
   if (p.head_dim != 128)
     throw UnsupportedProblem("hopper prefill fp8: head dim " + std::to_string(p.head_dim) + ", only 128 has an fp8 tile");
 }

@@ -9,8 +9,8 @@
 namespace schedlab::kernels {
 
 // Head dim 64 or 128; bf16 / f16, and fp8 e4m3 (per-head scales, O in bf16) at head dim 128
-// for the policies with a producer warpgroup and a static schedule (kHopperFp8Capable; the
-// others refuse it in require_hopper_prefill_fits); causal (bottom-right aligned) or not; GQA;
+// for the policies with a producer warpgroup (kHopperFp8Capable; the others refuse it in
+// require_hopper_prefill_fits); causal (bottom-right aligned) or not; GQA;
 // any lengths (the copies zero-fill past the end of a sequence), uniform or ragged (packed
 // sequences: the keys past a sequence's end are masked, its rows past the end not written).
 // No sliding window.

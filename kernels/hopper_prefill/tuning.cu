@@ -9,4 +9,6 @@ namespace tuning = experiments::hopper_prefill_tuning;
   template void launch_hopper_prefill<tuning::name>(const PrefillArgs&, gpu::api::stream_t); \
   template void require_hopper_prefill_fits<tuning::name>(const PrefillProblem&);
 SCHEDLAB_TUNING_CANDIDATE(fp8_meet_all)
+SCHEDLAB_TUNING_CANDIDATE(fp8_causal_dynamic)
+SCHEDLAB_TUNING_CANDIDATE(fp8_meet_dynamic)
 }  // namespace schedlab::kernels
