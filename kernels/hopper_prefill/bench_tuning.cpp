@@ -9,11 +9,8 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::fp8_meet_all, tuning::fp8_causal_dynamic,
-                                                  tuning::fp8_meet_dynamic>
-      experiment{"hopper_prefill_tuning",
-                 "defaults",
-                 {"defaults", "fp8_meet_all", "fp8_causal_dynamic", "fp8_meet_dynamic"}};
+  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::fp8_pingpong_causal> experiment{
+      "hopper_prefill_tuning", "defaults", {"defaults", "fp8_pingpong_causal"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

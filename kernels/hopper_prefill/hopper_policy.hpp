@@ -169,8 +169,7 @@ struct HopperPrefillPolicy {
   static constexpr int short_keys(bool causal) { return causal ? 2048 : 16384; }
   // fp8 launches without the mask with at most this many keys (and short_keys) run the short
   // kernel too, ShortSeq<Policy, false>: persistent CTAs on the static walk, the V transpose in
-  // the producer as ever (fp8 cannot take the dynamic schedule of the causal short kernels: its
-  // fetcher is a transposing warp). On the H200, against one CTA per tile, both after the V
+  // the producer as ever. On the H200, against one CTA per tile, both after the V
   // transpose by halves (kernels/hopper_prefill/LOG.md, "fp8 on persistent CTAs, again"): faster
   // by 12% at 1024 keys, 7% at 2048, 3% at 4096 and 1.6% at 8192; no different at 16384 and
   // 32768. Under the mask the static walk was 12% slower at 8192 keys. 16384: Fp8Meet's short
@@ -225,6 +224,15 @@ struct HopperPrefillPolicy {
   // where the MUFUs ran back to back and waited on each other. On the H200 5% to 8% faster at
   // 1024 to 4096 keys (kernels/hopper_prefill/LOG.md, "P packed among Fp8Meet's exponentials").
   /* MeetPackInBlock = */ static constexpr bool kMeetPackInBlock = true;
+  // fp8 launches under the mask run Fp8MeetCausal<Policy>: cuDNN's fp8 loop (Fp8Meet, 256-key
+  // tiles) on persistent CTAs that draw the causal tiles, longest first, from a counter (the dynamic
+  // schedule of the short causal kernels; the copying thread draws, as the producer's other warps
+  // transpose V). On the H200, against the ping-pong loop on one CTA a tile (the 128-key causal
+  // tile, 192 keys from kLongCausalFromKeys): faster by 18% at 2048 keys, 19% at 4096, 8% at
+  // 8192, 6% at 16384 and 5% on the serving batch (kernels/hopper_prefill/LOG.md, "fp8 under the
+  // mask: cuDNN's loop, drawn"). Each half alone gained less: Fp8Meet on one CTA a tile 0% to 8.5%,
+  // the ping-pong loop drawn 0% to 8.5%. false: the policy's own fp8 causal kernels.
+  /* Fp8MeetCausal = */ static constexpr bool kFp8MeetCausal = true;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {
     return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 192, 240, 1, 2};
@@ -286,6 +294,13 @@ struct Fp8Meet : Policy {
   /* ExpMeetFp8 = */ static constexpr bool kExpMeetFp8 = true;
   static constexpr HopperTile fp8_tile(bool /*causal*/) { return {2, 256, 240, Policy::kFp8MeetRowChains}; }
 };
+// The policy an fp8 launch under the mask runs (kFp8MeetCausal): cuDNN's fp8 loop on persistent
+// CTAs drawing the tiles from a counter, two ids held ahead, as the short causal kernels do.
+template <class Policy>
+struct Fp8MeetCausal : Fp8Meet<Policy> {
+  /* Schedule = */ static constexpr attention::TileSchedule kSchedule = attention::TileSchedule::Dynamic;
+  /* TileQueueSlots = */ static constexpr int kTileQueueSlots = 2;
+};
 // Whether a policy has short kernels for a mask: a threshold, a producer
 // warpgroup (the dynamic schedule's fetcher is its warp 1) and one CTA per tile as the schedule
 // they replace (a policy on another schedule keeps it at every length).
@@ -305,6 +320,10 @@ inline constexpr bool kHasFp8Meet = kHasShortSeqFp8<Policy> && Policy::kFp8MeetK
 template <class Policy>
 inline constexpr int kFp8MeetKeysOf =
     kFp8ShortKeysOf<Policy> < Policy::kFp8MeetKeys ? kFp8ShortKeysOf<Policy> : Policy::kFp8MeetKeys;
+// Whether fp8 launches under the mask take Fp8MeetCausal: on the policies with persistent causal
+// kernels (a policy on another schedule keeps its own at every length).
+template <class Policy>
+inline constexpr bool kHasFp8MeetCausal = kHasShortSeq<Policy, true> && Policy::kFp8MeetCausal;
 // Whether a policy has a long causal kernel: a threshold, and a non-causal tile that differs
 // (16-bit at head dim 128; fp8).
 template <class Policy>

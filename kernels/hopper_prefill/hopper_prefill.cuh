@@ -742,13 +742,17 @@ void require_fp8_support(const PrefillProblem& p) {
 namespace hopper_detail {
 // The kernel a problem runs, handed to f as f.template operator()<KernelPolicy, dtype, head dim,
 // causal>(): the short kernels by length (ShortSeq, and Fp8Meet's for short fp8 launches without
-// the mask), the long causal ones (LongCausal), else the policy's own. launch_hopper_prefill
+// the mask), Fp8MeetCausal for fp8 under the mask, the long causal ones (LongCausal), else the
+// policy's own. launch_hopper_prefill
 // launches it and require_hopper_prefill_fits checks it, so the two never disagree.
 template <class Policy, class F>
 void with_kernel(const PrefillProblem& p, F&& f) {
   auto by_dim = [&]<DType kT, bool kCausal>() {
     if constexpr (kT == DType::fp8_e4m3) {
-      if constexpr (kHopperFp8Capable<Policy>) {
+      if constexpr (!kHopperFp8Capable<Policy>) {
+      } else if constexpr (kCausal && kHasFp8MeetCausal<Policy>) {
+        f.template operator()<Fp8MeetCausal<Policy>, kT, 128, true>();
+      } else {
         if constexpr (kCausal && kHasLongCausalFp8<Policy>) {
           if (p.kv_len >= Policy::kLongCausalFromKeys) return f.template operator()<LongCausal<Policy>, kT, 128, true>();
         }
@@ -756,7 +760,9 @@ void with_kernel(const PrefillProblem& p, F&& f) {
           if (p.kv_len <= kFp8MeetKeysOf<Policy>)
             return f.template operator()<ShortSeq<Fp8Meet<Policy>, false>, kT, 128, false>();
         }
-        if constexpr (!kCausal && kHasShortSeqFp8<Policy>) {
+        // The short kernel of the policy's own fp8 tile, where Fp8Meet's does not cover its lengths.
+        if constexpr (!kCausal && kHasShortSeqFp8<Policy> &&
+                      !(kHasFp8Meet<Policy> && kFp8MeetKeysOf<Policy> >= kFp8ShortKeysOf<Policy>)) {
           if (p.kv_len <= kFp8ShortKeysOf<Policy>) return f.template operator()<ShortSeq<Policy, false>, kT, 128, false>();
         }
         f.template operator()<Policy, kT, 128, kCausal>();

@@ -8,7 +8,5 @@ namespace tuning = experiments::hopper_prefill_tuning;
 #define SCHEDLAB_TUNING_CANDIDATE(name)                                                  \
   template void launch_hopper_prefill<tuning::name>(const PrefillArgs&, gpu::api::stream_t); \
   template void require_hopper_prefill_fits<tuning::name>(const PrefillProblem&);
-SCHEDLAB_TUNING_CANDIDATE(fp8_meet_all)
-SCHEDLAB_TUNING_CANDIDATE(fp8_causal_dynamic)
-SCHEDLAB_TUNING_CANDIDATE(fp8_meet_dynamic)
+SCHEDLAB_TUNING_CANDIDATE(fp8_pingpong_causal)
 }  // namespace schedlab::kernels

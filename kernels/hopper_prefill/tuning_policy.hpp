@@ -10,18 +10,10 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
-// Fp8Meet's loop under the mask too (256-key tiles, one CTA a tile; the ragged batches): faster,
-// not adopted while it would take the question out of prefill_pingpong's and
-// prefill_intra_overlap's fp8 causal rows (LOG.md, "Fp8Meet's meeting both ways").
-using fp8_meet_all = kernels::Fp8Meet<Base>;
-// Every launch on persistent CTAs drawing their tiles from a counter (the dynamic schedule; the
-// copying thread draws at fp8): here for fp8 under the mask, whose default is one CTA a tile.
-struct fp8_causal_dynamic : Base {
-  /* Schedule = */ static constexpr kernels::attention::TileSchedule kSchedule = kernels::attention::TileSchedule::Dynamic;
-};
-// Both: Fp8Meet's loop under the mask on the dynamic schedule.
-struct fp8_meet_dynamic : kernels::Fp8Meet<Base> {
-  /* Schedule = */ static constexpr kernels::attention::TileSchedule kSchedule = kernels::attention::TileSchedule::Dynamic;
+// fp8 under the mask on the policy's own kernels, the family default before kFp8MeetCausal: the
+// ping-pong loop on one CTA a tile (LOG.md, "fp8 under the mask: cuDNN's loop, drawn").
+struct fp8_pingpong_causal : Base {
+  /* Fp8MeetCausal = */ static constexpr bool kFp8MeetCausal = false;
 };
 
 }  // namespace schedlab::experiments::hopper_prefill_tuning

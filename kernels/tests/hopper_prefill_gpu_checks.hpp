@@ -67,13 +67,15 @@ inline std::vector<PrefillTestConfig> fp8_configs() {
   all.push_back({"fp8_q_lt_kv_16500", 1, 2, 1, 200, 16500, 128, false, kFp8});  // past Fp8Meet's and the short kernel's keys
   return all;
 }
-// The default runs Fp8Meet as far as its short kernels go, so its short kernel of the default
-// fp8 tile is reached by no problem (a policy with fewer kFp8MeetKeys reaches it).
+// The default runs Fp8Meet as far as its short kernels go, so it builds no short kernel of its
+// own fp8 tile (a policy with fewer kFp8MeetKeys has one); under the mask it runs Fp8MeetCausal
+// at every length.
 static_assert(kHasFp8Meet<HopperPrefillPolicy> && kFp8MeetKeysOf<HopperPrefillPolicy> >= 5000 &&
                   kFp8MeetKeysOf<HopperPrefillPolicy> == kFp8ShortKeysOf<HopperPrefillPolicy> &&
-                  kFp8ShortKeysOf<HopperPrefillPolicy> < 16500,
+                  kFp8ShortKeysOf<HopperPrefillPolicy> < 16500 && kHasFp8MeetCausal<HopperPrefillPolicy>,
               "the fp8 problems without the mask up to 5000 keys reach the family default's short kernel on "
-              "cuDNN's loop (Fp8Meet), the one of 16500 its kernel of one CTA per tile");
+              "cuDNN's loop (Fp8Meet), the one of 16500 its kernel of one CTA per tile, the causal ones "
+              "Fp8MeetCausal");
 
 // Ragged batches (the sequences packed one after another, PrefillProblem::lengths): a
 // one-token sequence, lengths at and around the 128-row and the key tiles, GQA, both masks,

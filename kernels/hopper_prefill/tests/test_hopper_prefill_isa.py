@@ -77,7 +77,7 @@ DEFAULT_ALIASES = {("prefill_pingpong", "pingpong"), ("prefill_intra_overlap", "
 PRODUCER_REGS = 24
 FP8 = 3  # DType::fp8_e4m3 in the mangled name
 FP8_PRODUCER_REGS, FP8_CONSUMER_REGS = 24, 240  # kernels/hopper_prefill/hopper_policy.hpp (the matrix transpose)
-FP8_REFUSED = {"no_ws", "persistent_dynamic"}  # no producer warpgroup free to transpose V
+FP8_REFUSED = {"no_ws"}  # no producer warpgroup to transpose V
 SMALL_SPILL = 16  # LDL / STL instructions allowed in the causal head-dim-64 kernels
 VARIANT_SPILL = 56  # ... and in the variants that are not the family default (outside their main loops)
 DEFAULT_VARIANTS = {DEFAULT, "ws_realloc", "one_per_tile"}
@@ -160,13 +160,17 @@ def _kernels(sass: dict[str, dict[str, list[str]]], experiment: str, variant: st
             found[(dtype, dim, LONG_CAUSAL if "LongCausal" in wrapper else SHORT + causal if wrapper else causal)] = body
     runs_fp8 = variant not in FP8_REFUSED
     short = variant in SHORT_VARIANTS[experiment]
-    expected = ((10 if runs_fp8 else 8) + (2 if variant in LONG_CAUSAL_VARIANTS[experiment] else 0) + int(runs_fp8)
-                + (8 if short else 0) + int(short and runs_fp8))
+    # A policy with short kernels runs fp8 under the mask on Fp8MeetCausal (_fp8_meet_kernels), and
+    # without the mask on Fp8Meet's short kernel as far as its own fp8 tile's would go: none of the
+    # three is counted here.
+    meet = short and runs_fp8
+    expected = ((10 if runs_fp8 else 8) - int(meet) + (2 if variant in LONG_CAUSAL_VARIANTS[experiment] else 0)
+                + int(runs_fp8 and not meet) + (8 if short else 0))
     assert len(found) == expected, (f"{experiment}/{variant} {kind}: {len(found)} instantiations, expected {expected} "
                                     "(2 dtypes x 2 dims x 2 masks, fp8 at head dim 128 x 2 masks and its long causal "
                                     "kernel where it runs, the long causal kernel of both 16-bit dtypes where the "
-                                    "policy has one, and 2 dtypes x 2 dims x 2 masks of short kernels where it has them, "
-                                    "with fp8's without the mask)")
+                                    "policy has one, and 2 dtypes x 2 dims x 2 masks of short kernels where it has them; "
+                                    "fp8 under the mask on Fp8MeetCausal instead where it has them)")
     return found
 
 
@@ -250,9 +254,10 @@ def test_fp8_kernels_transpose_v_in_the_producer(sass, kind):
 EXP_MEET_BARRIER = "0x6"  # kernels/hopper_prefill/hopper_config.cuh, kExpMeetBarrier
 
 
-def _fp8_meet_kernels(sass, kind: str) -> dict[tuple[str, str], list[str]]:
-    """{(experiment, variant): instructions} of the short fp8 kernels on cuDNN's loop
-    (ShortSeq<Fp8Meet<Policy>, false>), one per policy with short kernels that runs fp8."""
+def _fp8_meet_kernels(sass, kind: str) -> dict[tuple[str, str, bool], list[str]]:
+    """{(experiment, variant, causal): instructions} of the fp8 kernels on cuDNN's loop: without the
+    mask the short one (ShortSeq<Fp8Meet<Policy>, false>), under it Fp8MeetCausal<Policy>, one of
+    each per policy with short kernels that runs fp8."""
     found = {}
     for experiment, variants in SHORT_VARIANTS.items():
         for variant in variants:
@@ -260,23 +265,30 @@ def _fp8_meet_kernels(sass, kind: str) -> dict[tuple[str, str], list[str]]:
                 continue
             policy = ("NS0_19HopperPrefillPolicyE" if experiment == FAMILY
                       else rf"NS_11experiments\d+{experiment}{len(variant)}{variant}E")
-            pattern = re.compile(rf"\d{kind}INS0_8ShortSeqINS0_7Fp8MeetI{policy}EELb0EEELNS_5DTypeE3ELi128ELb0E")
-            bodies = [body for name, body in sass[experiment].items() if pattern.search(name)]
-            assert len(bodies) == 1, f"{experiment}/{variant} {kind}: {len(bodies)} kernels on cuDNN's fp8 loop, expected 1"
-            found[(experiment, variant)] = bodies[0]
+            for causal, name in ((False, rf"NS0_8ShortSeqINS0_7Fp8MeetI{policy}EELb0EEELNS_5DTypeE3ELi128ELb0E"),
+                                 (True, rf"NS0_13Fp8MeetCausalI{policy}EELNS_5DTypeE3ELi128ELb1E")):
+                pattern = re.compile(rf"\d{kind}I{name}")
+                bodies = [body for n, body in sass[experiment].items() if pattern.search(n)]
+                assert len(bodies) == 1, (f"{experiment}/{variant} {kind} causal={causal}: {len(bodies)} kernels on "
+                                          "cuDNN's fp8 loop, expected 1")
+                found[(experiment, variant, causal)] = bodies[0]
     return found
 
 
 @pytest.mark.parametrize("kind", KINDS)
-def test_short_fp8_kernels_alternate_the_consumers_exponentials(sass, kind):
+def test_fp8_meet_kernels_alternate_the_consumers_exponentials(sass, kind):
     """Fp8Meet: S from one m64n256 QGMMA chain, no ping-pong turns, and the two consumers'
     meeting on kExpMeetBarrier (consumer 1's BAR.SYNC, consumer 0's BAR.ARV of 256 threads) on
     each side of a key tile's exp2s: none of them hoisted above consumer 1's wait (at most the two
     exp2s of the rescale factor ahead of it), all ahead of consumer 0's arrival; P packed among
-    them."""
-    for (experiment, variant), body in _fp8_meet_kernels(sass, kind).items():
-        where = f"{experiment}/{variant} {kind} Fp8Meet"
+    them. V transposed in the producer, and under the mask (Fp8MeetCausal) the tiles drawn from the
+    counter (an atomic add: the copying thread's draw)."""
+    for (experiment, variant, causal), body in _fp8_meet_kernels(sass, kind).items():
+        where = f"{experiment}/{variant} {kind} Fp8Meet causal={causal}"
         assert _count(body, r"\bQGMMA\.64x256x32\.F32\.E4M3\.E4M3") > 0, f"{where}: no m64n256 QGMMA"
+        assert _count(body, r"\bLDSM\.16\.MT88\.4\b") > 0, f"{where}: no ldmatrix.trans of V"
+        draws = _count(body, r"\bATOMG\.E\.ADD\b")
+        assert draws == int(causal), f"{where}: {draws} atomic adds (the dynamic schedule's draw), expected {int(causal)}"
         assert _count(body, r"\bBAR\.\S+ R\d+, 0x100") == 0, f"{where}: a ping-pong turn (a barrier by register)"
         meets = [n for n, i in enumerate(body) if re.search(rf"\bBAR\.(SYNC|ARV)\S* {EXP_MEET_BARRIER}, 0x100\b", i)]
         assert len(meets) >= 2 and len(meets) % 2 == 0, f"{where}: {len(meets)} meetings (barriers of 256 threads)"
