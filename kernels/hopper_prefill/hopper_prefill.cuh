@@ -462,9 +462,11 @@ struct Consumer {
     scales = tile_scales<Cfg>(a, w);
     // With the PV wait inside the mask's branches (kPvWaitInSoftmax) the four warps must take
     // the same one: wgmma.wait_group is .aligned, one instruction for the whole warpgroup
-    // (compute-sanitizer's synccheck reports the two PCs otherwise). The warpgroup's first row
-    // then decides, whose masked tiles include each warp's own.
-    mask_end = unmasked_end(w, Cfg::kPvWaitInSoftmax ? group_row0 : row0);
+    // (compute-sanitizer's synccheck reports the two PCs otherwise); so must they with the
+    // exponentials' meetings in the branches (kExpMeet: bar.sync and bar.arrive are .aligned,
+    // and under the mask a warp's own bound put a warpgroup's warps on both sides). The
+    // warpgroup's first row then decides, whose masked tiles include each warp's own.
+    mask_end = unmasked_end(w, Cfg::kPvWaitInSoftmax || Cfg::kExpMeet ? group_row0 : row0);
     gpu::mbarrier_wait(&s.q_full, q_parity);
     q_parity ^= 1u;
     // fp8 keeps the tile's loop: with a bound of its own, its long causal kernel kept a word in
