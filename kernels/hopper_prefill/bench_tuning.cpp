@@ -9,9 +9,8 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::fp8_pingpong_causal,
-                                                  tuning::fp8_meet_mask_by_group>
-      experiment{"hopper_prefill_tuning", "defaults", {"defaults", "fp8_pingpong_causal", "fp8_meet_mask_by_group"}};
+  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::fp8_pingpong_causal> experiment{
+      "hopper_prefill_tuning", "defaults", {"defaults", "fp8_pingpong_causal"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

@@ -233,10 +233,6 @@ struct HopperPrefillPolicy {
   // mask: cuDNN's loop, drawn"). Each half alone gained less: Fp8Meet on one CTA a tile 0% to 8.5%,
   // the ping-pong loop drawn 0% to 8.5%. false: the policy's own fp8 causal kernels.
   /* Fp8MeetCausal = */ static constexpr bool kFp8MeetCausal = true;
-  // Fp8Meet under the mask: each warp takes the mask's branch by its own rows, the exponentials'
-  // meetings then on barriers without .aligned (the warps of a warpgroup reach them from both
-  // branches); false: the warpgroup's first row decides for its four warps, on .aligned barriers.
-  /* MeetMaskByWarp = */ static constexpr bool kMeetMaskByWarp = true;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {
     return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 192, 240, 1, 2};

@@ -58,9 +58,7 @@ struct TurnOrder {
 // exp2) not being below -kv_len, which no sum is; consumer 1's row offsets take in a shared word
 // loaded after its wait (a word of the warp's own staging rows, which nothing writes during the
 // key tiles), made -inf or a NaN, of which fmaxf keeps the offset.
-// kUnaligned: the barriers without .aligned, for warps of one warpgroup that reach them from
-// different branches (HopperPrefillPolicy::kMeetMaskByWarp).
-template <bool kOn, bool kUnaligned = false>
+template <bool kOn>
 struct ExpMeet {
   int consumer;
   float below;
@@ -69,13 +67,8 @@ struct ExpMeet {
   __device__ void before_exps(float (&m_use)[kSlots]) const {
     if constexpr (kOn) {
       if (consumer == 1) {
-        if constexpr (kUnaligned) {
-          gpu::named_barrier_sync_unaligned(kExpMeetBarrier, 2 * kWarpGroupThreads);
-          gpu::named_barrier_arrive_unaligned(kExpMeetBarrier + 1, 2 * kWarpGroupThreads);
-        } else {
-          gpu::named_barrier_sync(kExpMeetBarrier, 2 * kWarpGroupThreads);
-          gpu::named_barrier_arrive(kExpMeetBarrier + 1, 2 * kWarpGroupThreads);
-        }
+        gpu::named_barrier_sync(kExpMeetBarrier, 2 * kWarpGroupThreads);
+        gpu::named_barrier_arrive(kExpMeetBarrier + 1, 2 * kWarpGroupThreads);
         std::uint32_t word;
         asm volatile("ld.volatile.shared.u32 %0, [%1];\n" : "=r"(word) : "r"(gpu::smem_u32(own_word)) : "memory");
         const float never_above = __uint_as_float(word | 0xff800000u);  // -inf or a NaN
@@ -93,17 +86,10 @@ struct ExpMeet {
 #pragma unroll
         for (int c = 0; c < kChains; ++c) all += sum[r][c];
       if (consumer == 0) {
-        if constexpr (kUnaligned) {
-          asm volatile("{\n .reg .pred low;\n setp.lt.f32 low, %0, %1;\n @!low barrier.arrive %2, %3;\n}\n" ::"f"(all),
-                       "f"(below), "n"(kExpMeetBarrier), "n"(2 * kWarpGroupThreads)
-                       : "memory");
-          gpu::named_barrier_sync_unaligned(kExpMeetBarrier + 1, 2 * kWarpGroupThreads);
-        } else {
-          asm volatile("{\n .reg .pred low;\n setp.lt.f32 low, %0, %1;\n @!low bar.arrive %2, %3;\n}\n" ::"f"(all),
-                       "f"(below), "n"(kExpMeetBarrier), "n"(2 * kWarpGroupThreads)
-                       : "memory");
-          gpu::named_barrier_sync(kExpMeetBarrier + 1, 2 * kWarpGroupThreads);
-        }
+        asm volatile("{\n .reg .pred low;\n setp.lt.f32 low, %0, %1;\n @!low bar.arrive %2, %3;\n}\n" ::"f"(all),
+                     "f"(below), "n"(kExpMeetBarrier), "n"(2 * kWarpGroupThreads)
+                     : "memory");
+        gpu::named_barrier_sync(kExpMeetBarrier + 1, 2 * kWarpGroupThreads);
       }
     }
   }
@@ -261,7 +247,7 @@ struct Consumer {
     } else {
       attention::softmax_rows<typename Cfg::Rows, Cfg, kMask == MaskTest::masked>(
           s_tiles<Cfg>(sc), st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2, j * Cfg::kBlockN, row0,
-          ExpMeet<Cfg::kExpMeet, Policy::kMeetMaskByWarp>{consumer, -float(lens(w).kv_len), meet_word()});
+          ExpMeet<Cfg::kExpMeet>{consumer, -float(lens(w).kv_len), meet_word()});
       then();
     }
   }
@@ -480,7 +466,7 @@ struct Consumer {
     // exponentials' meetings in the branches (kExpMeet: bar.sync and bar.arrive are .aligned,
     // and under the mask a warp's own bound put a warpgroup's warps on both sides). The
     // warpgroup's first row then decides, whose masked tiles include each warp's own.
-    mask_end = unmasked_end(w, Cfg::kPvWaitInSoftmax || (Cfg::kExpMeet && !Policy::kMeetMaskByWarp) ? group_row0 : row0);
+    mask_end = unmasked_end(w, Cfg::kPvWaitInSoftmax || Cfg::kExpMeet ? group_row0 : row0);
     gpu::mbarrier_wait(&s.q_full, q_parity);
     q_parity ^= 1u;
     // fp8 keeps the tile's loop: with a bound of its own, its long causal kernel kept a word in

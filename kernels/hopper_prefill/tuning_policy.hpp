@@ -16,9 +16,4 @@ struct fp8_pingpong_causal : Base {
   /* Fp8MeetCausal = */ static constexpr bool kFp8MeetCausal = false;
 };
 
-// Fp8Meet's mask branch taken by each warpgroup's first row, the meetings on .aligned barriers.
-struct fp8_meet_mask_by_group : Base {
-  /* MeetMaskByWarp = */ static constexpr bool kMeetMaskByWarp = false;
-};
-
 }  // namespace schedlab::experiments::hopper_prefill_tuning

@@ -40,14 +40,6 @@ __device__ __forceinline__ void named_barrier_sync(int id, int threads) {
 __device__ __forceinline__ void named_barrier_arrive(int id, int threads) {
   asm volatile("bar.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
 }
-// The same two without .aligned: the warps that meet at `id` may reach it from different
-// instructions (each side of a branch that differs between warps).
-__device__ __forceinline__ void named_barrier_sync_unaligned(int id, int threads) {
-  asm volatile("barrier.sync %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
-__device__ __forceinline__ void named_barrier_arrive_unaligned(int id, int threads) {
-  asm volatile("barrier.arrive %0, %1;\n" ::"r"(id), "r"(threads) : "memory");
-}
 
 // --- register reallocation between warpgroups (sm_90a) ------------------------------------
 // Takes effect only when the kernel has a register cap at entry (__launch_bounds__ with a
