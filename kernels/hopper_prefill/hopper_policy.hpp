@@ -228,10 +228,10 @@ struct HopperPrefillPolicy {
   // tiles) on persistent CTAs that draw the causal tiles, longest first, from a counter (the dynamic
   // schedule of the short causal kernels; the copying thread draws, as the producer's other warps
   // transpose V). On the H200, against the ping-pong loop on one CTA a tile (the 128-key causal
-  // tile, 192 keys from kLongCausalFromKeys): faster by 18% at 2048 keys, 19% at 4096, 8% at
-  // 8192, 6% at 16384 and 5% on the serving batch (kernels/hopper_prefill/LOG.md, "fp8 under the
-  // mask: cuDNN's loop, drawn"). Each half alone gained less: Fp8Meet on one CTA a tile 0% to 8.5%,
-  // the ping-pong loop drawn 0% to 8.5%. false: the policy's own fp8 causal kernels.
+  // tile, 192 keys from kLongCausalFromKeys): faster by 16% at 1024 to 2048 keys, 17% at 4096,
+  // 7% at 8192, 4% at 16384 and 2.5% on the serving batch (kernels/hopper_prefill/LOG.md, "fp8
+  // under the mask: cuDNN's loop, drawn"). Each half alone gained less: Fp8Meet on one CTA a tile
+  // 0% to 8.5%, the ping-pong loop drawn 0% to 8.5%. false: the policy's own fp8 causal kernels.
   /* Fp8MeetCausal = */ static constexpr bool kFp8MeetCausal = true;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {
