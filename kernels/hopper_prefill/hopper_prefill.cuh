@@ -745,8 +745,8 @@ namespace hopper_detail {
 // The kernel a problem runs, handed to f as f.template operator()<KernelPolicy, dtype, head dim,
 // causal>(): the short kernels by length (ShortSeq, and Fp8Meet's for short fp8 launches without
 // the mask), Fp8MeetCausal for fp8 under the mask, the long causal ones (LongCausal), else the
-// policy's own. launch_hopper_prefill
-// launches it and require_hopper_prefill_fits checks it, so the two never disagree.
+// policy's own. launch_hopper_prefill launches it and require_hopper_prefill_fits checks it, so
+// the two never disagree.
 template <class Policy, class F>
 void with_kernel(const PrefillProblem& p, F&& f) {
   auto by_dim = [&]<DType kT, bool kCausal>() {
