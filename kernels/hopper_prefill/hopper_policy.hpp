@@ -173,7 +173,8 @@ struct HopperPrefillPolicy {
   // transpose by halves (kernels/hopper_prefill/LOG.md, "fp8 on persistent CTAs, again"): faster
   // by 12% at 1024 keys, 7% at 2048, 3% at 4096 and 1.6% at 8192; no different at 16384 and
   // 32768. Under the mask the static walk was 12% slower at 8192 keys. 16384: Fp8Meet's short
-  // kernel (kFp8MeetKeys) runs up to there. 0: fp8 on the policy's own schedule at every length.
+  // kernel (kFp8MeetKeys) runs up to there, so the default builds no short kernel of its own fp8
+  // tile (with_kernel). 0: fp8 on the policy's own schedule at every length.
   /* Fp8ShortKeys = */ static constexpr int kFp8ShortKeys = 16384;
   // P's register buffers (HopperTile::p_buffers) in the short causal kernels' tiles that have
   // the registers for a second (240 a consumer, 128 keys: head dim 128). On the H200 two were

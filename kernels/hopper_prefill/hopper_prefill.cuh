@@ -751,10 +751,9 @@ template <class Policy, class F>
 void with_kernel(const PrefillProblem& p, F&& f) {
   auto by_dim = [&]<DType kT, bool kCausal>() {
     if constexpr (kT == DType::fp8_e4m3) {
-      if constexpr (!kHopperFp8Capable<Policy>) {
-      } else if constexpr (kCausal && kHasFp8MeetCausal<Policy>) {
+      if constexpr (kCausal && kHasFp8MeetCausal<Policy>) {  // implies a producer warpgroup
         f.template operator()<Fp8MeetCausal<Policy>, kT, 128, true>();
-      } else {
+      } else if constexpr (kHopperFp8Capable<Policy>) {
         if constexpr (kCausal && kHasLongCausalFp8<Policy>) {
           if (p.kv_len >= Policy::kLongCausalFromKeys) return f.template operator()<LongCausal<Policy>, kT, 128, true>();
         }
