@@ -13,8 +13,11 @@ struct one_per_tile : kernels::HopperPrefillPolicy {
   /* Schedule = */ static constexpr TileSchedule kSchedule = TileSchedule::OnePerTile;
   static constexpr int short_keys(bool) { return 0; }
 };
+// The static walks keep every tile whole (the family's short kernels split the last wave's
+// tiles by keys: kSplitTailFill), so that the schedules are compared as such.
 struct persistent : kernels::HopperPrefillPolicy {
   /* Schedule = */ static constexpr TileSchedule kSchedule = TileSchedule::Persistent;
+  /* SplitTailFill = */ static constexpr float kSplitTailFill = 0.f;
 };
 // One CTA per SM drawing each next tile from a global counter (FA3's dynamic persistent
 // scheduler): the causal tiles' unequal lengths no longer decide which SM finishes last.
@@ -28,6 +31,7 @@ struct persistent_dynamic : kernels::HopperPrefillPolicy {
 struct persistent_3stages : kernels::HopperPrefillPolicy {
   /* Schedule = */ static constexpr TileSchedule kSchedule = TileSchedule::Persistent;
   /* Stages = */ static constexpr int kStages = 3;
+  /* SplitTailFill = */ static constexpr float kSplitTailFill = 0.f;
   /* StagedOutput = */ static constexpr bool kStagedOutput = false;
   static constexpr kernels::HopperTile tile(int head_dim, bool causal) {
     return head_dim <= 64 ? HopperPrefillPolicy::tile(head_dim, causal) : HopperPrefillPolicy::tile(head_dim, true);

@@ -18,6 +18,7 @@
 #include "kernels/attention/online_softmax.hpp"
 #include "kernels/attention/pipeline.hpp"
 #include "kernels/attention/ragged_blocks.hpp"
+#include "kernels/attention/split_tail.hpp"
 #include "kernels/attention/tile_scheduler.hpp"
 #include "kernels/attention/write_o.hpp"
 #include "kernels/hopper_prefill/hopper_policy.hpp"
@@ -86,6 +87,10 @@ struct Config {
   static constexpr int kVtStages = 2;
   static constexpr int kPvStages = kT == DType::fp8_e4m3 ? kVtStages : kStages;
   static constexpr int kTileQueueSlots = Policy::kTileQueueSlots;
+  // The persistent static walk without the mask, one length: the last wave's tiles split by
+  // keys (Policy::kSplitTailFill; attention/split_tail.hpp).
+  static constexpr bool kSplitTail = Policy::kSplitTailFill > 0.f && !kCausal && !kRagged &&
+                                     Policy::kSchedule == attention::TileSchedule::Persistent;
   static constexpr int kProducers = Policy::kWarpSpecialized ? 1 : 0;
   static constexpr int kThreads = (kConsumers + kProducers) * kWarpGroupThreads;
   static constexpr int kConsumerWarps = kConsumers * kWarpGroupThreads / kWarpSize;  // arrivals that free a stage
@@ -219,6 +224,10 @@ struct Params {
   attention::TileGrid tiles;  // ragged: query blocks are the entries of `blocks`, batch 1
   const float *q_scale, *k_scale, *v_scale;  // fp8: per-head dequantization scales (null otherwise)
   const attention::RaggedBlock* blocks;      // ragged: every query block of the batch (null otherwise)
+  attention::SplitTail split;  // Config::kSplitTail: the walk's split tail (none: every tile whole)
+  float* partials;             // the split tiles' pieces (hopper_split.cuh)
+  unsigned* arrivals;          // per split tile and consumer warp: its pieces arrived (zero between launches)
+  int max_pieces;              // pieces a split tile has at most (the partials' stride)
 };
 
 // The lengths the masks read (kv_len, q_len): a ragged tile's own sequence's.
@@ -232,14 +241,35 @@ struct RaggedSeq {
   int start;
 };
 struct NoRaggedSeq {};
+// A split tile's piece (Config::kSplitTail): its first key tile (TileWork::n_tiles its end) and
+// its place among the tile's pieces (attention::SplitUnit).
+struct SplitPiece {
+  int first, piece, pieces, split_tile;
+};
+struct NoSplitPiece {};
 
 // The keys one output tile needs, the same for every role of the CTA. A ragged tile looks its
 // query block up (t.m_block indexes Params::blocks) and becomes block m_block of sequence
 // t.batch, whose rows start at `start` in every packed tensor.
 template <class Cfg>
-struct TileWork : std::conditional_t<Cfg::kRagged, RaggedSeq, NoRaggedSeq> {
+struct TileWork : std::conditional_t<Cfg::kRagged, RaggedSeq, NoRaggedSeq>,
+                  std::conditional_t<Cfg::kSplitTail, SplitPiece, NoSplitPiece> {
   TileCoord t;
   int q_row0, n_tiles, kv_head;
+  // A unit of the split walk: key tiles [u.first, u.end) of its tile.
+  __device__ TileWork(const Params& a, const attention::SplitUnit& u) : TileWork(a, a.tiles.at(u.tile)) {
+    static_assert(Cfg::kSplitTail, "units of the split walk");
+    n_tiles = u.end;
+    this->first = u.first;
+    this->piece = u.piece;
+    this->pieces = u.pieces;
+    this->split_tile = u.split_tile;
+  }
+  // The first key tile the CTA computes (a split piece's; else 0).
+  __device__ int first_tile() const {
+    if constexpr (Cfg::kSplitTail) return this->first;
+    else return 0;
+  }
   __device__ TileWork(const Params& a, TileCoord tile) : t(tile) {
     int q_len = a.q_len, kv_len = a.kv_len;
     if constexpr (Cfg::kRagged) {

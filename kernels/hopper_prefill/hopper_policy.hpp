@@ -25,6 +25,7 @@ enum class HopperFault {
   none,
   vt_key_order,         // fp8: V^T written in a key order other than the one P holds the keys in
   ragged_longest_lens,  // a ragged batch masked by its longest sequence's lengths, not the tile's own
+  split_pieces_unmerged,  // a split tile's last piece writes its own rows, not the merge of every piece's
 };
 
 struct HopperPrefillPolicy {
@@ -234,6 +235,12 @@ struct HopperPrefillPolicy {
   // under the mask: cuDNN's loop, drawn"). Each half alone gained less: Fp8Meet on one CTA a tile
   // 0% to 8.5%, the ping-pong loop drawn 0% to 8.5%. false: the policy's own fp8 causal kernels.
   /* Fp8MeetCausal = */ static constexpr bool kFp8MeetCausal = true;
+  // Without the mask on the persistent static walk (the short kernels), equal tiles leave the
+  // last wave part-empty (2048 tiles on 132 SMs: 68 in the last, a 3% tail). Where the last
+  // wave fills at most this share of the CTAs, its tiles are split by keys among every CTA,
+  // the pieces merged by the last to finish (attention/split_tail.hpp, hopper_split.cuh).
+  // 0: every tile whole.
+  /* SplitTailFill = */ static constexpr float kSplitTailFill = 0.9f;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {
     return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 192, 240, 1, 2};

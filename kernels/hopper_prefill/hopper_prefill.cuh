@@ -16,6 +16,7 @@
 #pragma once
 #include "kernels/hopper_prefill/hopper_output.cuh"
 #include "kernels/hopper_prefill/hopper_producer.cuh"
+#include "kernels/hopper_prefill/hopper_split.cuh"
 
 namespace schedlab::kernels::hopper_detail {
 
@@ -300,7 +301,7 @@ struct Consumer {
 
   // Per key tile j < n: QK, softmax, PV, each GEMM waited for before the next step.
   __device__ void mainloop_serial(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0, int n) {
-    for (int j = 0; j < n; ++j) {
+    for (int j = w.first_tile(); j < n; ++j) {
       float sc[Cfg::kSRegs], corr[1][2];
       qk_waited(sc, w, j, n);
       std::uint32_t p[Cfg::kPvSteps][4];
@@ -374,10 +375,11 @@ struct Consumer {
   __device__ void mainloop_overlapped(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0, int n) {
     float sc[Cfg::kSRegs], corr[1][2];
     PFrag p[Cfg::kPBuffers];
-    qk_waited(sc, w, 0, n);
-    softmax(sc, st, corr, w, 0, row0);  // O is still zero: nothing to rescale
+    int j = w.first_tile();
+    qk_waited(sc, w, j, n);
+    softmax(sc, st, corr, w, j, row0);  // O is still zero: nothing to rescale
     pack_p<Cfg, Op>(p[0], sc);
-    int j = 1;
+    ++j;
     if constexpr (Cfg::kPBuffers == 2) {
       for (; j + 1 < n; j += 2) {
         overlapped_tile(w, st, sc, p[0], p[1], j, row0, n);
@@ -438,10 +440,13 @@ struct Consumer {
   // The warp waits as one (consumer_wait_warp): after a per-lane wait with no wgmma behind it,
   // ptxas took the persistent loops for divergent and moved the computed tiles' wgmma
   // descriptors from uniform to vector registers (about 70 instructions more a key tile).
+  // (A split piece's tiles start at its first: w.first_tile().)
   __device__ void pass_tiles(const TileWork<Cfg>& w, int n) {
+    const int first = w.first_tile();
+    n = max(n, first);
     for (int j = n; j < w.n_tiles; ++j) {
       s.k_pipe.consumer_wait_warp(k_state);
-      if (!Policy::kIntraOverlap || j == 0 || j > n) pass_turn();
+      if (!Policy::kIntraOverlap || j == first || j > n) pass_turn();
       release<true>(w, j);
       v_ring().consumer_wait_warp(v_state);
       if constexpr (!Policy::kIntraOverlap) pass_turn();
@@ -472,13 +477,17 @@ struct Consumer {
     // fp8 keeps the tile's loop: with a bound of its own, its long causal kernel kept a word in
     // local memory inside the loop (hopper_policy.hpp, kOwnTiles).
     const int n = Policy::kOwnTiles && !Cfg::kFp8 ? own_tiles(w) : w.n_tiles;
-    if (n > 0) {
+    if (n > w.first_tile()) {
       if constexpr (Policy::kIntraOverlap) mainloop_overlapped(w, st, row0, n);
       else mainloop_serial(w, st, row0, n);
     } else if (gpu::lane_id() == 0) {
       gpu::mbarrier_arrive(&s.q_empty);  // no key to see: Q was never read
     }
     pass_tiles(w, n);
+    // A split tile's piece: written by the warp that holds every piece's rows (hopper_split.cuh).
+    if constexpr (Cfg::kSplitTail) {
+      if (w.pieces > 1 && !PieceMeeting<Cfg>::arrive(a, w, consumer * 4 + warp_in_group, st)) return;
+    }
     // STAGE 4: O / l (times fp8's v_scale) to the output rows of the (batch, head), in the
     // output dtype, rows counted from the sequence's first (none past its end).
     const std::int64_t row_stride = std::int64_t(a.q_heads) * Cfg::kHeadDim;
@@ -543,8 +552,14 @@ __device__ __forceinline__ void prefill_cta(const Params& a) {
   // runs a tile's copies ahead of the consumers, so the draw's latency stays off their path.
   constexpr bool kDynamic = Policy::kSchedule == attention::TileSchedule::Dynamic;
   constexpr bool kSelfDraw = kDynamic && Cfg::kFp8;
-  using Tiles = attention::TileSchedulerOf<Policy::kSchedule, Cfg::kTileQueueSlots>;
-  TileCoord t;
+  using Tiles = std::conditional_t<Cfg::kSplitTail, attention::SplitTailScheduler,
+                                   attention::TileSchedulerOf<Policy::kSchedule, Cfg::kTileQueueSlots>>;
+  // What the walk hands each role: a tile, or a unit of the split walk (a tile's key tiles).
+  std::conditional_t<Cfg::kSplitTail, attention::SplitUnit, TileCoord> t;
+  const auto& walk = [&]() -> const auto& {
+    if constexpr (Cfg::kSplitTail) return a.split;
+    else return a.tiles;
+  }();
   // (The policy's test first, though role_of implies it: folded before the call, it leaves the
   // machine code of the policies without a producer exactly as it was; role_of alone reordered it.)
   if (Policy::kWarpSpecialized && role_of<Cfg>(group) == WarpGroupRole::Producer) {
@@ -553,16 +568,16 @@ __device__ __forceinline__ void prefill_cta(const Params& a) {
     if constexpr (Policy::kRegisterRealloc) gpu::regs_decrease<Cfg::kProducerRegs>();
     if (threadIdx.x == 0) {
       Loader<Cfg> loader{a, s};
-      Tiles tiles(a.tiles, s.tile_queue, kSelfDraw ? attention::TileRole::Fetcher : attention::TileRole::LoneReader);
+      Tiles tiles(walk, s.tile_queue, kSelfDraw ? attention::TileRole::Fetcher : attention::TileRole::LoneReader);
       while (tiles.next(t)) loader.load_tile(TileWork<Cfg>(a, t));
     } else if (kDynamic && !kSelfDraw && threadIdx.x == kWarpSize) {
-      Tiles tiles(a.tiles, s.tile_queue, attention::TileRole::Fetcher);
+      Tiles tiles(walk, s.tile_queue, attention::TileRole::Fetcher);
       while (tiles.next(t)) {
       }
     } else if constexpr (Cfg::kFp8) {
       if (gpu::warp_id() > 0) {
         VTransposer<Cfg> transposer{s, gpu::warp_id() - 1};
-        Tiles tiles(a.tiles, s.tile_queue, attention::TileRole::WarpReader);
+        Tiles tiles(walk, s.tile_queue, attention::TileRole::WarpReader);
         while (tiles.next(t)) transposer.tile(TileWork<Cfg>(a, t));
       }
     }
@@ -578,7 +593,7 @@ __device__ __forceinline__ void prefill_cta(const Params& a) {
                                                   TurnOrder<Policy::kPingPong, Cfg::kConsumers>(consumer), consumer};
   if (Policy::kPingPong && consumer == Cfg::kConsumers - 1) c.turn.end();  // consumer 0 goes first
   unsigned q_parity = 0;
-  Tiles tiles(a.tiles, s.tile_queue, attention::TileRole::WarpReader);
+  Tiles tiles(walk, s.tile_queue, attention::TileRole::WarpReader);
   while (tiles.next(t)) {
     const TileWork<Cfg> w(a, t);
     if (issues_copies) {
@@ -693,6 +708,25 @@ void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
     a.tiles = attention::TileGrid{m_blocks, p.q_heads, p.batch, kCausal,
                                   attention::head_sections(Policy::kCausalOrder, m_blocks, p.q_heads * p.batch, sm_count)};
   }
+  if constexpr (Cfg::kSplitTail) {
+    a.split = attention::SplitTail::of(a.tiles.count(), (p.kv_len + Cfg::kBlockN - 1) / Cfg::kBlockN, sm_count,
+                                       Policy::kSplitTailFill);
+    a.max_pieces = a.split.max_pieces();
+    // The pieces' slots and counts, one set per kernel, grown to the largest split launched
+    // (the first launch of a shape: a warm-up) and never cleared: the last piece of each tile
+    // zeroes its counts. Launches of one kernel on concurrent streams would share them.
+    static gpu::DeviceBuffer<float> partials;
+    static gpu::DeviceBuffer<unsigned> arrivals;
+    const std::size_t slots = PieceMeeting<Cfg>::floats(a.split);
+    const std::size_t counts = std::size_t(a.split.split_tiles) * Cfg::kConsumerWarps;
+    if (partials.size() < slots) partials = gpu::DeviceBuffer<float>(slots);
+    if (arrivals.size() < counts) {
+      arrivals = gpu::DeviceBuffer<unsigned>(counts);
+      arrivals.upload(std::vector<unsigned>(counts, 0u));
+    }
+    a.partials = partials.data();
+    a.arrivals = arrivals.data();
+  }
   unsigned* next_base = nullptr;
   if constexpr (Policy::kSchedule == attention::TileSchedule::Dynamic) {
     // One counter per kernel, zeroed once and never reset: each launch starts where the last
@@ -707,7 +741,8 @@ void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
     a.tiles.base = base;
     next_base = &base;
   }
-  const dim3 grid = attention::TileSchedulerOf<Policy::kSchedule, Policy::kTileQueueSlots>::grid(a.tiles, sm_count);
+  dim3 grid = attention::TileSchedulerOf<Policy::kSchedule, Policy::kTileQueueSlots>::grid(a.tiles, sm_count);
+  if constexpr (Cfg::kSplitTail) grid.x = std::max(grid.x, unsigned(a.split.split_ctas));  // fewer tiles than SMs
   const gpu::LaunchConfig config{grid, dim3(Cfg::kThreads), kBytes, stream};
   if (ragged) {
     auto kernel = hopper_ragged_prefill_kernel<Policy, kT, kHeadDim, kCausal, gpu::DynamicSmem<kBytes>>;

@@ -53,8 +53,8 @@ struct Loader {
   // registers then spill 8 bytes; a loop peeled so that every lead is a constant spilled 168.)
   __device__ void load_tile(const TileWork<Cfg>& w) {
     load_q(w);
-    if (w.n_tiles > 0) load_kv<true>(w, 0);
-    for (int j = 0; j < w.n_tiles; ++j) {
+    if (w.n_tiles > w.first_tile()) load_kv<true>(w, w.first_tile());
+    for (int j = w.first_tile(); j < w.n_tiles; ++j) {
       const bool next = j + 1 < w.n_tiles;
       if (next) load_kv<true>(w, j + 1, 1);
       load_kv<false>(w, j, Cfg::kStages - (next ? 2 : 1));
@@ -131,7 +131,7 @@ struct VTransposer {
     else return own_vt_state;
   }
   __device__ void tile(const TileWork<Cfg>& w) {
-    for (int j = 0; j < w.n_tiles; ++j) {
+    for (int j = w.first_tile(); j < w.n_tiles; ++j) {
       s.v_pipe.consumer_wait(v_state);          // V(j) has landed
       s.vt_pipe.producer_acquire(vt_state());  // every consumer warp released V^T(j - kVtStages)
       unsigned char* vt = s.vt[vt_state().index()];

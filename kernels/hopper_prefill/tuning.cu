@@ -8,5 +8,5 @@ namespace tuning = experiments::hopper_prefill_tuning;
 #define SCHEDLAB_TUNING_CANDIDATE(name)                                                  \
   template void launch_hopper_prefill<tuning::name>(const PrefillArgs&, gpu::api::stream_t); \
   template void require_hopper_prefill_fits<tuning::name>(const PrefillProblem&);
-SCHEDLAB_TUNING_CANDIDATE(fp8_pingpong_causal)
+SCHEDLAB_TUNING_CANDIDATE(whole_tail)
 }  // namespace schedlab::kernels

@@ -10,10 +10,10 @@ namespace schedlab::experiments::hopper_prefill_tuning {
 
 using Base = kernels::HopperPrefillPolicy;
 using defaults = Base;  // the family default: its kernels are the family's (hopper_prefill.cu)
-// fp8 under the mask on the policy's own kernels, the family default before kFp8MeetCausal: the
-// ping-pong loop on one CTA a tile (LOG.md, "fp8 under the mask: cuDNN's loop, drawn").
-struct fp8_pingpong_causal : Base {
-  /* Fp8MeetCausal = */ static constexpr bool kFp8MeetCausal = false;
+// Every tile whole on the static walk without the mask, the family default before
+// kSplitTailFill: the last wave part-empty.
+struct whole_tail : Base {
+  /* SplitTailFill = */ static constexpr float kSplitTailFill = 0.f;
 };
 
 }  // namespace schedlab::experiments::hopper_prefill_tuning

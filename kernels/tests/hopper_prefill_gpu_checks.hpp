@@ -22,7 +22,8 @@
 
 namespace schedlab::kernels::hopper_prefill_test {
 
-// The shared prefill problems, more tiles than SMs (persistent CTAs walk several), and the
+// The shared prefill problems, more tiles than SMs (persistent CTAs walk several; 1088 tiles
+// at 2100 keys leave a last wave the short kernel splits), tiles split into pieces, and the
 // family default's three kernels by length: the short one (short_keys: most of the shared
 // problems), one CTA per tile past it (causal: 2048 < keys < 6144 at head dim 128, > 2048 at 64;
 // non-causal: > 16384), and the long causal one (kLongCausalFromKeys: the non-causal key
@@ -40,6 +41,10 @@ inline std::vector<PrefillTestConfig> configs() {
   all.push_back({"d64_q_lt_kv_16500_f16", 1, 2, 1, 200, 16500, 64, false, DType::f16});
   all.push_back({"d128_long_causal_q_lt_kv", 1, 4, 2, 300, 6500, 128, true, DType::bf16});
   all.push_back({"d128_long_causal_f16", 1, 2, 1, 1000, 6200, 128, true, DType::f16});
+  // Fewer tiles than SMs without the mask: every tile split by keys, a piece a CTA
+  // (kSplitTailFill), the last key tile partial.
+  all.push_back({"d128_split_tail", 1, 2, 2, 300, 700, 128, false, DType::bf16});
+  all.push_back({"d64_split_tail", 1, 2, 1, 200, 600, 64, false, DType::bf16});
   return all;
 }
 static_assert(kHasLongCausal<HopperPrefillPolicy> && 6200 >= HopperPrefillPolicy::kLongCausalFromKeys,
@@ -176,13 +181,14 @@ TYPED_TEST_P(HopperPrefillGpu, RaggedBatchMatchesReference) {
 }
 
 // Small shapes for compute-sanitizer's memcheck and racecheck, which slow each launch by orders
-// of magnitude: lengths off the tiles, causal GQA with q_len < kv_len, a packed ragged batch;
+// of magnitude: lengths off the tiles, causal GQA with q_len < kv_len, tiles split by keys
+// (d128_split_tail; fp8's one past 256 too), a packed ragged batch;
 // fp8 causal GQA too where the policy runs fp8 (the transposing warps' ordinary stores are
 // what racecheck should see), and fp8 without the mask (a short launch: the consumers'
 // meetings between their exponentials, Fp8Meet, a named barrier for synccheck).
 TYPED_TEST_P(HopperPrefillGpu, SmallShapesForSanitizer) {
   std::uint64_t seed = test_seed();
-  std::vector<PrefillTestConfig> small = {configs()[0], configs()[1]};
+  std::vector<PrefillTestConfig> small = {configs()[0], configs()[1], configs()[configs().size() - 2]};
   if constexpr (kHopperFp8Capable<TypeParam>) {
     small.push_back(fp8_configs()[0]);
     small.push_back({"fp8_open_one_past_256", 1, 2, 2, 200, 257, 128, false, DType::fp8_e4m3});

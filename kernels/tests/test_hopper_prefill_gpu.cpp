@@ -1,11 +1,14 @@
 // The Hopper prefill family's own GPU tests on the H200 (each Hopper experiment's variants are
 // checked by its experiments/<name>/test_gpu.cpp, built into this binary): fp8 faults (V^T keys
-// out of P's order; a ragged batch masked by its longest sequence) that must fail the gate where
-// the family default passes; an output the kernel cannot write is refused. Label: gpu.
+// out of P's order; a ragged batch masked by its longest sequence; a split tile's pieces left
+// unmerged) that must fail the gate where the family default passes; an output the kernel
+// cannot write is refused. Label: gpu.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <string>
+#include <utility>
 #include <vector>
 
 #include "common/gpu/runtime.hpp"
@@ -22,6 +25,21 @@ namespace {
 
 // ---- injected fault -------------------------------------------------------------------------
 
+// On the same inputs the control (a launch of the family default) passes the gate and the fault
+// fails it.
+void expect_fault_caught(const char* name, const PrefillProblem& p, PrefillLaunch control_launch, HopperFault fault,
+                         const char* fault_name, std::uint64_t seed) {
+  PrefillCase control(p, std::move(control_launch));
+  control.prepare(seed, 1);
+  const AccuracyReport ok = run_once(control);
+  EXPECT_TRUE(ok.passed) << name << ", no fault: " << ok.message;
+  PrefillCase faulty(p, hopper_prefill_fault_launch(fault));
+  faulty.prepare(seed, 1);
+  const AccuracyReport bad = run_once(faulty);
+  EXPECT_FALSE(bad.passed) << name << ", " << fault_name << ": " << bad.message;
+  std::printf("%s: no fault %s; %s %s\n", name, ok.message.c_str(), fault_name, bad.message.c_str());
+}
+
 // The family default with V^T's keys in plain order while P keeps its own (each 16-key half
 // pairs P with the wrong V rows; kernels/tests/hopper_prefill_fault_kernels.cu), causal GQA
 // and non-causal, short and long: the family default passes on the same inputs, the fault fails.
@@ -29,18 +47,9 @@ TEST(HopperPrefillFaults, Fp8KeyOrderFailsTheGate) {
   std::uint64_t seed = test_seed();
   for (const PrefillTestConfig& cfg :
        {PrefillTestConfig{"fp8_causal_gqa2_300", 1, 4, 2, 300, 300, 128, true, DType::fp8_e4m3},
-        PrefillTestConfig{"fp8_8192", 1, 4, 4, 8192, 8192, 128, false, DType::fp8_e4m3}}) {
-    ++seed;
-    PrefillCase control(cfg.problem(), hopper_prefill_fault_launch(HopperFault::none));
-    control.prepare(seed, 1);
-    const AccuracyReport ok = run_once(control);
-    EXPECT_TRUE(ok.passed) << cfg.name << ", no fault: " << ok.message;
-    PrefillCase faulty(cfg.problem(), hopper_prefill_fault_launch(HopperFault::vt_key_order));
-    faulty.prepare(seed, 1);
-    const AccuracyReport bad = run_once(faulty);
-    EXPECT_FALSE(bad.passed) << cfg.name << ", vt_key_order: " << bad.message;
-    std::printf("%s: no fault %s; vt_key_order %s\n", cfg.name, ok.message.c_str(), bad.message.c_str());
-  }
+        PrefillTestConfig{"fp8_8192", 1, 4, 4, 8192, 8192, 128, false, DType::fp8_e4m3}})
+    expect_fault_caught(cfg.name, cfg.problem(), hopper_prefill_fault_launch(HopperFault::none),
+                        HopperFault::vt_key_order, "vt_key_order", ++seed);
 }
 
 // A ragged batch masked by its longest sequence's lengths instead of each tile's own: a
@@ -52,18 +61,19 @@ TEST(HopperPrefillFaults, RaggedLongestLensFailsTheGate) {
   std::uint64_t seed = test_seed();
   for (const std::vector<int>& lengths : {std::vector<int>{300, 1000, 77}, std::vector<int>{2000, 64}}) {
     const PrefillProblem p = make_ragged_prefill(lengths, 4, 2, 128, false, DType::fp8_e4m3);
-    ++seed;
-    PrefillCase control(p, hopper_prefill_fault_launch(HopperFault::none));
-    control.prepare(seed, 1);
-    const AccuracyReport ok = run_once(control);
-    EXPECT_TRUE(ok.passed) << "batch " << p.batch << ", no fault: " << ok.message;
-    PrefillCase faulty(p, hopper_prefill_fault_launch(HopperFault::ragged_longest_lens));
-    faulty.prepare(seed, 1);
-    const AccuracyReport bad = run_once(faulty);
-    EXPECT_FALSE(bad.passed) << "batch " << p.batch << ", ragged_longest_lens: " << bad.message;
-    std::printf("ragged batch of %d: no fault %s; ragged_longest_lens %s\n", p.batch, ok.message.c_str(),
-                bad.message.c_str());
+    const std::string name = "ragged batch of " + std::to_string(p.batch);
+    expect_fault_caught(name.c_str(), p, hopper_prefill_fault_launch(HopperFault::none),
+                        HopperFault::ragged_longest_lens, "ragged_longest_lens", ++seed);
   }
+}
+
+// A split tile's last piece writing its own rows without the other pieces' (fp8 without the
+// mask: 32 tiles of 4 key tiles on 132 SMs, so every tile is split, into up to 5 pieces): the
+// family default's short kernel passes on the same inputs, the fault fails.
+TEST(HopperPrefillFaults, SplitPiecesUnmergedFailsTheGate) {
+  const PrefillTestConfig cfg{"fp8_split_1000", 1, 4, 4, 1000, 1000, 128, false, DType::fp8_e4m3};
+  expect_fault_caught(cfg.name, cfg.problem(), launch_hopper_prefill<HopperPrefillPolicy>,
+                      HopperFault::split_pieces_unmerged, "split_pieces_unmerged", test_seed() + 3);
 }
 
 // ---- bad input ------------------------------------------------------------------------------

@@ -2,17 +2,21 @@
 // causal walk is longest first within each section, head_sections() picks the sections it
 // says, and on a model of the hardware's block dispatch (a free SM takes the next CTA) the
 // sections keep the last wave balanced where the walk within each head does not; a ragged
-// batch's query blocks cover every sequence once and its walk starts with the heaviest.
+// batch's query blocks cover every sequence once and its walk starts with the heaviest; the
+// split tail's walk computes every key tile of every tile once, its pieces numbered as the
+// kernel's meeting needs, and balances the CTAs to one key tile.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <functional>
+#include <map>
 #include <queue>
 #include <set>
 #include <tuple>
 #include <vector>
 
 #include "kernels/attention/ragged_blocks.hpp"
+#include "kernels/attention/split_tail.hpp"
 #include "kernels/attention/tile_scheduler.hpp"
 
 namespace schedlab::kernels::attention {
@@ -206,6 +210,75 @@ TEST(RaggedBlocks, TheWalkIsLongestFirstAcrossSequences) {
     if (i % section_tiles == 0) continue;  // a new section starts heavy again
     EXPECT_LE(blocks[std::size_t(g.at(i).m_block)].key_tiles, blocks[std::size_t(g.at(i - 1).m_block)].key_tiles) << i;
   }
+}
+
+// Every CTA's walk of a split tail, as the kernel's scheduler steps it (SplitTail::next).
+std::vector<std::vector<SplitUnit>> split_walks(const SplitTail& split, int ctas) {
+  std::vector<std::vector<SplitUnit>> walks(static_cast<std::size_t>(ctas));
+  for (int c = 0; c < ctas; ++c) {
+    int cursor = split.start(c);
+    SplitUnit u{};
+    while (split.next(c, ctas, cursor, u)) walks[std::size_t(c)].push_back(u);
+  }
+  return walks;
+}
+
+TEST(SplitTail, EveryKeyTileOnceAndPiecesNumberedForTheMeeting) {
+  // The benchmark's 2048 tiles (head dim 128 at every length) on 132 SMs, head dim 64's 2752,
+  // fewer tiles than SMs, fewer key tiles than SMs, two key tiles a tile.
+  for (auto [tiles, key_tiles] : {std::pair{2048, 32}, std::pair{2048, 3}, std::pair{2752, 64}, std::pair{64, 6},
+                                  std::pair{16, 5}, std::pair{100, 2}, std::pair{1088, 12}}) {
+    const SplitTail split = SplitTail::of(tiles, key_tiles, kSms, 0.9f);
+    ASSERT_GT(split.split_tiles, 0) << tiles;
+    const int ctas = std::max(std::min(tiles, kSms), split.split_ctas);
+    std::map<int, std::vector<SplitUnit>> by_tile;
+    std::vector<int> load;
+    for (const auto& units : split_walks(split, ctas)) {
+      int keys = 0;
+      for (const SplitUnit& u : units) {
+        ASSERT_TRUE(u.tile >= 0 && u.tile < tiles && u.first >= 0 && u.first < u.end && u.end <= key_tiles);
+        by_tile[u.tile].push_back(u);
+        keys += u.end - u.first;
+      }
+      load.push_back(keys);
+    }
+    ASSERT_EQ(int(by_tile.size()), tiles) << "a tile no CTA computes";
+    for (auto& [tile, units] : by_tile) {
+      std::sort(units.begin(), units.end(), [](const SplitUnit& a, const SplitUnit& b) { return a.first < b.first; });
+      int next_key = 0;
+      for (std::size_t i = 0; i < units.size(); ++i) {
+        const SplitUnit& u = units[i];
+        EXPECT_EQ(u.first, next_key) << "tile " << tile << ": key tiles missed or computed twice";
+        next_key = u.end;
+        EXPECT_EQ(u.pieces, int(units.size())) << "tile " << tile;
+        EXPECT_EQ(u.piece, int(i)) << "tile " << tile;
+        EXPECT_LT(u.piece, std::max(1, split.max_pieces()));
+        if (u.pieces > 1) EXPECT_EQ(u.split_tile, tile - split.whole_tiles);
+      }
+      EXPECT_EQ(next_key, key_tiles) << "tile " << tile;
+      if (tile < split.whole_tiles) EXPECT_EQ(units.size(), 1u) << "a whole-wave tile split";
+    }
+    const auto [least, most] = std::minmax_element(load.begin(), load.end());
+    EXPECT_LE(*most - *least, 1) << tiles << " tiles: the CTAs' key tiles";
+    EXPECT_LE(*most, (tiles * key_tiles + ctas - 1) / ctas) << tiles << " tiles: the longest CTA";
+  }
+}
+
+TEST(SplitTail, NothingSplitWhereTheLastWaveIsFullOrNearlySo) {
+  for (auto [tiles, fill] : {std::pair{2 * kSms, 0.9f}, std::pair{kSms + 130, 0.9f}, std::pair{2048, 0.f}}) {
+    const SplitTail split = SplitTail::of(tiles, 32, kSms, fill);
+    EXPECT_EQ(split.split_tiles, 0) << tiles;
+    EXPECT_EQ(split.whole_tiles, tiles);
+    std::set<int> seen;
+    for (const auto& units : split_walks(split, std::min(tiles, kSms)))
+      for (const SplitUnit& u : units) {
+        EXPECT_EQ(u.pieces, 1);
+        EXPECT_EQ(u.end - u.first, 32);
+        EXPECT_TRUE(seen.insert(u.tile).second);
+      }
+    EXPECT_EQ(int(seen.size()), tiles);
+  }
+  EXPECT_EQ(SplitTail::of(100, 1, kSms, 0.9f).split_tiles, 0) << "one key tile cannot be split";
 }
 
 }  // namespace
