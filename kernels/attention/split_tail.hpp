@@ -7,12 +7,13 @@
 // next, and each of those tiles is a few CTAs' pieces. The pieces' partial rows (unnormalized
 // O, running max and sum) meet in global memory; the last piece of a tile to arrive merges the
 // others' into its own and writes the tile (kernels/hopper_prefill/hopper_split.cuh).
-// Host and device code: tests walk the units on the host (kernels/tests/test_tile_order.cu).
+// Host and device code: tests walk the units on the host (kernels/tests/test_tile_order.cu); the
+// kernel walks them with SplitTailScheduler (tile_scheduler.hpp).
 #pragma once
 #include <algorithm>
 #include <climits>
 
-#include "common/gpu/device.hpp"
+#include "common/numeric.hpp"  // SCHEDLAB_HD
 
 namespace schedlab::kernels::attention {
 
@@ -31,23 +32,26 @@ struct SplitTail {
 
   // The split tail of `tiles` equal tiles of `key_tiles` key tiles on `ctas` persistent CTAs,
   // where the last wave fills at most `max_fill` of them (a fuller one saves less than the
-  // pieces' meeting costs); else none. The shares' bounds stay in 32-bit arithmetic.
-  static SplitTail of(int tiles, int key_tiles, int ctas, float max_fill) {
+  // pieces' meeting costs) and a CTA's share is at least `min_share` key tiles (a piece's own
+  // cost, its Q and first tiles' copies and its partial rows, is paid on fewer); else none.
+  // The shares' bounds stay in 32-bit arithmetic.
+  static SplitTail of(int tiles, int key_tiles, int ctas, float max_fill, int min_share = 1) {
     SplitTail s{tiles, 0, key_tiles, 0};
     const int last_wave = tiles % ctas;
     if (max_fill <= 0.f || key_tiles < 2 || last_wave == 0 || last_wave > max_fill * ctas ||
-        double(last_wave) * key_tiles * (ctas + 1) >= INT_MAX)
+        double(last_wave) * key_tiles * (ctas + 1) >= INT_MAX ||
+        last_wave * key_tiles < std::max(min_share, 1) * std::min(ctas, last_wave * key_tiles))
       return s;
     s.whole_tiles = tiles - last_wave;
     s.split_tiles = last_wave;
     s.split_ctas = std::min(ctas, last_wave * key_tiles);
     return s;
   }
-  __host__ __device__ int work() const { return split_tiles * key_tiles; }
+  SCHEDLAB_HD int work() const { return split_tiles * key_tiles; }
   // CTA c's share of the split key tiles, [begin(c), begin(c + 1)) of work().
-  __host__ __device__ int begin(int c) const { return c * work() / split_ctas; }
+  SCHEDLAB_HD int begin(int c) const { return c * work() / split_ctas; }
   // The CTA whose share holds split key tile x.
-  __host__ __device__ int owner(int x) const { return ((x + 1) * split_ctas - 1) / work(); }
+  SCHEDLAB_HD int owner(int x) const { return ((x + 1) * split_ctas - 1) / work(); }
   // At most how many pieces a tile is cut into: a share is at least work() / split_ctas key tiles.
   int max_pieces() const {
     if (split_tiles == 0) return 0;
@@ -55,7 +59,7 @@ struct SplitTail {
     return (key_tiles - 1 + least - 1) / least + 1;
   }
   // The unit of CTA c at split key tile x (x in its share): up to the end of its tile or share.
-  __host__ __device__ SplitUnit unit_at(int c, int x) const {
+  SCHEDLAB_HD SplitUnit unit_at(int c, int x) const {
     const int s = x / key_tiles, first = x - s * key_tiles;
     const int share_end = first + begin(c + 1) - x, end = share_end < key_tiles ? share_end : key_tiles;
     const int lead = owner(s * key_tiles);
@@ -65,9 +69,9 @@ struct SplitTail {
   // CTA c's walk of a grid of `ctas`: its whole tiles (c, c + ctas, ...), then a unit for each
   // split tile its share touches. One word of state, `cursor`: the next whole tile, or
   // whole_tiles + the next split key tile (INT_MAX: none).
-  __host__ __device__ int start(int c) const { return c < whole_tiles ? c : enter_split(c); }
-  __host__ __device__ int enter_split(int c) const { return c < split_ctas ? whole_tiles + begin(c) : INT_MAX; }
-  __host__ __device__ bool next(int c, int ctas, int& cursor, SplitUnit& u) const {
+  SCHEDLAB_HD int start(int c) const { return c < whole_tiles ? c : enter_split(c); }
+  SCHEDLAB_HD int enter_split(int c) const { return c < split_ctas ? whole_tiles + begin(c) : INT_MAX; }
+  SCHEDLAB_HD bool next(int c, int ctas, int& cursor, SplitUnit& u) const {
     if (cursor < whole_tiles) {
       u = {cursor, 0, key_tiles, 0, 1, 0};
       cursor += ctas;
@@ -79,15 +83,6 @@ struct SplitTail {
     cursor += u.end - u.first;
     return true;
   }
-};
-
-// The walk on the device: every role of the CTA walks it alike (tile_scheduler.hpp).
-struct SplitTailScheduler {
-  const SplitTail& split;  // in kernel-parameter space
-  int cursor;
-  template <class... Unused>  // the dynamic scheduler's queue and role
-  __device__ explicit SplitTailScheduler(const SplitTail& s, Unused&&...) : split(s), cursor(s.start(int(blockIdx.x))) {}
-  __device__ bool next(SplitUnit& u) { return split.next(int(blockIdx.x), int(gridDim.x), cursor, u); }
 };
 
 }  // namespace schedlab::kernels::attention

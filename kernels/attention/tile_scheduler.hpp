@@ -9,6 +9,8 @@
 //   Persistent: one CTA per SM walks tiles blockIdx.x, blockIdx.x + gridDim.x, ...
 //   Dynamic: one CTA per SM starts at tile blockIdx.x and takes each next tile from a global
 //     counter, so a CTA that drew short tiles takes more (dynamic_tile_scheduler.hpp, sm_90).
+//   Persistent with a split tail (SplitTailScheduler): the persistent walk's whole waves, then
+//     the last wave's tiles split by keys among every CTA (split_tail.hpp).
 // Both walk the tiles in one order (CTAs are dispatched in block order):
 //   - equal tiles (non-causal): query blocks fastest, so the CTAs of one wave share a few
 //     heads' K/V in L2;
@@ -24,6 +26,7 @@
 #include <stdexcept>
 
 #include "common/gpu/device.hpp"
+#include "kernels/attention/split_tail.hpp"
 #include "kernels/attention/tile_schedule.hpp"
 
 namespace schedlab::kernels::attention {
@@ -123,6 +126,15 @@ struct TileScheduler<TileSchedule::Persistent> {
     tile += static_cast<int>(gridDim.x);
     return true;
   }
+};
+
+// The persistent walk with its last wave split by keys (split_tail.hpp), on the device.
+struct SplitTailScheduler {
+  const SplitTail& split;  // in kernel-parameter space
+  int cursor;
+  template <class... Unused>  // the dynamic scheduler's queue and role
+  __device__ explicit SplitTailScheduler(const SplitTail& s, Unused&&...) : split(s), cursor(s.start(int(blockIdx.x))) {}
+  __device__ bool next(SplitUnit& u) { return split.next(int(blockIdx.x), int(gridDim.x), cursor, u); }
 };
 
 }  // namespace schedlab::kernels::attention

@@ -241,10 +241,12 @@ struct RaggedSeq {
   int start;
 };
 struct NoRaggedSeq {};
-// A split tile's piece (Config::kSplitTail): its first key tile (TileWork::n_tiles its end) and
-// its place among the tile's pieces (attention::SplitUnit).
+// A unit of the split walk (Config::kSplitTail): its first key tile (TileWork::n_tiles its end)
+// and, for a unit of the split tiles, its first key tile among theirs (-1: a whole tile), from
+// which the epilogue finds its place among its tile's pieces again (SplitTail::unit_at), so that
+// one word, not three, is held across the key-tile loop.
 struct SplitPiece {
-  int first, piece, pieces, split_tile;
+  int first, split_at;
 };
 struct NoSplitPiece {};
 
@@ -261,9 +263,7 @@ struct TileWork : std::conditional_t<Cfg::kRagged, RaggedSeq, NoRaggedSeq>,
     static_assert(Cfg::kSplitTail, "units of the split walk");
     n_tiles = u.end;
     this->first = u.first;
-    this->piece = u.piece;
-    this->pieces = u.pieces;
-    this->split_tile = u.split_tile;
+    this->split_at = u.tile < a.split.whole_tiles ? -1 : u.split_tile * a.split.key_tiles + u.first;
   }
   // The first key tile the CTA computes (a split piece's; else 0).
   __device__ int first_tile() const {

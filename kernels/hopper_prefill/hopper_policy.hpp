@@ -239,8 +239,10 @@ struct HopperPrefillPolicy {
   // last wave part-empty (2048 tiles on 132 SMs: 68 in the last, a 3% tail). Where the last
   // wave fills at most this share of the CTAs, its tiles are split by keys among every CTA,
   // the pieces merged by the last to finish (attention/split_tail.hpp, hopper_split.cuh).
-  // 0: every tile whole.
+  // 0: every tile whole. Only where a CTA's share of the split key tiles holds at least
+  // kSplitTailMinShareKeys keys: a piece pays its own Q and first copies and its partial rows.
   /* SplitTailFill = */ static constexpr float kSplitTailFill = 0.9f;
+  /* SplitTailMinShareKeys = */ static constexpr int kSplitTailMinShareKeys = 1024;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {
     return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 192, 240, 1, 2};

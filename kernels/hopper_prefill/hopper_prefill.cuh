@@ -483,10 +483,14 @@ struct Consumer {
     } else if (gpu::lane_id() == 0) {
       gpu::mbarrier_arrive(&s.q_empty);  // no key to see: Q was never read
     }
-    pass_tiles(w, n);
+    // (fp8 computes every key tile of its tiles: nothing to pass.)
+    if constexpr (Policy::kOwnTiles && !Cfg::kFp8) pass_tiles(w, n);
     // A split tile's piece: written by the warp that holds every piece's rows (hopper_split.cuh).
     if constexpr (Cfg::kSplitTail) {
-      if (w.pieces > 1 && !PieceMeeting<Cfg>::arrive(a, w, consumer * 4 + warp_in_group, st)) return;
+      if (w.split_at >= 0) {
+        const attention::SplitUnit u = a.split.unit_at(int(blockIdx.x), w.split_at);
+        if (u.pieces > 1 && !PieceMeeting<Cfg>::arrive(a, u, consumer * 4 + warp_in_group, st)) return;
+      }
     }
     // STAGE 4: O / l (times fp8's v_scale) to the output rows of the (batch, head), in the
     // output dtype, rows counted from the sequence's first (none past its end).
@@ -710,7 +714,8 @@ void launch_for(const PrefillArgs& args, gpu::api::stream_t stream) {
   }
   if constexpr (Cfg::kSplitTail) {
     a.split = attention::SplitTail::of(a.tiles.count(), (p.kv_len + Cfg::kBlockN - 1) / Cfg::kBlockN, sm_count,
-                                       Policy::kSplitTailFill);
+                                       Policy::kSplitTailFill,
+                                       (Policy::kSplitTailMinShareKeys + Cfg::kBlockN - 1) / Cfg::kBlockN);
     a.max_pieces = a.split.max_pieces();
     // The pieces' slots and counts, one set per kernel, grown to the largest split launched
     // (the first launch of a shape: a warm-up) and never cleared: the last piece of each tile

@@ -20,40 +20,44 @@ struct PieceMeeting {
   static std::size_t floats(const attention::SplitTail& split) {
     return std::size_t(split.split_tiles) * split.max_pieces() * Cfg::kConsumerWarps * kQuads * 4 * kWarpSize;
   }
-  static __device__ float4* slot(const Params& a, const TileWork<Cfg>& w, int piece, int warp) {
-    const std::size_t at = (std::size_t(w.split_tile) * a.max_pieces + piece) * Cfg::kConsumerWarps + warp;
-    return reinterpret_cast<float4*>(a.partials) + at * kQuads * kWarpSize + gpu::lane_id();
+  // The lane's float4s of a slot, kWarpSize apart. The lane index is read afresh: threadIdx.x % 32,
+  // shared with the key-tile loop's uses, made ptxas schedule Fp8Meet's loop otherwise (the 128
+  // exp2s in one run, P's converts after them rather than among them: 7% slower).
+  static __device__ float4* slot(const Params& a, const attention::SplitUnit& u, int piece, int warp) {
+    unsigned lane;
+    asm volatile("mov.u32 %0, %%laneid;\n" : "=r"(lane));
+    const std::size_t at = (std::size_t(u.split_tile) * a.max_pieces + piece) * Cfg::kConsumerWarps + warp;
+    return reinterpret_cast<float4*>(a.partials) + at * kQuads * kWarpSize + lane;
   }
 
-  // Piece w.piece of its tile by consumer warp `warp` (0 .. kConsumerWarps - 1): true once st
+  // Piece u.piece of its tile by consumer warp `warp` (0 .. kConsumerWarps - 1): true once st
   // holds the whole tile's rows (this warp was the last of the pieces), false otherwise.
   template <class State>
-  static __device__ bool arrive(const Params& a, const TileWork<Cfg>& w, int warp, State& st) {
-    float* o = &st.o[0][0][0];
-    float4* mine = slot(a, w, w.piece, warp);
+  static __device__ bool arrive(const Params& a, const attention::SplitUnit& u, int warp, State& st) {
+    float4* mine = slot(a, u, u.piece, warp);
 #pragma unroll
-    for (int q = 0; q < kOQuads; ++q) mine[q * kWarpSize] = make_float4(o[4 * q], o[4 * q + 1], o[4 * q + 2], o[4 * q + 3]);
+    for (int q = 0; q < kOQuads; ++q) {
+      const float(&c)[4] = st.o[0][q];
+      mine[q * kWarpSize] = make_float4(c[0], c[1], c[2], c[3]);
+    }
     mine[kOQuads * kWarpSize] = make_float4(st.m[0][0], st.m[0][1], st.l[0][0], st.l[0][1]);
     __threadfence();  // the slot is visible device-wide before the count says so
-    gpu::warp_sync();
-    unsigned* count = a.arrivals + w.split_tile * Cfg::kConsumerWarps + warp;
-    unsigned before = 0;
-    if (gpu::lane_id() == 0) before = atomicAdd(count, 1u);
-    before = gpu::shfl(before, 0);
-    if (int(before) != w.pieces - 1) return false;
-    if (gpu::lane_id() == 0) *count = 0;  // every piece is in: zero for the next launch
+    // Every lane counts itself in, 32 a warp (no branch by lane, no lane index: slot() says why).
+    unsigned* count = a.arrivals + u.split_tile * Cfg::kConsumerWarps + warp;
+    const unsigned before = atomicAdd(count, 1u);
+    if (!gpu::warp_any(before == unsigned(kWarpSize * u.pieces - 1))) return false;
+    *count = 0u;  // every piece is in: zero for the next launch (every lane writes the one word)
     __threadfence();
-    if constexpr (Cfg::kFault != HopperFault::split_pieces_unmerged) merge_others(a, w, warp, st);
+    if constexpr (Cfg::kFault != HopperFault::split_pieces_unmerged) merge_others(a, u, warp, st);
     return true;
   }
 
   // The other pieces' slots merged into st: each row's O and sum rescaled to the larger max.
   template <class State>
-  static __device__ void merge_others(const Params& a, const TileWork<Cfg>& w, int warp, State& st) {
-    float* o = &st.o[0][0][0];
-    for (int p = 0; p < w.pieces; ++p) {
-      if (p == w.piece) continue;
-      const float4* other = slot(a, w, p, warp);
+  static __device__ void merge_others(const Params& a, const attention::SplitUnit& u, int warp, State& st) {
+    for (int p = 0; p < u.pieces; ++p) {
+      if (p == u.piece) continue;
+      const float4* other = slot(a, u, p, warp);
       const float4 ml = __ldcg(other + kOQuads * kWarpSize);  // from L2: another SM wrote it
       const float m_other[2] = {ml.x, ml.y}, l_other[2] = {ml.z, ml.w};
       float mine_by[2], other_by[2];
@@ -72,7 +76,7 @@ struct PieceMeeting {
         const float in[4] = {v.x, v.y, v.z, v.w};
         // Element i of an m16n8 C tile is row slot i / 2 (float4 q is C tile q).
 #pragma unroll
-        for (int i = 0; i < 4; ++i) o[4 * q + i] = o[4 * q + i] * mine_by[i / 2] + in[i] * other_by[i / 2];
+        for (int i = 0; i < 4; ++i) st.o[0][q][i] = st.o[0][q][i] * mine_by[i / 2] + in[i] * other_by[i / 2];
       }
     }
   }

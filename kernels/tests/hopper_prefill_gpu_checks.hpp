@@ -41,10 +41,11 @@ inline std::vector<PrefillTestConfig> configs() {
   all.push_back({"d64_q_lt_kv_16500_f16", 1, 2, 1, 200, 16500, 64, false, DType::f16});
   all.push_back({"d128_long_causal_q_lt_kv", 1, 4, 2, 300, 6500, 128, true, DType::bf16});
   all.push_back({"d128_long_causal_f16", 1, 2, 1, 1000, 6200, 128, true, DType::f16});
-  // Fewer tiles than SMs without the mask: every tile split by keys, a piece a CTA
-  // (kSplitTailFill), the last key tile partial.
-  all.push_back({"d128_split_tail", 1, 2, 2, 300, 700, 128, false, DType::bf16});
-  all.push_back({"d64_split_tail", 1, 2, 1, 200, 600, 64, false, DType::bf16});
+  // Fewer tiles than SMs without the mask, long enough that each CTA's share of their key tiles
+  // reaches kSplitTailMinShareKeys: every tile split by keys (kSplitTailFill), into up to 12
+  // pieces, the last key tile partial.
+  all.push_back({"d128_split_tail", 1, 4, 2, 300, 12000, 128, false, DType::bf16});
+  all.push_back({"d64_split_tail", 1, 8, 1, 200, 12000, 64, false, DType::bf16});
   return all;
 }
 static_assert(kHasLongCausal<HopperPrefillPolicy> && 6200 >= HopperPrefillPolicy::kLongCausalFromKeys,
@@ -70,6 +71,7 @@ inline std::vector<PrefillTestConfig> fp8_configs() {
   all.push_back({"fp8_open_more_tiles_than_sms", 4, 16, 16, 1100, 1100, 128, false, kFp8});  // meetings across tiles
   all.push_back({"fp8_q_lt_kv_5000", 1, 2, 1, 200, 5000, 128, false, kFp8});  // Fp8Meet, a partial last key tile
   all.push_back({"fp8_q_lt_kv_16500", 1, 2, 1, 200, 16500, 128, false, kFp8});  // past Fp8Meet's and the short kernel's keys
+  all.push_back({"fp8_split_tail", 1, 4, 2, 300, 11500, 128, false, kFp8});  // 12 tiles split among the CTAs
   return all;
 }
 // The default runs Fp8Meet as far as its short kernels go, so it builds no short kernel of its
@@ -182,7 +184,7 @@ TYPED_TEST_P(HopperPrefillGpu, RaggedBatchMatchesReference) {
 
 // Small shapes for compute-sanitizer's memcheck and racecheck, which slow each launch by orders
 // of magnitude: lengths off the tiles, causal GQA with q_len < kv_len, tiles split by keys
-// (d128_split_tail; fp8's one past 256 too), a packed ragged batch;
+// (d128_split_tail, fp8_split_tail), a packed ragged batch;
 // fp8 causal GQA too where the policy runs fp8 (the transposing warps' ordinary stores are
 // what racecheck should see), and fp8 without the mask (a short launch: the consumers'
 // meetings between their exponentials, Fp8Meet, a named barrier for synccheck).
@@ -192,6 +194,7 @@ TYPED_TEST_P(HopperPrefillGpu, SmallShapesForSanitizer) {
   if constexpr (kHopperFp8Capable<TypeParam>) {
     small.push_back(fp8_configs()[0]);
     small.push_back({"fp8_open_one_past_256", 1, 2, 2, 200, 257, 128, false, DType::fp8_e4m3});
+    small.push_back(fp8_configs().back());  // tiles split by keys
   }
   std::vector<PrefillProblem> problems;
   for (const PrefillTestConfig& cfg : small) problems.push_back(cfg.problem());

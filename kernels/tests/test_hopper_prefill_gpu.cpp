@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "common/gpu/runtime.hpp"
+#include "kernels/attention/split_tail.hpp"
 #include "kernels/tests/hopper_prefill_gpu_checks.hpp"
 
 namespace schedlab::kernels {
@@ -68,10 +69,13 @@ TEST(HopperPrefillFaults, RaggedLongestLensFailsTheGate) {
 }
 
 // A split tile's last piece writing its own rows without the other pieces' (fp8 without the
-// mask: 32 tiles of 4 key tiles on 132 SMs, so every tile is split, into up to 5 pieces): the
-// family default's short kernel passes on the same inputs, the fault fails.
+// mask: 32 tiles of 20 key tiles on the H200's 132 SMs, so every tile is split, into up to 6
+// pieces): the family default's short kernel passes on the same inputs, the fault fails.
 TEST(HopperPrefillFaults, SplitPiecesUnmergedFailsTheGate) {
-  const PrefillTestConfig cfg{"fp8_split_1000", 1, 4, 4, 1000, 1000, 128, false, DType::fp8_e4m3};
+  const PrefillTestConfig cfg{"fp8_split_5000", 1, 4, 4, 1000, 5000, 128, false, DType::fp8_e4m3};
+  const int sms = gpu::device_info().sm_count, min_share = HopperPrefillPolicy::kSplitTailMinShareKeys / 256;
+  ASSERT_GT(attention::SplitTail::of(8 * 4, 20, sms, HopperPrefillPolicy::kSplitTailFill, min_share).split_tiles, 0)
+      << "the problem no longer splits its tiles on this device";
   expect_fault_caught(cfg.name, cfg.problem(), launch_hopper_prefill<HopperPrefillPolicy>,
                       HopperFault::split_pieces_unmerged, "split_pieces_unmerged", test_seed() + 3);
 }

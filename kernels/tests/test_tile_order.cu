@@ -279,6 +279,9 @@ TEST(SplitTail, NothingSplitWhereTheLastWaveIsFullOrNearlySo) {
     EXPECT_EQ(int(seen.size()), tiles);
   }
   EXPECT_EQ(SplitTail::of(100, 1, kSms, 0.9f).split_tiles, 0) << "one key tile cannot be split";
+  // Shares of at least 4 key tiles: 68 x 32 of them on 132 CTAs are 16 each, 68 x 3 one or two.
+  EXPECT_GT(SplitTail::of(2048, 32, kSms, 0.9f, 4).split_tiles, 0);
+  EXPECT_EQ(SplitTail::of(2048, 3, kSms, 0.9f, 4).split_tiles, 0) << "shares under the least";
 }
 
 }  // namespace
