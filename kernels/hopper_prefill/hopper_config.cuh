@@ -90,6 +90,7 @@ struct Config {
   // The persistent static walk without the mask, one length: the last wave's tiles split by
   // keys (Policy::kSplitTailFill; attention/split_tail.hpp).
   static constexpr bool kSplitTail = Policy::kSplitTailFill > 0.f && !kCausal && !kRagged &&
+                                     (!kFp8 || Policy::kSplitTailFp8) &&
                                      Policy::kSchedule == attention::TileSchedule::Persistent;
   static constexpr int kProducers = Policy::kWarpSpecialized ? 1 : 0;
   static constexpr int kThreads = (kConsumers + kProducers) * kWarpGroupThreads;

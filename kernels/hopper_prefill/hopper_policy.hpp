@@ -243,6 +243,8 @@ struct HopperPrefillPolicy {
   // kSplitTailMinShareKeys keys: a piece pays its own Q and first copies and its partial rows.
   /* SplitTailFill = */ static constexpr float kSplitTailFill = 0.9f;
   /* SplitTailMinShareKeys = */ static constexpr int kSplitTailMinShareKeys = 1024;
+  // fp8 launches split their last wave too (Fp8Meet's short kernel).
+  /* SplitTailFp8 = */ static constexpr bool kSplitTailFp8 = true;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {
     return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 192, 240, 1, 2};

@@ -375,11 +375,11 @@ struct Consumer {
   __device__ void mainloop_overlapped(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0, int n) {
     float sc[Cfg::kSRegs], corr[1][2];
     PFrag p[Cfg::kPBuffers];
-    int j = w.first_tile();
-    qk_waited(sc, w, j, n);
-    softmax(sc, st, corr, w, j, row0);  // O is still zero: nothing to rescale
+    const int first = w.first_tile();
+    qk_waited(sc, w, first, n);
+    softmax(sc, st, corr, w, first, row0);  // O is still zero: nothing to rescale
     pack_p<Cfg, Op>(p[0], sc);
-    ++j;
+    int j = first + 1;
     if constexpr (Cfg::kPBuffers == 2) {
       for (; j + 1 < n; j += 2) {
         overlapped_tile(w, st, sc, p[0], p[1], j, row0, n);
@@ -443,7 +443,7 @@ struct Consumer {
   // (A split piece's tiles start at its first: w.first_tile().)
   __device__ void pass_tiles(const TileWork<Cfg>& w, int n) {
     const int first = w.first_tile();
-    n = max(n, first);
+    if constexpr (Cfg::kSplitTail) n = max(n, first);
     for (int j = n; j < w.n_tiles; ++j) {
       s.k_pipe.consumer_wait_warp(k_state);
       if (!Policy::kIntraOverlap || j == first || j > n) pass_turn();
@@ -483,8 +483,7 @@ struct Consumer {
     } else if (gpu::lane_id() == 0) {
       gpu::mbarrier_arrive(&s.q_empty);  // no key to see: Q was never read
     }
-    // (fp8 computes every key tile of its tiles: nothing to pass.)
-    if constexpr (Policy::kOwnTiles && !Cfg::kFp8) pass_tiles(w, n);
+    pass_tiles(w, n);
     // A split tile's piece: written by the warp that holds every piece's rows (hopper_split.cuh).
     if constexpr (Cfg::kSplitTail) {
       if (w.split_at >= 0) {

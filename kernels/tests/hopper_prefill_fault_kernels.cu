@@ -1,7 +1,7 @@
-// The Hopper prefill kernel with each HopperFault, fp8 e4m3 at head dim 128 (declared in
+// The Hopper prefill kernel with each HopperFault, fp8 e4m3 at head dim 128 but where said (declared in
 // kernels/tests/test_hopper_prefill_gpu.cpp, its one user); HopperFault::none is the family
-// default, the fault's control. A split tile's fault runs in the kernel that splits tiles:
-// the short kernel without the mask (cuDNN's fp8 loop, ShortSeq<Fp8Meet<...>, false>).
+// default, the fault's control. A split tile's fault runs in a kernel that splits tiles: the
+// short kernel without the mask, in bf16 at head dim 128 (ShortSeq<Policy, false>).
 #include <stdexcept>
 
 #include "kernels/hopper_prefill/hopper_prefill.cuh"
@@ -27,11 +27,11 @@ void launch_fp8_at_128(const PrefillArgs& args, gpu::api::stream_t stream) {
 }
 
 template <class Policy>
-void launch_fp8_open_short(const PrefillArgs& args, gpu::api::stream_t stream) {
+void launch_bf16_open_short(const PrefillArgs& args, gpu::api::stream_t stream) {
   require_support(args.problem, hopper_prefill_support());
-  if (args.problem.dtype != DType::fp8_e4m3 || args.problem.head_dim != 128 || args.problem.causal)
-    throw std::invalid_argument("the split tile's fault kernel runs fp8 at head dim 128 without the mask");
-  hopper_detail::launch_for<ShortSeq<Fp8Meet<Policy>, false>, DType::fp8_e4m3, 128, false>(args, stream);
+  if (args.problem.dtype != DType::bf16 || args.problem.head_dim != 128 || args.problem.causal)
+    throw std::invalid_argument("the split tile's fault kernel runs bf16 at head dim 128 without the mask");
+  hopper_detail::launch_for<ShortSeq<Policy, false>, DType::bf16, 128, false>(args, stream);
 }
 
 }  // namespace
@@ -40,7 +40,7 @@ PrefillLaunch hopper_prefill_fault_launch(HopperFault fault) {
   switch (fault) {
     case HopperFault::vt_key_order: return launch_fp8_at_128<Faulty<HopperFault::vt_key_order>>;
     case HopperFault::ragged_longest_lens: return launch_fp8_at_128<Faulty<HopperFault::ragged_longest_lens>>;
-    case HopperFault::split_pieces_unmerged: return launch_fp8_open_short<Faulty<HopperFault::split_pieces_unmerged>>;
+    case HopperFault::split_pieces_unmerged: return launch_bf16_open_short<Faulty<HopperFault::split_pieces_unmerged>>;
     case HopperFault::none: return launch_fp8_at_128<Faulty<HopperFault::none>>;  // the family default
   }
   throw std::invalid_argument("hopper_prefill_fault_launch: unknown fault");

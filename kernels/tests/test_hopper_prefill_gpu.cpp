@@ -18,7 +18,8 @@
 namespace schedlab::kernels {
 
 // The family's default policy with the fault (none: the control), fp8 e4m3 at head dim 128
-// only (kernels/tests/hopper_prefill_fault_kernels.cu: sm_90a, so not in the shared fault_kernels.hpp).
+// only (split_pieces_unmerged: bf16 at 128 without the mask; kernels/tests/hopper_prefill_fault_kernels.cu:
+// sm_90a, so not in the shared fault_kernels.hpp).
 PrefillLaunch hopper_prefill_fault_launch(HopperFault fault);
 
 namespace hopper_prefill_test {
@@ -68,13 +69,16 @@ TEST(HopperPrefillFaults, RaggedLongestLensFailsTheGate) {
   }
 }
 
-// A split tile's last piece writing its own rows without the other pieces' (fp8 without the
-// mask: 32 tiles of 20 key tiles on the H200's 132 SMs, so every tile is split, into up to 6
+// A split tile's last piece writing its own rows without the other pieces' (bf16 without the
+// mask: 32 tiles of 29 key tiles on the H200's 132 SMs, so every tile is split, into up to 6
 // pieces): the family default's short kernel passes on the same inputs, the fault fails.
 TEST(HopperPrefillFaults, SplitPiecesUnmergedFailsTheGate) {
-  const PrefillTestConfig cfg{"fp8_split_5000", 1, 4, 4, 1000, 5000, 128, false, DType::fp8_e4m3};
-  const int sms = gpu::device_info().sm_count, min_share = HopperPrefillPolicy::kSplitTailMinShareKeys / 256;
-  ASSERT_GT(attention::SplitTail::of(8 * 4, 20, sms, HopperPrefillPolicy::kSplitTailFill, min_share).split_tiles, 0)
+  const PrefillTestConfig cfg{"bf16_split_5000", 1, 4, 4, 1000, 5000, 128, false, DType::bf16};
+  constexpr int kKeys = HopperPrefillPolicy::tile(128, false).block_n;
+  const int sms = gpu::device_info().sm_count, min_share = (HopperPrefillPolicy::kSplitTailMinShareKeys + kKeys - 1) / kKeys;
+  ASSERT_GT(attention::SplitTail::of(8 * 4, (5000 + kKeys - 1) / kKeys, sms, HopperPrefillPolicy::kSplitTailFill, min_share)
+                .split_tiles,
+            0)
       << "the problem no longer splits its tiles on this device";
   expect_fault_caught(cfg.name, cfg.problem(), launch_hopper_prefill<HopperPrefillPolicy>,
                       HopperFault::split_pieces_unmerged, "split_pieces_unmerged", test_seed() + 3);
