@@ -266,11 +266,6 @@ struct TileWork : std::conditional_t<Cfg::kRagged, RaggedSeq, NoRaggedSeq>,
     this->first = u.first;
     this->split_at = u.tile < a.split.whole_tiles ? -1 : u.split_tile * a.split.key_tiles + u.first;
   }
-  // The first key tile the CTA computes (a split piece's; else 0).
-  __device__ int first_tile() const {
-    if constexpr (Cfg::kSplitTail) return this->first;
-    else return 0;
-  }
   __device__ TileWork(const Params& a, TileCoord tile) : t(tile) {
     int q_len = a.q_len, kv_len = a.kv_len;
     if constexpr (Cfg::kRagged) {

@@ -301,7 +301,9 @@ struct Consumer {
 
   // Per key tile j < n: QK, softmax, PV, each GEMM waited for before the next step.
   __device__ void mainloop_serial(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0, int n) {
-    for (int j = w.first_tile(); j < n; ++j) {
+    int first = 0;  // the unit's first key tile: a split piece's (kSplitTail), else 0
+    if constexpr (Cfg::kSplitTail) first = w.first;
+    for (int j = first; j < n; ++j) {
       float sc[Cfg::kSRegs], corr[1][2];
       qk_waited(sc, w, j, n);
       std::uint32_t p[Cfg::kPvSteps][4];
@@ -375,7 +377,8 @@ struct Consumer {
   __device__ void mainloop_overlapped(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0, int n) {
     float sc[Cfg::kSRegs], corr[1][2];
     PFrag p[Cfg::kPBuffers];
-    const int first = w.first_tile();
+    int first = 0;  // the unit's first key tile: a split piece's (kSplitTail), else 0
+    if constexpr (Cfg::kSplitTail) first = w.first;
     qk_waited(sc, w, first, n);
     softmax(sc, st, corr, w, first, row0);  // O is still zero: nothing to rescale
     pack_p<Cfg, Op>(p[0], sc);
@@ -440,9 +443,10 @@ struct Consumer {
   // The warp waits as one (consumer_wait_warp): after a per-lane wait with no wgmma behind it,
   // ptxas took the persistent loops for divergent and moved the computed tiles' wgmma
   // descriptors from uniform to vector registers (about 70 instructions more a key tile).
-  // (A split piece's tiles start at its first: w.first_tile().)
+  // (A split piece's tiles start at its first.)
   __device__ void pass_tiles(const TileWork<Cfg>& w, int n) {
-    const int first = w.first_tile();
+    int first = 0;  // the unit's first key tile: a split piece's (kSplitTail), else 0
+    if constexpr (Cfg::kSplitTail) first = w.first;
     if constexpr (Cfg::kSplitTail) n = max(n, first);
     for (int j = n; j < w.n_tiles; ++j) {
       s.k_pipe.consumer_wait_warp(k_state);
@@ -477,7 +481,9 @@ struct Consumer {
     // fp8 keeps the tile's loop: with a bound of its own, its long causal kernel kept a word in
     // local memory inside the loop (hopper_policy.hpp, kOwnTiles).
     const int n = Policy::kOwnTiles && !Cfg::kFp8 ? own_tiles(w) : w.n_tiles;
-    if (n > w.first_tile()) {
+    int first = 0;  // the unit's first key tile: a split piece's (kSplitTail), else 0
+    if constexpr (Cfg::kSplitTail) first = w.first;
+    if (n > first) {
       if constexpr (Policy::kIntraOverlap) mainloop_overlapped(w, st, row0, n);
       else mainloop_serial(w, st, row0, n);
     } else if (gpu::lane_id() == 0) {

@@ -53,8 +53,10 @@ struct Loader {
   // registers then spill 8 bytes; a loop peeled so that every lead is a constant spilled 168.)
   __device__ void load_tile(const TileWork<Cfg>& w) {
     load_q(w);
-    if (w.n_tiles > w.first_tile()) load_kv<true>(w, w.first_tile());
-    for (int j = w.first_tile(); j < w.n_tiles; ++j) {
+    int first = 0;  // the unit's first key tile: a split piece's (kSplitTail), else 0
+    if constexpr (Cfg::kSplitTail) first = w.first;
+    if (w.n_tiles > first) load_kv<true>(w, first);
+    for (int j = first; j < w.n_tiles; ++j) {
       const bool next = j + 1 < w.n_tiles;
       if (next) load_kv<true>(w, j + 1, 1);
       load_kv<false>(w, j, Cfg::kStages - (next ? 2 : 1));
@@ -131,7 +133,9 @@ struct VTransposer {
     else return own_vt_state;
   }
   __device__ void tile(const TileWork<Cfg>& w) {
-    for (int j = w.first_tile(); j < w.n_tiles; ++j) {
+    int first = 0;  // the unit's first key tile: a split piece's (kSplitTail), else 0
+    if constexpr (Cfg::kSplitTail) first = w.first;
+    for (int j = first; j < w.n_tiles; ++j) {
       s.v_pipe.consumer_wait(v_state);          // V(j) has landed
       s.vt_pipe.producer_acquire(vt_state());  // every consumer warp released V^T(j - kVtStages)
       unsigned char* vt = s.vt[vt_state().index()];

@@ -15,10 +15,5 @@ using defaults = Base;  // the family default: its kernels are the family's (hop
 struct whole_tail : Base {
   /* SplitTailFill = */ static constexpr float kSplitTailFill = 0.f;
 };
-// The last wave split whatever a CTA's share (kSplitTailMinShareKeys 0): at short lengths a
-// share is one or two key tiles.
-struct split_every_share : Base {
-  /* SplitTailMinShareKeys = */ static constexpr int kSplitTailMinShareKeys = 0;
-};
 
 }  // namespace schedlab::experiments::hopper_prefill_tuning
