@@ -92,6 +92,10 @@ struct Config {
   static constexpr bool kSplitTail = Policy::kSplitTailFill > 0.f && !kCausal && !kRagged &&
                                      (!kFp8 || Policy::kSplitTailFp8) &&
                                      Policy::kSchedule == attention::TileSchedule::Persistent;
+  // With the split, whole tiles run a body of their own, the key-tile loop of the kernel without
+  // the split (Consumer::run_tile): fp8, whose loop compiled otherwise in one body with the
+  // split units'. 16-bit keeps one body: in two, ptxas serialized every wgmma of its loops.
+  static constexpr bool kSplitWholeApart = kSplitTail && kFp8;
   static constexpr int kProducers = Policy::kWarpSpecialized ? 1 : 0;
   static constexpr int kThreads = (kConsumers + kProducers) * kWarpGroupThreads;
   static constexpr int kConsumerWarps = kConsumers * kWarpGroupThreads / kWarpSize;  // arrivals that free a stage

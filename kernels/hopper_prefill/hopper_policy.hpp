@@ -250,7 +250,7 @@ struct HopperPrefillPolicy {
   // fp8 launches split their last wave too (Fp8Meet's short kernel). false: on the H200 the
   // split build of Fp8Meet was 1.7% to 3.1% slower than the whole-tile one at every length, 512
   // and 1024 keys included, where no tile is split: ptxas scheduled its key-tile loop otherwise.
-  /* SplitTailFp8 = */ static constexpr bool kSplitTailFp8 = false;
+  /* SplitTailFp8 = */ static constexpr bool kSplitTailFp8 = true;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {
     return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 192, 240, 1, 2};

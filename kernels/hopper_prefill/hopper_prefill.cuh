@@ -300,9 +300,10 @@ struct Consumer {
   }
 
   // Per key tile j < n: QK, softmax, PV, each GEMM waited for before the next step.
+  template <bool kPiece>
   __device__ void mainloop_serial(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0, int n) {
-    int first = 0;  // the unit's first key tile: a split piece's (kSplitTail), else 0
-    if constexpr (Cfg::kSplitTail) first = w.first;
+    int first = 0;  // the unit's first key tile: a split tile's unit's (run_tile), else 0
+    if constexpr (kPiece) first = w.first;
     for (int j = first; j < n; ++j) {
       float sc[Cfg::kSRegs], corr[1][2];
       qk_waited(sc, w, j, n);
@@ -374,11 +375,12 @@ struct Consumer {
   }
 
   // FA3 Algorithm 2 over key tiles j < n (overlapped_tile), P in one register buffer or two.
+  template <bool kPiece>
   __device__ void mainloop_overlapped(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0, int n) {
     float sc[Cfg::kSRegs], corr[1][2];
     PFrag p[Cfg::kPBuffers];
-    int first = 0;  // the unit's first key tile: a split piece's (kSplitTail), else 0
-    if constexpr (Cfg::kSplitTail) first = w.first;
+    int first = 0;  // the unit's first key tile: a split tile's unit's (run_tile), else 0
+    if constexpr (kPiece) first = w.first;
     qk_waited(sc, w, first, n);
     softmax(sc, st, corr, w, first, row0);  // O is still zero: nothing to rescale
     pack_p<Cfg, Op>(p[0], sc);
@@ -444,10 +446,11 @@ struct Consumer {
   // ptxas took the persistent loops for divergent and moved the computed tiles' wgmma
   // descriptors from uniform to vector registers (about 70 instructions more a key tile).
   // (A split piece's tiles start at its first.)
+  template <bool kPiece>
   __device__ void pass_tiles(const TileWork<Cfg>& w, int n) {
-    int first = 0;  // the unit's first key tile: a split piece's (kSplitTail), else 0
-    if constexpr (Cfg::kSplitTail) first = w.first;
-    if constexpr (Cfg::kSplitTail) n = max(n, first);
+    int first = 0;  // the unit's first key tile: a split tile's unit's (run_tile), else 0
+    if constexpr (kPiece) first = w.first;
+    if constexpr (kPiece) n = max(n, first);
     for (int j = n; j < w.n_tiles; ++j) {
       s.k_pipe.consumer_wait_warp(k_state);
       if (!Policy::kIntraOverlap || j == first || j > n) pass_turn();
@@ -463,7 +466,21 @@ struct Consumer {
     turn.end();
   }
 
+  // A tile, or a unit of the split walk (kPiece: key tiles [w.first, w.n_tiles), then the
+  // pieces' meeting where the tile is split). With Config::kSplitWholeApart a whole tile runs the
+  // body of a kernel without the split instead, from key tile 0 to a count taken from the
+  // parameters: in one body the unit's first and end (computed by the walk, in vector registers)
+  // and the meeting's state lived across the key-tile loop, and ptxas scheduled Fp8Meet's loop
+  // otherwise, 1.7% to 3.1% slower where no tile was split (kernels/hopper_prefill/LOG.md, "The
+  // last wave split by keys"); in a body of its own the loop compiles as without the split.
   __device__ void run_tile(const TileWork<Cfg>& w, unsigned& q_parity) {
+    if constexpr (Cfg::kSplitTail) {
+      if (!Cfg::kSplitWholeApart || w.split_at >= 0) return run_unit<true>(w, q_parity);
+    }
+    run_unit<false>(w, q_parity);
+  }
+  template <bool kPiece>
+  __device__ void run_unit(const TileWork<Cfg>& w, unsigned& q_parity) {
     const int warp_in_group = gpu::shfl(gpu::warp_id(), 0) % 4;  // warp-uniform: see prefill_cta's `group`
     const int group_row0 = w.q_row0 + consumer * Cfg::kWgRows;  // the warpgroup's first query row
     const int row0 = group_row0 + warp_in_group * 16;            // the warp's
@@ -480,18 +497,22 @@ struct Consumer {
     q_parity ^= 1u;
     // fp8 keeps the tile's loop: with a bound of its own, its long causal kernel kept a word in
     // local memory inside the loop (hopper_policy.hpp, kOwnTiles).
-    const int n = Policy::kOwnTiles && !Cfg::kFp8 ? own_tiles(w) : w.n_tiles;
-    int first = 0;  // the unit's first key tile: a split piece's (kSplitTail), else 0
-    if constexpr (Cfg::kSplitTail) first = w.first;
+    int n = Policy::kOwnTiles && !Cfg::kFp8 ? own_tiles(w) : w.n_tiles;
+    // A whole tile of the split walk: every key tile of the launch (no mask, one length), from the
+    // parameters, as the kernels without the split count them.
+    static_assert(!Cfg::kSplitTail || (!Cfg::kCausal && !Cfg::kRagged), "the split walk's tiles are equal");
+    if constexpr (Cfg::kSplitTail && !kPiece) n = TileWork<Cfg>::tiles_seen_by(0, a.q_len, a.kv_len);
+    int first = 0;  // the unit's first key tile: a split tile's unit's (run_tile), else 0
+    if constexpr (kPiece) first = w.first;
     if (n > first) {
-      if constexpr (Policy::kIntraOverlap) mainloop_overlapped(w, st, row0, n);
-      else mainloop_serial(w, st, row0, n);
+      if constexpr (Policy::kIntraOverlap) mainloop_overlapped<kPiece>(w, st, row0, n);
+      else mainloop_serial<kPiece>(w, st, row0, n);
     } else if (gpu::lane_id() == 0) {
       gpu::mbarrier_arrive(&s.q_empty);  // no key to see: Q was never read
     }
-    pass_tiles(w, n);
+    pass_tiles<kPiece>(w, n);
     // A split tile's piece: written by the warp that holds every piece's rows (hopper_split.cuh).
-    if constexpr (Cfg::kSplitTail) {
+    if constexpr (kPiece) {
       if (w.split_at >= 0) {
         const attention::SplitUnit u = a.split.unit_at(int(blockIdx.x), w.split_at);
         if (u.pieces > 1 && !PieceMeeting<Cfg>::arrive(a, u, consumer * 4 + warp_in_group, st)) return;
