@@ -90,7 +90,6 @@ struct Config {
   // The persistent static walk without the mask, one length: the last wave's tiles split by
   // keys (Policy::kSplitTailFill; attention/split_tail.hpp).
   static constexpr bool kSplitTail = Policy::kSplitTailFill > 0.f && !kCausal && !kRagged &&
-                                     (!kFp8 || Policy::kSplitTailFp8) &&
                                      Policy::kSchedule == attention::TileSchedule::Persistent;
   // With the split, whole tiles run a body of their own, the key-tile loop of the kernel without
   // the split (Consumer::run_tile): fp8, whose loop compiled otherwise in one body with the

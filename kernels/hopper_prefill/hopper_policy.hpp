@@ -244,13 +244,11 @@ struct HopperPrefillPolicy {
   // On the H200, against every tile whole (kernels/hopper_prefill/LOG.md, "The last wave split
   // by keys"): 16-bit at head dim 128 faster by 1.3% at 4096 keys, 2.3% at 8192, 3.0% at 16384;
   // at 64 by 2.2% at 4096, and by 2.1% at 2048 with shares of 640 keys (at 128, shares of 528
-  // keys at 1024 were 1.3% slower, of one or two key tiles at 512 3.4%).
+  // keys at 1024 were 1.3% slower, of one or two key tiles at 512 3.4%); fp8 (Fp8Meet's short
+  // kernel, its whole tiles in a body of their own: Config::kSplitWholeApart) by 2.9% at 8192 and
+  // 2.5% at 16384 ("fp8's whole tiles in a body of their own").
   /* SplitTailFill = */ static constexpr float kSplitTailFill = 0.9f;
   /* SplitTailMinShareKeys = */ static constexpr int kSplitTailMinShareKeys = 640;
-  // fp8 launches split their last wave too (Fp8Meet's short kernel). false: on the H200 the
-  // split build of Fp8Meet was 1.7% to 3.1% slower than the whole-tile one at every length, 512
-  // and 1024 keys included, where no tile is split: ptxas scheduled its key-tile loop otherwise.
-  /* SplitTailFp8 = */ static constexpr bool kSplitTailFp8 = true;
   /* Fault = */ static constexpr HopperFault kFault = HopperFault::none;
   static constexpr HopperTile fp8_tile(bool causal) {
     return causal ? HopperTile{2, 128, 240, 4} : HopperTile{2, 192, 240, 1, 2};

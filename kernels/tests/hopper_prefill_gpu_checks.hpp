@@ -71,7 +71,7 @@ inline std::vector<PrefillTestConfig> fp8_configs() {
   all.push_back({"fp8_open_more_tiles_than_sms", 4, 16, 16, 1100, 1100, 128, false, kFp8});  // meetings across tiles
   all.push_back({"fp8_q_lt_kv_5000", 1, 2, 1, 200, 5000, 128, false, kFp8});  // Fp8Meet, a partial last key tile
   all.push_back({"fp8_q_lt_kv_16500", 1, 2, 1, 200, 16500, 128, false, kFp8});  // past Fp8Meet's and the short kernel's keys
-  all.push_back({"fp8_split_tail", 1, 4, 2, 300, 11500, 128, false, kFp8});  // 12 tiles, split among the CTAs where fp8 splits (kSplitTailFp8)
+  all.push_back({"fp8_split_tail", 1, 4, 2, 300, 11500, 128, false, kFp8});  // 12 tiles, split among the CTAs (kSplitTailFill)
   return all;
 }
 // The default runs Fp8Meet as far as its short kernels go, so it builds no short kernel of its
