@@ -9,8 +9,8 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::whole_tail, tuning::short_causal_16384>
-      experiment{"hopper_prefill_tuning", "defaults", {"defaults", "whole_tail", "short_causal_16384"}};
+  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::whole_tail> experiment{
+      "hopper_prefill_tuning", "defaults", {"defaults", "whole_tail"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

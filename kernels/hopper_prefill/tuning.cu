@@ -9,5 +9,4 @@ namespace tuning = experiments::hopper_prefill_tuning;
   template void launch_hopper_prefill<tuning::name>(const PrefillArgs&, gpu::api::stream_t); \
   template void require_hopper_prefill_fits<tuning::name>(const PrefillProblem&);
 SCHEDLAB_TUNING_CANDIDATE(whole_tail)
-SCHEDLAB_TUNING_CANDIDATE(short_causal_16384)
 }  // namespace schedlab::kernels

@@ -15,10 +15,5 @@ using defaults = Base;  // the family default: its kernels are the family's (hop
 struct whole_tail : Base {
   /* SplitTailFill = */ static constexpr float kSplitTailFill = 0.f;
 };
-// The short causal kernels (persistent CTAs drawing the tiles) at every causal length of the
-// benchmark shapes, where the default runs one CTA a tile from 4096 keys.
-struct short_causal_16384 : Base {
-  static constexpr int short_keys(bool causal) { return causal ? 16384 : Base::short_keys(false); }
-};
 
 }  // namespace schedlab::experiments::hopper_prefill_tuning
