@@ -1,7 +1,8 @@
 // The Hopper prefill kernel with each HopperFault, fp8 e4m3 at head dim 128 but where said (declared in
 // kernels/tests/test_hopper_prefill_gpu.cpp, its one user); HopperFault::none is the family
 // default, the fault's control. A split tile's fault runs in a kernel that splits tiles: the
-// short kernel without the mask, in bf16 at head dim 128 (ShortSeq<Policy, false>).
+// short kernel without the mask at head dim 128, bf16's (ShortSeq<Policy, false>) or fp8's
+// (ShortSeq<Fp8Meet<Policy>, false>, whose whole tiles run a body of their own).
 #include <stdexcept>
 
 #include "kernels/hopper_prefill/hopper_prefill.cuh"
@@ -27,11 +28,13 @@ void launch_fp8_at_128(const PrefillArgs& args, gpu::api::stream_t stream) {
 }
 
 template <class Policy>
-void launch_bf16_open_short(const PrefillArgs& args, gpu::api::stream_t stream) {
-  require_support(args.problem, hopper_prefill_support());
-  if (args.problem.dtype != DType::bf16 || args.problem.head_dim != 128 || args.problem.causal)
-    throw std::invalid_argument("the split tile's fault kernel runs bf16 at head dim 128 without the mask");
-  hopper_detail::launch_for<ShortSeq<Policy, false>, DType::bf16, 128, false>(args, stream);
+void launch_open_short(const PrefillArgs& args, gpu::api::stream_t stream) {
+  const PrefillProblem& p = args.problem;
+  require_support(p, hopper_prefill_support());
+  if (p.head_dim != 128 || p.causal || (p.dtype != DType::bf16 && p.dtype != DType::fp8_e4m3))
+    throw std::invalid_argument("the split tile's fault kernels run bf16 or fp8 at head dim 128 without the mask");
+  if (p.dtype == DType::bf16) hopper_detail::launch_for<ShortSeq<Policy, false>, DType::bf16, 128, false>(args, stream);
+  else hopper_detail::launch_for<ShortSeq<Fp8Meet<Policy>, false>, DType::fp8_e4m3, 128, false>(args, stream);
 }
 
 }  // namespace
@@ -40,7 +43,7 @@ PrefillLaunch hopper_prefill_fault_launch(HopperFault fault) {
   switch (fault) {
     case HopperFault::vt_key_order: return launch_fp8_at_128<Faulty<HopperFault::vt_key_order>>;
     case HopperFault::ragged_longest_lens: return launch_fp8_at_128<Faulty<HopperFault::ragged_longest_lens>>;
-    case HopperFault::split_pieces_unmerged: return launch_bf16_open_short<Faulty<HopperFault::split_pieces_unmerged>>;
+    case HopperFault::split_pieces_unmerged: return launch_open_short<Faulty<HopperFault::split_pieces_unmerged>>;
     case HopperFault::none: return launch_fp8_at_128<Faulty<HopperFault::none>>;  // the family default
   }
   throw std::invalid_argument("hopper_prefill_fault_launch: unknown fault");

@@ -18,7 +18,7 @@
 namespace schedlab::kernels {
 
 // The family's default policy with the fault (none: the control), fp8 e4m3 at head dim 128
-// only (split_pieces_unmerged: bf16 at 128 without the mask; kernels/tests/hopper_prefill_fault_kernels.cu:
+// only (split_pieces_unmerged: bf16 or fp8 at 128 without the mask; kernels/tests/hopper_prefill_fault_kernels.cu:
 // sm_90a, so not in the shared fault_kernels.hpp).
 PrefillLaunch hopper_prefill_fault_launch(HopperFault fault);
 
@@ -69,19 +69,26 @@ TEST(HopperPrefillFaults, RaggedLongestLensFailsTheGate) {
   }
 }
 
-// A split tile's last piece writing its own rows without the other pieces' (bf16 without the
-// mask: 32 tiles of 29 key tiles on the H200's 132 SMs, so every tile is split, into up to 6
-// pieces): the family default's short kernel passes on the same inputs, the fault fails.
+// A split tile's last piece writing its own rows without the other pieces' (without the mask: 32
+// tiles of 29 key tiles in bf16, of 20 in fp8's Fp8Meet, on the H200's 132 SMs, so every tile is
+// split, into up to 6 pieces): the family default's short kernel passes on the same inputs, the
+// fault fails, in bf16 and in fp8 (whose whole tiles and split units run separate bodies).
 TEST(HopperPrefillFaults, SplitPiecesUnmergedFailsTheGate) {
-  const PrefillTestConfig cfg{"bf16_split_5000", 1, 4, 4, 1000, 5000, 128, false, DType::bf16};
-  constexpr int kKeys = HopperPrefillPolicy::tile(128, false).block_n;
-  const int sms = gpu::device_info().sm_count, min_share = (HopperPrefillPolicy::kSplitTailMinShareKeys + kKeys - 1) / kKeys;
-  ASSERT_GT(attention::SplitTail::of(8 * 4, (5000 + kKeys - 1) / kKeys, sms, HopperPrefillPolicy::kSplitTailFill, min_share)
-                .split_tiles,
-            0)
-      << "the problem no longer splits its tiles on this device";
-  expect_fault_caught(cfg.name, cfg.problem(), launch_hopper_prefill<HopperPrefillPolicy>,
-                      HopperFault::split_pieces_unmerged, "split_pieces_unmerged", test_seed() + 3);
+  const int sms = gpu::device_info().sm_count;
+  const auto splits = [&](int keys_a_tile) {
+    const int min_share = (HopperPrefillPolicy::kSplitTailMinShareKeys + keys_a_tile - 1) / keys_a_tile;
+    return attention::SplitTail::of(8 * 4, (5000 + keys_a_tile - 1) / keys_a_tile, sms, HopperPrefillPolicy::kSplitTailFill,
+                                    min_share)
+               .split_tiles > 0;
+  };
+  ASSERT_TRUE(splits(HopperPrefillPolicy::tile(128, false).block_n)) << "bf16 no longer splits its tiles on this device";
+  ASSERT_TRUE(splits(Fp8Meet<HopperPrefillPolicy>::fp8_tile(false).block_n))
+      << "fp8 no longer splits its tiles on this device";
+  std::uint64_t seed = test_seed() + 3;
+  for (const PrefillTestConfig& cfg : {PrefillTestConfig{"bf16_split_5000", 1, 4, 4, 1000, 5000, 128, false, DType::bf16},
+                                       PrefillTestConfig{"fp8_split_5000", 1, 4, 4, 1000, 5000, 128, false, DType::fp8_e4m3}})
+    expect_fault_caught(cfg.name, cfg.problem(), launch_hopper_prefill<HopperPrefillPolicy>,
+                        HopperFault::split_pieces_unmerged, "split_pieces_unmerged", seed++);
 }
 
 // ---- bad input ------------------------------------------------------------------------------
