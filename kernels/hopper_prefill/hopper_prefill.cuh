@@ -299,11 +299,9 @@ struct Consumer {
     release<false>(w, j);
   }
 
-  // Per key tile j < n: QK, softmax, PV, each GEMM waited for before the next step.
-  template <bool kPiece>
-  __device__ void mainloop_serial(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0, int n) {
-    int first = 0;  // the unit's first key tile: a split tile's unit's (run_tile), else 0
-    if constexpr (kPiece) first = w.first;
+  // Per key tile first <= j < n (first: a split unit's first key tile, else 0): QK, softmax, PV,
+  // each GEMM waited for before the next step.
+  __device__ void mainloop_serial(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0, int first, int n) {
     for (int j = first; j < n; ++j) {
       float sc[Cfg::kSRegs], corr[1][2];
       qk_waited(sc, w, j, n);
@@ -374,13 +372,10 @@ struct Consumer {
     if constexpr (Cfg::kPBuffers == 1 && !kWaitInBlock) pack_p<Cfg, Op>(p_next, sc);
   }
 
-  // FA3 Algorithm 2 over key tiles j < n (overlapped_tile), P in one register buffer or two.
-  template <bool kPiece>
-  __device__ void mainloop_overlapped(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0, int n) {
+  // FA3 Algorithm 2 over key tiles first <= j < n (overlapped_tile), P in one register buffer or two.
+  __device__ void mainloop_overlapped(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0, int first, int n) {
     float sc[Cfg::kSRegs], corr[1][2];
     PFrag p[Cfg::kPBuffers];
-    int first = 0;  // the unit's first key tile: a split tile's unit's (run_tile), else 0
-    if constexpr (kPiece) first = w.first;
     qk_waited(sc, w, first, n);
     softmax(sc, st, corr, w, first, row0);  // O is still zero: nothing to rescale
     pack_p<Cfg, Op>(p[0], sc);
@@ -447,9 +442,7 @@ struct Consumer {
   // descriptors from uniform to vector registers (about 70 instructions more a key tile).
   // (A split piece's tiles start at its first.)
   template <bool kPiece>
-  __device__ void pass_tiles(const TileWork<Cfg>& w, int n) {
-    int first = 0;  // the unit's first key tile: a split tile's unit's (run_tile), else 0
-    if constexpr (kPiece) first = w.first;
+  __device__ void pass_tiles(const TileWork<Cfg>& w, int first, int n) {
     if constexpr (kPiece) n = max(n, first);
     for (int j = n; j < w.n_tiles; ++j) {
       s.k_pipe.consumer_wait_warp(k_state);
@@ -505,12 +498,12 @@ struct Consumer {
     int first = 0;  // the unit's first key tile: a split tile's unit's (run_tile), else 0
     if constexpr (kPiece) first = w.first;
     if (n > first) {
-      if constexpr (Policy::kIntraOverlap) mainloop_overlapped<kPiece>(w, st, row0, n);
-      else mainloop_serial<kPiece>(w, st, row0, n);
+      if constexpr (Policy::kIntraOverlap) mainloop_overlapped(w, st, row0, first, n);
+      else mainloop_serial(w, st, row0, first, n);
     } else if (gpu::lane_id() == 0) {
       gpu::mbarrier_arrive(&s.q_empty);  // no key to see: Q was never read
     }
-    pass_tiles<kPiece>(w, n);
+    pass_tiles<kPiece>(w, first, n);
     // A split tile's piece: written by the warp that holds every piece's rows (hopper_split.cuh).
     if constexpr (kPiece) {
       if (w.split_at >= 0) {
