@@ -55,8 +55,11 @@ __device__ __forceinline__ std::int64_t gathered_row_base(const Params& a, int k
 // row0 .. row0 + 15 of the layout Dst, which the warpgroup body's steps use). Offsets are
 // 64-bit (a pool can pass 4 GiB); tokens past seq_len are zero-filled, not read. A page holds
 // the whole tile (page_size >= 16) unless the page size is smaller, when each row is gathered
-// from its own page (one uniform branch a tile; `page` is then this lane's page_of: row
-// lane % 16's page).
+// from its own page (`page` is then this lane's page_of: row lane % 16's page). The page size
+// picks one of two copies of the chunk loop, once a tile: chosen per chunk inside one loop,
+// the gathered address (a shuffle and 64-bit products a chunk) was computed beside the
+// contiguous one, and fp8 at page 16, whose warps wait on issue latency, ran 4-7% slower
+// (kernels/decode/LOG.md, "The page-size branch out of the copy loop").
 // kParts: which of the tile's K (1) and V (2) this issue copies.
 template <class Policy, DType kKv, int kHeadDim, class Dst = TileOf<Policy, kKv, kHeadDim>, bool kPow2Pages = false,
           int kParts = 3>
@@ -64,20 +67,27 @@ __device__ __forceinline__ void issue_tile(const Params& a, unsigned char* k_buf
                                            int tile, int page, int seq_len, int row0 = 0) {
   using T = TileOf<Policy, kKv, kHeadDim>;
   constexpr int kChunksPerRow = T::kRawRowBytes / 16;
-  const bool gather = a.page_size < kDecodeTileTokens;
-  const std::int64_t base = gather ? 0 : tile_base<Policy, kKv, kHeadDim, kPow2Pages>(a, kvh, tile, page);
+  // src_of(chunk, row, col, token): the chunk's byte offset in the K (and V) pool.
+  auto copy_chunks = [&](auto src_of) {
 #pragma unroll
-  for (int j = 0; j < T::kRawChunksPerLane; ++j) {
-    const int chunk = gpu::lane_id() + j * kWarpSize;
-    const int row = chunk / kChunksPerRow, col = chunk % kChunksPerRow;
-    const int token = tile * kDecodeTileTokens + row;
-    const bool valid = token < seq_len;
-    const std::int64_t src =
-        gather ? gathered_row_base<Policy, kKv, kHeadDim>(a, kvh, gpu::shfl(page, row), token) + col * 16
-               : base + chunk * 16;
-    const int dst = T::kFp8 ? T::raw_offset(row, col) : Dst::offset(row0 + row, col);
-    if constexpr ((kParts & 1) != 0) gpu::async_copy_16(k_buf + dst, a.k_pool + src, valid);
-    if constexpr ((kParts & 2) != 0) gpu::async_copy_16(v_buf + dst, a.v_pool + src, valid);
+    for (int j = 0; j < T::kRawChunksPerLane; ++j) {
+      const int chunk = gpu::lane_id() + j * kWarpSize;
+      const int row = chunk / kChunksPerRow, col = chunk % kChunksPerRow;
+      const int token = tile * kDecodeTileTokens + row;
+      const bool valid = token < seq_len;
+      const std::int64_t src = src_of(chunk, row, col, token);
+      const int dst = T::kFp8 ? T::raw_offset(row, col) : Dst::offset(row0 + row, col);
+      if constexpr ((kParts & 1) != 0) gpu::async_copy_16(k_buf + dst, a.k_pool + src, valid);
+      if constexpr ((kParts & 2) != 0) gpu::async_copy_16(v_buf + dst, a.v_pool + src, valid);
+    }
+  };
+  if (a.page_size < kDecodeTileTokens) {
+    copy_chunks([&](int, int row, int col, int token) {
+      return gathered_row_base<Policy, kKv, kHeadDim>(a, kvh, gpu::shfl(page, row), token) + col * 16;
+    });
+  } else {
+    const std::int64_t base = tile_base<Policy, kKv, kHeadDim, kPow2Pages>(a, kvh, tile, page);
+    copy_chunks([&](int chunk, int, int, int) { return base + chunk * 16; });
   }
 }
 
