@@ -60,7 +60,14 @@ __device__ __forceinline__ std::int64_t gathered_row_base(const Params& a, int k
 // the gathered address (a shuffle and 64-bit products a chunk) was computed beside the
 // contiguous one, and fp8 at page 16, whose warps wait on issue latency, ran 4-7% slower
 // (kernels/decode/LOG.md, "The page-size branch out of the copy loop").
+// AMD keeps the one loop, the choice made per chunk: with two copies of the loop clang gave
+// decode_tile_schedule's persistent fp8 kernel 8 bytes of scratch on gfx942.
 // kParts: which of the tile's K (1) and V (2) this issue copies.
+#if defined(__HIP_PLATFORM_AMD__)
+inline constexpr bool kCopyLoopPerPageKind = false;
+#else
+inline constexpr bool kCopyLoopPerPageKind = true;
+#endif
 template <class Policy, DType kKv, int kHeadDim, class Dst = TileOf<Policy, kKv, kHeadDim>, bool kPow2Pages = false,
           int kParts = 3>
 __device__ __forceinline__ void issue_tile(const Params& a, unsigned char* k_buf, unsigned char* v_buf, int kvh,
@@ -81,13 +88,20 @@ __device__ __forceinline__ void issue_tile(const Params& a, unsigned char* k_buf
       if constexpr ((kParts & 2) != 0) gpu::async_copy_16(v_buf + dst, a.v_pool + src, valid);
     }
   };
-  if (a.page_size < kDecodeTileTokens) {
-    copy_chunks([&](int, int row, int col, int token) {
-      return gathered_row_base<Policy, kKv, kHeadDim>(a, kvh, gpu::shfl(page, row), token) + col * 16;
-    });
+  const bool gather = a.page_size < kDecodeTileTokens;
+  auto gathered = [&](int row, int col, int token) {
+    return gathered_row_base<Policy, kKv, kHeadDim>(a, kvh, gpu::shfl(page, row), token) + col * 16;
+  };
+  if constexpr (kCopyLoopPerPageKind) {
+    if (gather) {
+      copy_chunks([&](int, int row, int col, int token) { return gathered(row, col, token); });
+    } else {
+      const std::int64_t base = tile_base<Policy, kKv, kHeadDim, kPow2Pages>(a, kvh, tile, page);
+      copy_chunks([&](int chunk, int, int, int) { return base + chunk * 16; });
+    }
   } else {
-    const std::int64_t base = tile_base<Policy, kKv, kHeadDim, kPow2Pages>(a, kvh, tile, page);
-    copy_chunks([&](int chunk, int, int, int) { return base + chunk * 16; });
+    const std::int64_t base = gather ? 0 : tile_base<Policy, kKv, kHeadDim, kPow2Pages>(a, kvh, tile, page);
+    copy_chunks([&](int chunk, int row, int col, int token) { return gather ? gathered(row, col, token) : base + chunk * 16; });
   }
 }
 
