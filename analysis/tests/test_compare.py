@@ -151,7 +151,7 @@ def test_a_folder_is_one_run_of_every_experiment(tmp_path):
     assert set(rows["experiment"]) == {"prefill_x", "prefill_y"}
     assert compare.resolve("20261120T115900Z-0badcafe", tmp_path / "run") == sorted(
         (tmp_path / "run").rglob("*.json"))
-    with pytest.raises(compare.UsageError, match="holds 16 runs of h200/decode_tile_schedule"):
+    with pytest.raises(compare.UsageError, match=r"holds \d+ runs of h200/decode_tile_schedule"):
         compare.load_side(str(TILE), TILE)
 
 
