@@ -77,6 +77,7 @@ struct Config {
   static constexpr int kBlockM = kConsumers * kWgRows;
   static constexpr bool kBlocksFromEnd = kCausal && Policy::kCausalBlocksFromEnd;
   static constexpr int kBlockN = kTile.block_n;
+  static constexpr int kKvRows = kBlockN;  // rows of a K / V tile in shared memory (NarrowTile keeps them)
   static constexpr int kStages = Policy::kStages;
   // One shared-memory slot per stage holding K(j), then V(j); else a K ring and a V ring.
   static constexpr bool kKvUnion = Policy::kKvUnion;
@@ -135,6 +136,11 @@ struct Config {
                 "the exponentials' meeting is of two consumers, tied to a word of each warp's staging rows");
   // P packed in the exponentials' block of the serial loop (Policy::kMeetPackInBlock).
   static constexpr bool kMeetPackInBlock = kExpMeet && Policy::kMeetPackInBlock;
+  // Under the mask Fp8Meet's serial loop runs a tile's last key tile as NarrowTile (Policy::kNarrowLastTile).
+  static constexpr int kNarrowStep = 64;
+  static constexpr bool kNarrowLast = Policy::kNarrowLastTile && kCausal && kExpMeet;
+  static_assert(!kNarrowLast || (!Policy::kIntraOverlap && kBlockN % kNarrowStep == 0),
+                "the narrow last key tile is the serial loop's, in whole 64-key steps");
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8;
   // O through each consumer warp's shared staging rows (Policy::kStagedOutput, hopper_output.cuh).
@@ -171,6 +177,20 @@ struct Config {
                     kProducerRegs * kWarpGroupThreads + kConsumerRegs * kConsumers * kWarpGroupThreads <=
                         kLaunchRegsPerThread * kThreads,
                 "the register budgets exceed the registers the CTA is allocated at launch");
+};
+
+// The first kN keys of a key tile as the GEMMs and the softmax see it (Config::kNarrowLast):
+// S from an m64nN GEMM into the first kN / 2 of S's accumulators (the same layout), kN / 32 PV
+// steps over the first kN keys of V^T (in 128-key column blocks). The tile in shared memory
+// keeps its kKvRows rows.
+template <class Cfg, int kN>
+struct NarrowTile : Cfg {
+  static constexpr int kBlockN = kN;
+  static constexpr int kPvSteps = kN / Cfg::kStepElems;
+  static constexpr int kSRegs = kN / 2;
+  using Rows = std::conditional_t<Cfg::kPairedCols, M16n8RowsPairedCols<kN, Cfg::kHeadDim>,
+                                  gpu::attn::M16n8Rows<kN, Cfg::kHeadDim>>;
+  static_assert(kN % Cfg::kStepElems == 0 && kN <= Cfg::kBlockN, "whole k steps of the tile's keys");
 };
 
 // fp8's V^T ring: kVtBlocks blocks of [head dim][128 keys], 128-byte swizzled as the copies

@@ -26,6 +26,7 @@ enum class HopperFault {
   vt_key_order,         // fp8: V^T written in a key order other than the one P holds the keys in
   ragged_longest_lens,  // a ragged batch masked by its longest sequence's lengths, not the tile's own
   split_pieces_unmerged,  // a split tile's last piece writes its own rows, not the merge of every piece's
+  narrow_last_short,      // the narrow last key tile 64 keys narrower than its rows see (kNarrowLastTile)
 };
 
 struct HopperPrefillPolicy {
@@ -235,6 +236,12 @@ struct HopperPrefillPolicy {
   // under the mask: cuDNN's loop, drawn"). Each half alone gained less: Fp8Meet on one CTA a tile
   // 0% to 8.5%, the ping-pong loop drawn 0% to 8.5%. false: the policy's own fp8 causal kernels.
   /* Fp8MeetCausal = */ static constexpr bool kFp8MeetCausal = true;
+  // Under the mask Fp8Meet's loop computes a tile's last key tile only as wide as the
+  // warpgroup's rows see, in steps of 64 keys (NarrowTile): S from an m64nN GEMM, N exponentials
+  // a row, N / 32 PV steps. Of a 128-row tile's 256-key diagonal tile the two warpgroups see 64
+  // and 128 keys, or 192 and 256; the keys past the last row's are masked for every row, so
+  // their columns add nothing. cuDNN's fp8 forward computes the diagonal tile whole.
+  /* NarrowLastTile = */ static constexpr bool kNarrowLastTile = true;
   // Without the mask on the persistent static walk (the short kernels), equal tiles leave the
   // last wave part-empty (2048 tiles on 132 SMs: 68 in the last, a 3% tail). Where the last
   // wave fills at most this share of the CTAs, its tiles are split by keys among every CTA,

@@ -101,7 +101,8 @@ template <class Cfg>
 using RowState = attention::RowState<typename Cfg::Rows, 1>;
 
 // STAGE 1: QK gemm, S (64 x kBlockN) = Q K^T, kQkSteps wgmma from shared memory, one group (a
-// k step is 32 bytes of a row whatever the dtype).
+// k step is 32 bytes of a row whatever the dtype). Cfg may be a NarrowTile: S of the K tile's
+// first kBlockN keys.
 //
 // Each operand's descriptor is built once and advanced by each step's constant offset
 // (wgmma::advance, one 64-bit uniform add): built anew before every wgmma, a descriptor cost
@@ -117,7 +118,7 @@ __device__ __forceinline__ void issue_qk(float (&s)[Cfg::kSRegs], const unsigned
   for (int kk = 0; kk < Cfg::kQkSteps; ++kk) {
     const int col = kk / kStepsPerRow, in_row = (kk % kStepsPerRow) * kStepBytes;  // 128-byte box, step's offset
     wgmma::mma_ss<Cfg::kBlockN, Op>(s, wgmma::advance(a0, col * Cfg::kBlockM * kRowBytes + in_row),
-                          wgmma::advance(b0, col * Cfg::kBlockN * kRowBytes + in_row), kk > 0);
+                          wgmma::advance(b0, col * Cfg::kKvRows * kRowBytes + in_row), kk > 0);
   }
   wgmma::commit();
 }
@@ -130,7 +131,7 @@ __device__ __forceinline__ void issue_pv(float (&o)[Cfg::kORegs], const std::uin
                                          const unsigned char* v) {
   // One descriptor, advanced per step (issue_qk says why).
   const std::uint64_t b0 = Cfg::kFp8 ? wgmma::descriptor(v, 16, kAtomBytes)
-                                     : wgmma::descriptor(v, Cfg::kBlockN * kRowBytes, kAtomBytes);
+                                     : wgmma::descriptor(v, Cfg::kKvRows * kRowBytes, kAtomBytes);
   wgmma::fence_operands(o);
   wgmma::fence();
 #pragma unroll
@@ -277,10 +278,12 @@ struct Consumer {
 
   // STAGE 1 on its own: S(j) = Q K(j)^T issued in this consumer's turn and waited for; K(j)
   // (and Q, after the last of the n key tiles it computes) released.
-  __device__ void qk_waited(float (&sc)[Cfg::kSRegs], const TileWork<Cfg>& w, int j, int n) {
+  // T: Cfg, or the NarrowTile of the last key tile.
+  template <class T = Cfg>
+  __device__ void qk_waited(float (&sc)[T::kSRegs], const TileWork<Cfg>& w, int j, int n) {
     s.k_pipe.consumer_wait(k_state);
     turn.begin();
-    issue_qk<Cfg, Op>(sc, q_rows(), s.k(k_state.index()));
+    issue_qk<T, Op>(sc, q_rows(), s.k(k_state.index()));
     turn.end();
     wgmma::wait<0>();
     wgmma::fence_operands(sc);
@@ -288,11 +291,12 @@ struct Consumer {
     release_q_after(j, n);
   }
   // STAGE 3 on its own: O += P V(j) issued in this consumer's turn and waited for; V(j) released.
-  __device__ void pv_waited(float (&o)[Cfg::kORegs], const std::uint32_t (&p)[Cfg::kPvSteps][4],
+  template <class T = Cfg>
+  __device__ void pv_waited(float (&o)[Cfg::kORegs], const std::uint32_t (&p)[T::kPvSteps][4],
                             const TileWork<Cfg>& w, int j) {
     v_ring().consumer_wait(v_state);
     turn.begin();
-    issue_pv<Cfg, Op>(o, p, v_tile());
+    issue_pv<T, Op>(o, p, v_tile());
     turn.end();
     wgmma::wait<0>();
     wgmma::fence_operands(o);
@@ -300,9 +304,10 @@ struct Consumer {
   }
 
   // Per key tile first <= j < n (first: a split unit's first key tile, else 0): QK, softmax, PV,
-  // each GEMM waited for before the next step.
+  // each GEMM waited for before the next step; with Config::kNarrowLast the last one after the
+  // loop, as wide as the warpgroup's rows see (last_tile).
   __device__ void mainloop_serial(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0, int first, int n) {
-    for (int j = first; j < n; ++j) {
+    for (int j = first; j < (Cfg::kNarrowLast ? n - 1 : n); ++j) {
       float sc[Cfg::kSRegs], corr[1][2];
       qk_waited(sc, w, j, n);
       std::uint32_t p[Cfg::kPvSteps][4];
@@ -316,6 +321,35 @@ struct Consumer {
       }
       pv_waited(o_regs(st), p, w, j);
     }
+    if constexpr (Cfg::kNarrowLast) last_tile(w, st, row0, n);
+  }
+
+  // Key tile n - 1 under the mask (the loop's last): its keys past the warpgroup's last row's last
+  // visible key are masked for every row of the warpgroup, so it runs as NarrowTile<Cfg, kN>,
+  // kN the keys its rows see rounded up to kNarrowStep: fewer GEMM columns, exponentials and PV
+  // steps. Its one meeting of the exponentials is the loop's (ExpMeet pairs the consumers' key
+  // tiles in turn, whatever their width). Warpgroup-uniform (mask_end is the warpgroup's).
+  __device__ void last_tile(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0, int n) {
+    int seen = min(lens(w).kv_len, mask_end + Cfg::kWgRows - 1) - (n - 1) * Cfg::kBlockN;
+    if constexpr (Cfg::kFault == HopperFault::narrow_last_short) seen -= Cfg::kNarrowStep;
+    last_tile_from<Cfg::kNarrowStep>(w, st, row0, n, seen);
+  }
+  template <int kN>
+  __device__ void last_tile_from(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0, int n, int seen) {
+    if constexpr (kN < Cfg::kBlockN) {
+      if (seen > kN) return last_tile_from<kN + Cfg::kNarrowStep>(w, st, row0, n, seen);
+    }
+    using T = NarrowTile<Cfg, kN>;
+    const int j = n - 1;
+    float sc[T::kSRegs], corr[1][2];
+    qk_waited<T>(sc, w, j, n);
+    attention::softmax_rows<typename T::Rows, T, true>(
+        s_tiles<T>(sc), st.m[0], st.l[0], corr[0], lens(w), scales.qk_log2, j * Cfg::kBlockN, row0,
+        ExpMeet<Cfg::kExpMeet>{consumer, -float(lens(w).kv_len), meet_word()});
+    std::uint32_t p[T::kPvSteps][4];
+    pack_p<T, Op>(p, sc);
+    rescale_o(st, corr);
+    pv_waited<T>(o_regs(st), p, w, j);
   }
 
   // P in the A-operand layout of O += P V (pack_p).

@@ -16,4 +16,10 @@ struct whole_tail : Base {
   /* SplitTailFill = */ static constexpr float kSplitTailFill = 0.f;
 };
 
+// fp8's last key tile under the mask computed whole (256 keys), as cuDNN's fp8 forward does:
+// the family default before kNarrowLastTile.
+struct fp8_whole_last : Base {
+  /* NarrowLastTile = */ static constexpr bool kNarrowLastTile = false;
+};
+
 }  // namespace schedlab::experiments::hopper_prefill_tuning

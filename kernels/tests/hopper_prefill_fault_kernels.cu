@@ -1,6 +1,7 @@
 // The Hopper prefill kernel with each HopperFault, fp8 e4m3 at head dim 128 but where said (declared in
 // kernels/tests/test_hopper_prefill_gpu.cpp, its one user); HopperFault::none is the family
-// default, the fault's control. A split tile's fault runs in a kernel that splits tiles: the
+// default, the fault's control. The narrow last tile's fault runs in fp8's kernel under the mask
+// (Fp8MeetCausal<Policy>), which has it. A split tile's fault runs in a kernel that splits tiles: the
 // short kernel without the mask at head dim 128, bf16's (ShortSeq<Policy, false>) or fp8's
 // (ShortSeq<Fp8Meet<Policy>, false>, whose whole tiles run a body of their own).
 #include <stdexcept>
@@ -28,6 +29,14 @@ void launch_fp8_at_128(const PrefillArgs& args, gpu::api::stream_t stream) {
 }
 
 template <class Policy>
+void launch_fp8_meet_causal(const PrefillArgs& args, gpu::api::stream_t stream) {
+  require_support(args.problem, hopper_prefill_support());
+  if (args.problem.dtype != DType::fp8_e4m3 || args.problem.head_dim != 128 || !args.problem.causal)
+    throw std::invalid_argument("the narrow last tile's fault kernel runs fp8 at head dim 128 under the mask");
+  hopper_detail::launch_for<Fp8MeetCausal<Policy>, DType::fp8_e4m3, 128, true>(args, stream);
+}
+
+template <class Policy>
 void launch_open_short(const PrefillArgs& args, gpu::api::stream_t stream) {
   const PrefillProblem& p = args.problem;
   require_support(p, hopper_prefill_support());
@@ -44,6 +53,7 @@ PrefillLaunch hopper_prefill_fault_launch(HopperFault fault) {
     case HopperFault::vt_key_order: return launch_fp8_at_128<Faulty<HopperFault::vt_key_order>>;
     case HopperFault::ragged_longest_lens: return launch_fp8_at_128<Faulty<HopperFault::ragged_longest_lens>>;
     case HopperFault::split_pieces_unmerged: return launch_open_short<Faulty<HopperFault::split_pieces_unmerged>>;
+    case HopperFault::narrow_last_short: return launch_fp8_meet_causal<Faulty<HopperFault::narrow_last_short>>;
     case HopperFault::none: return launch_fp8_at_128<Faulty<HopperFault::none>>;  // the family default
   }
   throw std::invalid_argument("hopper_prefill_fault_launch: unknown fault");

@@ -1,7 +1,7 @@
 // The Hopper prefill family's own GPU tests on the H200 (each Hopper experiment's variants are
 // checked by its experiments/<name>/test_gpu.cpp, built into this binary): fp8 faults (V^T keys
 // out of P's order; a ragged batch masked by its longest sequence; a split tile's pieces left
-// unmerged) that must fail the gate where the family default passes; an output the kernel
+// unmerged; the last key tile under the mask narrower than its rows see) that must fail the gate where the family default passes; an output the kernel
 // cannot write is refused. Label: gpu.
 #include <gtest/gtest.h>
 
@@ -89,6 +89,20 @@ TEST(HopperPrefillFaults, SplitPiecesUnmergedFailsTheGate) {
                                        PrefillTestConfig{"fp8_split_5000", 1, 4, 4, 1000, 5000, 128, false, DType::fp8_e4m3}})
     expect_fault_caught(cfg.name, cfg.problem(), launch_hopper_prefill<HopperPrefillPolicy>,
                         HopperFault::split_pieces_unmerged, "split_pieces_unmerged", seed++);
+}
+
+// fp8's last key tile under the mask one 64-key step narrower than its rows see (the last
+// visible keys of the warpgroup's last rows, the diagonal's, left out): the family default
+// passes on the same inputs, the fault fails. A uniform batch, whose warpgroups see 64, 128, 192
+// and 256 keys of their last tile, and a ragged one with more keys than a tile's rows.
+TEST(HopperPrefillFaults, NarrowLastShortFailsTheGate) {
+  std::uint64_t seed = test_seed() + 5;
+  const PrefillProblem uniform =
+      PrefillTestConfig{"fp8_causal_1000", 1, 4, 2, 1000, 1000, 128, true, DType::fp8_e4m3}.problem();
+  const PrefillProblem ragged = make_ragged_prefill({300, 1000, 77, 520}, 4, 2, 128, true, DType::fp8_e4m3);
+  for (const auto& [name, p] : {std::pair{"fp8_causal_1000", uniform}, std::pair{"fp8_causal_ragged", ragged}})
+    expect_fault_caught(name, p, launch_hopper_prefill<HopperPrefillPolicy>, HopperFault::narrow_last_short,
+                        "narrow_last_short", seed++);
 }
 
 // ---- bad input ------------------------------------------------------------------------------

@@ -286,7 +286,9 @@ def test_fp8_meet_kernels_alternate_the_consumers_exponentials(sass, kind):
     counter (an atomic add: the copying thread's draw). Without the mask on a batch of one length
     the last wave is split (kSplitTailFill): the pieces count themselves in with an atomic add, a
     piece's warp stores its slot (head dim / 8 + 1 float4s of 32 lanes), and whole tiles run a
-    body of their own (Config::kSplitWholeApart), so O's 16-byte stores come twice."""
+    body of their own (Config::kSplitWholeApart), so O's 16-byte stores come twice. Under the
+    mask the last key tile also runs narrow (kNarrowLastTile): S from m64n64, m64n128 and m64n192
+    QGMMAs too, each with its meeting around as many exp2s as its width's scores."""
     for (experiment, variant, causal), body in _fp8_meet_kernels(sass, kind).items():
         where = f"{experiment}/{variant} {kind} Fp8Meet causal={causal}"
         assert _count(body, r"\bQGMMA\.64x256x32\.F32\.E4M3\.E4M3") > 0, f"{where}: no m64n256 QGMMA"
@@ -302,20 +304,25 @@ def test_fp8_meet_kernels_alternate_the_consumers_exponentials(sass, kind):
         assert _count(body, r"\bBAR\.\S+ R\d+, 0x100") == 0, f"{where}: a ping-pong turn (a barrier by register)"
         meets = [n for n, i in enumerate(body) if re.search(rf"\bBAR\.(SYNC|ARV)\S* {EXP_MEET_BARRIER}, 0x100\b", i)]
         assert len(meets) >= 2 and len(meets) % 2 == 0, f"{where}: {len(meets)} meetings (barriers of 256 threads)"
-        qk = [n for n, i in enumerate(body) if re.search(r"\bQGMMA\.64x256x32", i)]
+        # S's GEMMs by width (the N of QGMMA.64xNx32): the key tile's, and under the mask the
+        # narrow last tile's.
+        qk = {n: int(m.group(1)) for n, i in enumerate(body) if (m := re.search(r"\bQGMMA\.64x(\d+)x32\.\S+ R\d+, gdesc\[", i))}
+        widths = {n in qk.values() for n in (64, 128, 192)}
+        assert widths == {causal}, f"{where}: narrow last key tiles (m64n64/128/192 QGMMA) {widths}, expected {causal}"
         done = 0  # the previous meeting after the exp2s: each mask branch holds its own pair
         for before, after in zip(meets[::2], meets[1::2]):
             start = max([n for n in qk if n < before] + [done])
+            width = qk[max(n for n in qk if n < before)]  # S's keys: the exp2s a row's lanes take, a thread's half
             done = after
             ahead = _count(body[start:before], r"\bMUFU\.EX2\b")
             between = _count(body[before:after], r"\bMUFU\.EX2\b")
-            assert ahead <= 2 and between >= 128, f"{where}: {ahead} exp2s ahead of the meeting, {between} between"
+            assert ahead <= 2 and between >= width // 2, f"{where}: {ahead} exp2s ahead of the meeting, {between} between"
             # kMeetPackInBlock: P's converts among the exp2s (a MUFU.EX2 within the three
             # instructions after most F2FPs), not in one run after O's rescale branch.
             window = body[start:after]
             packs = [i for i, ins in enumerate(window) if re.search(r"\bF2FP\.", ins)]
             among = sum(1 for i in packs if any("MUFU.EX2" in ins for ins in window[i + 1:i + 4]))
-            assert len(packs) >= 32 and 2 * among >= len(packs), \
+            assert len(packs) >= width // 8 and 2 * among >= len(packs), \
                 f"{where}: {among} of {len(packs)} packs among the exp2s of a key tile"
         assert _count(body, r"\b(LDL|STL)(\.|\s)") <= (SHORT_SPILL if kind == KINDS[0] else RAGGED_VARIANT_SPILL), where
 
