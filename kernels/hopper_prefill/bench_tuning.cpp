@@ -9,8 +9,8 @@ using namespace schedlab;
 namespace tuning = experiments::hopper_prefill_tuning;
 
 int main(int argc, char** argv) {
-  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::whole_tail, tuning::fp8_whole_last> experiment{
-      "hopper_prefill_tuning", "defaults", {"defaults", "whole_tail", "fp8_whole_last"}};
+  const kernels::HopperPrefillFrontierExperiment<tuning::defaults, tuning::whole_tail, tuning::whole_last> experiment{
+      "hopper_prefill_tuning", "defaults", {"defaults", "whole_tail", "whole_last"}};
   return harness::bench_main(
       argc, argv, experiment.name, [&](harness::Registry& r) { experiment.register_all(r); }, harness::gpu_platform);
 }

@@ -136,11 +136,15 @@ struct Config {
                 "the exponentials' meeting is of two consumers, tied to a word of each warp's staging rows");
   // P packed in the exponentials' block of the serial loop (Policy::kMeetPackInBlock).
   static constexpr bool kMeetPackInBlock = kExpMeet && Policy::kMeetPackInBlock;
-  // Under the mask Fp8Meet's serial loop runs a tile's last key tile as NarrowTile (Policy::kNarrowLastTile).
+  // Under the mask a tile's last key tile runs as NarrowTile (Policy::kNarrowLastTile): in
+  // Fp8Meet's serial loop, and in the overlapped loop on one P buffer whose PV wait is in the
+  // exponentials' block at every length (both take the warpgroup's mask bound, so its four warps
+  // issue one GEMM width). Key tiles of whole 64-key steps (not the 176-key tile).
   static constexpr int kNarrowStep = 64;
-  static constexpr bool kNarrowLast = Policy::kNarrowLastTile && kCausal && kExpMeet;
-  static_assert(!kNarrowLast || (!Policy::kIntraOverlap && kBlockN % kNarrowStep == 0),
-                "the narrow last key tile is the serial loop's, in whole 64-key steps");
+  static constexpr bool kNarrowLast =
+      Policy::kNarrowLastTile && kCausal && kBlockN % kNarrowStep == 0 &&
+      (kExpMeet ? !Policy::kIntraOverlap
+                : Policy::kIntraOverlap && kPBuffers == 1 && kPvWaitInSoftmax && kPvWaitFromKeys == 0 && !kMaskLoops);
   // fp8's V^T rows (O's columns) are permuted within 16-column chunks by the matrix transpose.
   static constexpr bool kPairedCols = kFp8;
   // O through each consumer warp's shared staging rows (Policy::kStagedOutput, hopper_output.cuh).

@@ -236,15 +236,19 @@ struct HopperPrefillPolicy {
   // under the mask: cuDNN's loop, drawn"). Each half alone gained less: Fp8Meet on one CTA a tile
   // 0% to 8.5%, the ping-pong loop drawn 0% to 8.5%. false: the policy's own fp8 causal kernels.
   /* Fp8MeetCausal = */ static constexpr bool kFp8MeetCausal = true;
-  // Under the mask Fp8Meet's loop computes a tile's last key tile only as wide as the
-  // warpgroup's rows see, in steps of 64 keys (NarrowTile): S from an m64nN GEMM, N exponentials
-  // a row, N / 32 PV steps. Of a 128-row tile's 256-key diagonal tile the two warpgroups see 64
-  // and 128 keys, or 192 and 256; the keys past the last row's are masked for every row, so
-  // their columns add nothing. cuDNN's fp8 forward computes the diagonal tile whole. On the
-  // H200, against the tile whole (kernels/hopper_prefill/LOG.md, "fp8's last key tile as wide as
-  // its rows see"): faster by 2.0% at 8192 keys and 1.6% on the serving batch, by 1.1% and 1.7% at
-  // 4096 and 16384 (inside the 1% band's interval), no different at 1024 and 2048 (about 2.3%
-  // of the key tiles' work is saved at 8192 keys, less at fewer keys where the tail is more).
+  // Under the mask a tile's last key tile is computed only as wide as the warpgroup's rows see,
+  // in steps of 64 keys (NarrowTile): S from an m64nN GEMM, N exponentials a row, N / 16 PV steps
+  // (fp8 N / 32). The keys past the warpgroup's last row's are masked for every row, so their
+  // columns add nothing. Fp8Meet's loop: of a 128-row tile's 256-key diagonal tile the two
+  // warpgroups see 64 and 128 keys, or 192 and 256; cuDNN's fp8 forward computes it whole. On
+  // the H200, against the tile whole (kernels/hopper_prefill/LOG.md, "fp8's last key tile as wide
+  // as its rows see"): faster by 2.0% at 8192 keys and 1.6% on the serving batch, by 1.1% and
+  // 1.7% at 4096 and 16384 (inside the 1% band's interval), no different at 1024 and 2048 (about
+  // 2.3% of the key tiles' work is saved at 8192 keys, less at fewer keys where the tail is
+  // more). The 16-bit overlapped loop on one P buffer with 128-key tiles (head dim 64 under the
+  // mask, and 128 in the kernel of one CTA a tile below kLongCausalFromKeys): every other
+  // warpgroup sees 64 keys of its last tile, which then runs 64 wide (FlashAttention-4 computes
+  // it whole); about 0.8% of the key tiles' work at 8192 keys, 0.4% at 16384.
   /* NarrowLastTile = */ static constexpr bool kNarrowLastTile = true;
   // Without the mask on the persistent static walk (the short kernels), equal tiles leave the
   // last wave part-empty (2048 tiles on 132 SMs: 68 in the last, a 3% tail). Where the last

@@ -265,9 +265,13 @@ struct Consumer {
   // steps. Its one meeting of the exponentials is the loop's (ExpMeet pairs the consumers' key
   // tiles in turn, whatever their width). Warpgroup-uniform (mask_end is the warpgroup's).
   __device__ void last_tile(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0, int n) {
+    last_tile_from<Cfg::kNarrowStep>(w, st, row0, n, last_tile_seen(w, n));
+  }
+  // The keys of key tile n - 1 the warpgroup's rows see.
+  __device__ int last_tile_seen(const TileWork<Cfg>& w, int n) const {
     int seen = min(lens(w).kv_len, mask_end + Cfg::kWgRows - 1) - (n - 1) * Cfg::kBlockN;
     if constexpr (Cfg::kFault == HopperFault::narrow_last_short) seen -= Cfg::kNarrowStep;
-    last_tile_from<Cfg::kNarrowStep>(w, st, row0, n, seen);
+    return seen;
   }
   template <int kN>
   __device__ void last_tile_from(const TileWork<Cfg>& w, RowState<Cfg>& st, int row0, int n, int seen) {
@@ -288,6 +292,19 @@ struct Consumer {
   // P in the A-operand layout of O += P V (pack_p).
   using PFrag = std::uint32_t[Cfg::kPvSteps][4];
 
+  // The overlapped loop's last key tile n - 1 as NarrowTile<Cfg, kNarrowStep> (Config::kNarrowLast,
+  // where the warpgroup's rows see no more of it): S(n - 1) from the narrow GEMM issued with O +=
+  // P(n - 2) V(n - 2), then its own narrow PV. Wider, it runs in the loop: with a second, whole
+  // copy of the tile after the loop, ptxas compiled the loop's exponentials apart from P's packs.
+  __device__ void narrow_last_tile_overlapped(const TileWork<Cfg>& w, RowState<Cfg>& st, const PFrag& p_prev,
+                                              int row0, int n) {
+    using T = NarrowTile<Cfg, Cfg::kNarrowStep>;
+    float sc[T::kSRegs];
+    std::uint32_t p[T::kPvSteps][4];
+    overlapped_tile<true, MaskTest::masked, T>(w, st, sc, p_prev, p, n - 1, row0, n);
+    pv_waited<T>(o_regs(st), p, w, n - 1);
+  }
+
   // O += P(j - 1) V(j - 1) complete (P(j - 1)'s registers free); V(j - 1) freed.
   __device__ void finish_pv(RowState<Cfg>& st, const TileWork<Cfg>& w, int j) {
     wgmma::wait<0>();
@@ -300,14 +317,16 @@ struct Consumer {
   // is done. P(j) goes to p_next: with one buffer (p_next is p_prev) only after PV(j-1) has read
   // p_prev, after the softmax or inside its block (kWaitInBlock: pv_wait_from_keys); with two,
   // among the softmax's exponentials (HopperTile::p_buffers).
-  template <bool kWaitInBlock = Cfg::kPvWaitInSoftmax, MaskTest kMask = MaskTest::per_tile>
-  __device__ void overlapped_tile(const TileWork<Cfg>& w, RowState<Cfg>& st, float (&sc)[Cfg::kSRegs],
-                                  const PFrag& p_prev, PFrag& p_next, int j, int row0, int n) {
+  // T: Cfg, or the NarrowTile of the last key tile (S(j) and P(j) of its width).
+  template <bool kWaitInBlock = Cfg::kPvWaitInSoftmax, MaskTest kMask = MaskTest::per_tile, class T = Cfg>
+  __device__ void overlapped_tile(const TileWork<Cfg>& w, RowState<Cfg>& st, float (&sc)[T::kSRegs],
+                                  const PFrag& p_prev, std::uint32_t (&p_next)[T::kPvSteps][4], int j, int row0,
+                                  int n) {
     float corr[1][2];
     s.k_pipe.consumer_wait(k_state);
     v_ring().consumer_wait(v_state);
     turn.begin();
-    issue_qk<Cfg, Op>(sc, q_rows(), s.k(k_state.index()));
+    issue_qk<T, Op>(sc, q_rows(), s.k(k_state.index()));
     issue_pv<Cfg, Op>(o_regs(st), p_prev, v_tile());
     turn.end();
     wgmma::wait<1>();  // S(j) is done; PV(j - 1) may still run (it reads p_prev)
@@ -318,25 +337,27 @@ struct Consumer {
     const auto free_k = [&] {
       // Always true (MUFU.EX2 gives no such NaN; ptxas folds a test of the sign or the range
       // of an exponential): it only orders the free after that exponential.
-      if constexpr (kWaitInBlock && Cfg::kPvWaitBehindExp >= 0) release<true>(w, j, __float_as_uint(sc[Cfg::kPvWaitBehindExp]) != 0xffffffffu);
+      // (A narrow S's last register where it has fewer.)
+      constexpr int kBehind = Cfg::kPvWaitBehindExp < T::kSRegs ? Cfg::kPvWaitBehindExp : T::kSRegs - 1;
+      if constexpr (kWaitInBlock && Cfg::kPvWaitBehindExp >= 0) release<true>(w, j, __float_as_uint(sc[kBehind]) != 0xffffffffu);
       else release<true>(w, j);
       release_q_after(j, n);
     };
     if constexpr (!kWaitInBlock) free_k();
     if constexpr (Cfg::kPBuffers == 2) {
-      softmax<kMask>(sc, st, corr, w, j, row0, [&] { pack_p<Cfg, Op>(p_next, sc); });
+      softmax<kMask, T>(sc, st, corr, w, j, row0, [&] { pack_p<T, Op>(p_next, sc); });
     } else if constexpr (kWaitInBlock) {
-      softmax<kMask>(sc, st, corr, w, j, row0, [&] {
+      softmax<kMask, T>(sc, st, corr, w, j, row0, [&] {
         free_k();
         finish_pv(st, w, j);
-        pack_p<Cfg, Op>(p_next, sc);
+        pack_p<T, Op>(p_next, sc);
       });
     } else {
-      softmax<kMask>(sc, st, corr, w, j, row0, [] {});
+      softmax<kMask, T>(sc, st, corr, w, j, row0, [] {});
     }
     if constexpr (!kWaitInBlock) finish_pv(st, w, j);
     rescale_o(st, corr);
-    if constexpr (Cfg::kPBuffers == 1 && !kWaitInBlock) pack_p<Cfg, Op>(p_next, sc);
+    if constexpr (Cfg::kPBuffers == 1 && !kWaitInBlock) pack_p<T, Op>(p_next, sc);
   }
 
   // FA3 Algorithm 2 over key tiles first <= j < n (overlapped_tile), P in one register buffer or two.
@@ -356,30 +377,37 @@ struct Consumer {
         overlapped_tile(w, st, sc, p[0], p[1], j, row0, n);
         return pv_waited(o_regs(st), p[1], w, n - 1);
       }
+    } else if constexpr (Cfg::kNarrowLast) {
+      // The last key tile narrow after the loop where it follows another (a tile of one key
+      // tile keeps it whole).
+      const bool narrow = j < n && last_tile_seen(w, n) <= Cfg::kNarrowStep;
+      overlapped_tiles<true>(w, st, sc, p[0], j, row0, n, narrow ? n - 1 : n);
+      if (narrow) return narrow_last_tile_overlapped(w, st, p[0], row0, n);
     } else if constexpr (Cfg::kPvWaitFromKeys > 0) {
       // Two loops: the wait in the block only where the warpgroup's rows see enough keys.
-      if (n * Cfg::kBlockN >= Cfg::kPvWaitFromKeys) overlapped_tiles<true>(w, st, sc, p[0], j, row0, n);
-      else overlapped_tiles<false>(w, st, sc, p[0], j, row0, n);
+      if (n * Cfg::kBlockN >= Cfg::kPvWaitFromKeys) overlapped_tiles<true>(w, st, sc, p[0], j, row0, n, n);
+      else overlapped_tiles<false>(w, st, sc, p[0], j, row0, n, n);
     } else {
-      overlapped_tiles<Cfg::kPvWaitInSoftmax>(w, st, sc, p[0], j, row0, n);
+      overlapped_tiles<Cfg::kPvWaitInSoftmax>(w, st, sc, p[0], j, row0, n, n);
     }
     pv_waited(o_regs(st), p[0], w, n - 1);
   }
-  // Key tiles j to n - 1 on one P buffer. With Policy::mask_loops, the tiles no row of the warp
-  // needs masked first, in a loop of their own, then the rest: each loop holds one softmax and
-  // no test of the mask's bound; otherwise one loop tests it every tile.
+  // Key tiles j to end - 1 on one P buffer (end: n, or n - 1 where the last runs narrow). With
+  // Policy::mask_loops, the tiles no row of the warp needs masked first, in a loop of their own,
+  // then the rest: each loop holds one softmax and no test of the mask's bound; otherwise one
+  // loop tests it every tile.
   template <bool kWaitInBlock>
   __device__ void overlapped_tiles(const TileWork<Cfg>& w, RowState<Cfg>& st, float (&sc)[Cfg::kSRegs], PFrag& p,
-                                   int j, int row0, int n) {
+                                   int j, int row0, int n, int end) {
     if constexpr (Cfg::kMaskLoops) {
       static_assert(Cfg::kPvWaitInSoftmax, "the loops' bound must be the warpgroup's: its four warps issue one wgmma");
       // Tile j is open while (j + 1) * kBlockN <= mask_end. Unsigned, by a constant: a signed
       // division cost the persistent loops their uniform descriptors (unmasked_end says so).
-      const int open_end = min(n, int(unsigned(max(mask_end, 0)) / unsigned(Cfg::kBlockN)));
+      const int open_end = min(end, int(unsigned(max(mask_end, 0)) / unsigned(Cfg::kBlockN)));
       for (; j < open_end; ++j) overlapped_tile<kWaitInBlock, MaskTest::open>(w, st, sc, p, p, j, row0, n);
-      for (; j < n; ++j) overlapped_tile<kWaitInBlock, MaskTest::masked>(w, st, sc, p, p, j, row0, n);
+      for (; j < end; ++j) overlapped_tile<kWaitInBlock, MaskTest::masked>(w, st, sc, p, p, j, row0, n);
     } else {
-      for (; j < n; ++j) overlapped_tile<kWaitInBlock>(w, st, sc, p, p, j, row0, n);
+      for (; j < end; ++j) overlapped_tile<kWaitInBlock>(w, st, sc, p, p, j, row0, n);
     }
   }
 

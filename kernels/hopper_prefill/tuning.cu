@@ -9,5 +9,5 @@ namespace tuning = experiments::hopper_prefill_tuning;
   template void launch_hopper_prefill<tuning::name>(const PrefillArgs&, gpu::api::stream_t); \
   template void require_hopper_prefill_fits<tuning::name>(const PrefillProblem&);
 SCHEDLAB_TUNING_CANDIDATE(whole_tail)
-SCHEDLAB_TUNING_CANDIDATE(fp8_whole_last)
+SCHEDLAB_TUNING_CANDIDATE(whole_last)
 }  // namespace schedlab::kernels

@@ -16,9 +16,9 @@ struct whole_tail : Base {
   /* SplitTailFill = */ static constexpr float kSplitTailFill = 0.f;
 };
 
-// fp8's last key tile under the mask computed whole (256 keys), as cuDNN's fp8 forward does:
-// the family default before kNarrowLastTile.
-struct fp8_whole_last : Base {
+// The last key tile under the mask computed whole, as cuDNN's fp8 forward (256 keys) and
+// FlashAttention-4's (128 keys at 16-bit) do: the family default before kNarrowLastTile.
+struct whole_last : Base {
   /* NarrowLastTile = */ static constexpr bool kNarrowLastTile = false;
 };
 

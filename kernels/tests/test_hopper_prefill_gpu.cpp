@@ -91,16 +91,20 @@ TEST(HopperPrefillFaults, SplitPiecesUnmergedFailsTheGate) {
                         HopperFault::split_pieces_unmerged, "split_pieces_unmerged", seed++);
 }
 
-// fp8's last key tile under the mask one 64-key step narrower than its rows see (the last
+// The last key tile under the mask one 64-key step narrower than its rows see (the last
 // visible keys of the warpgroup's last rows, the diagonal's, left out): the family default
-// passes on the same inputs, the fault fails. A uniform batch, whose warpgroups see 64, 128, 192
-// and 256 keys of their last tile, and a ragged one with more keys than a tile's rows.
+// passes on the same inputs, the fault fails. fp8's 256-key tiles, whose warpgroups see 64,
+// 128, 192 and 256 keys of their last tile, and bf16's 128-key tiles at head dim 64 (64 or
+// 128; the kernel of one CTA a tile, run here at any length); each on a uniform batch and a
+// ragged one with more keys than a tile's rows.
 TEST(HopperPrefillFaults, NarrowLastShortFailsTheGate) {
   std::uint64_t seed = test_seed() + 5;
-  const PrefillProblem uniform =
-      PrefillTestConfig{"fp8_causal_1000", 1, 4, 2, 1000, 1000, 128, true, DType::fp8_e4m3}.problem();
-  const PrefillProblem ragged = make_ragged_prefill({300, 1000, 77, 520}, 4, 2, 128, true, DType::fp8_e4m3);
-  for (const auto& [name, p] : {std::pair{"fp8_causal_1000", uniform}, std::pair{"fp8_causal_ragged", ragged}})
+  const std::pair<const char*, PrefillProblem> cases[] = {
+      {"fp8_causal_1000", PrefillTestConfig{"", 1, 4, 2, 1000, 1000, 128, true, DType::fp8_e4m3}.problem()},
+      {"fp8_causal_ragged", make_ragged_prefill({300, 1000, 77, 520}, 4, 2, 128, true, DType::fp8_e4m3)},
+      {"bf16_d64_causal_1000", PrefillTestConfig{"", 1, 4, 2, 1000, 1000, 64, true, DType::bf16}.problem()},
+      {"bf16_d64_causal_ragged", make_ragged_prefill({300, 1000, 77, 520}, 4, 2, 64, true, DType::bf16)}};
+  for (const auto& [name, p] : cases)
     expect_fault_caught(name, p, launch_hopper_prefill<HopperPrefillPolicy>, HopperFault::narrow_last_short,
                         "narrow_last_short", seed++);
 }

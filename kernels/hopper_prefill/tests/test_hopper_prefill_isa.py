@@ -41,6 +41,8 @@ ragged batch's, KINDS):
     at all;
   - the family default's 16-bit key-tile loops keep their wgmma descriptors in uniform
     registers: at most LOOP_R2UR R2UR moves in the loop (the ragged short kernels apart);
+  - the family default's 16-bit kernels under the mask with 128-key tiles on one P buffer run the
+    last key tile narrow (m64n64 S) where its rows see no more of it, the others never;
   - the family default packs P (F2FP) among the exponentials (MUFU.EX2) where it holds P in two
     register buffers or waits for O += P V in the exponentials' block (pv_wait_from_keys), and
     after the last exponential elsewhere (the short non-causal kernel at head dim 128: one loop
@@ -459,6 +461,28 @@ def test_p_is_packed_among_the_exponentials_where_the_policy_says(sass, kind):
             assert 2 * among >= len(packs) or among == 0, f"pingpong {kind} {key}: {among} of {len(packs)} packs among the exp2s"
             found.add(among > 0)
         assert found == expected, f"pingpong {kind} {key}: loops with packs among the exp2s {found}, expected {expected}"
+
+
+# The family default's 16-bit kernels whose last key tile runs narrow under the mask
+# (kNarrowLastTile): 128-key tiles on one P buffer, their PV wait in the exponentials' block; not
+# the short causal kernels at head dim 128 (two P buffers) nor the long causal ones (176 keys).
+def _narrow_last_16bit(head_dim: int, causal: int) -> bool:
+    return causal == 1 or (causal == SHORT + 1 and head_dim == 64)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_16bit_causal_kernels_run_their_last_key_tile_narrow(sass, kind):
+    """Under the mask S of the last key tile from an m64n64 GEMM of shared operands (HGMMA
+    64x64x16 with gdesc as A; at head dim 64 O += P V is 64x64 too, but P comes from registers),
+    beside the whole tile's m64n128, where the policy says (_narrow_last_16bit); nowhere else."""
+    for (dtype, head_dim, causal), body in _kernels(sass, "prefill_pingpong", "pingpong", kind).items():
+        if dtype == FP8:
+            continue
+        where = f"pingpong {kind} {(dtype, head_dim, causal)}"
+        narrow = _count(body, r"\bHGMMA\.64x64x16\.F32(\.BF16)? R\d+, gdesc\[")
+        whole = _count(body, r"\bHGMMA\.64x(128|176)x16\.F32(\.BF16)? R\d+, gdesc\[")
+        expected = _narrow_last_16bit(head_dim, causal)
+        assert whole > 0 and (narrow > 0) == expected, f"{where}: {narrow} narrow S GEMMs, {whole} whole (narrow expected: {expected})"
 
 
 @pytest.mark.parametrize("kind", KINDS)
